@@ -1,0 +1,39 @@
+# The two front-door commands: `make demo` (the main job) and `make check` (every test).
+# Both set up what they need on a fresh machine: a virtual environment and the cached
+# control-plane binaries (see tools/build-binaries.sh).
+SHELL := /bin/bash
+VENV := .venv
+PY := $(VENV)/bin/python
+
+.PHONY: demo check lint test unit integration binaries cluster-down
+
+$(VENV)/.installed: pyproject.toml
+	python3 -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[dev]'
+	touch $@
+
+binaries:
+	tools/build-binaries.sh >/dev/null
+
+demo: $(VENV)/.installed binaries
+	tools/demo.sh
+
+check: lint test
+
+lint: $(VENV)/.installed
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy
+
+test: $(VENV)/.installed binaries
+	$(VENV)/bin/pytest
+
+unit: $(VENV)/.installed
+	$(VENV)/bin/pytest -m "not integration"
+
+integration: $(VENV)/.installed binaries
+	$(VENV)/bin/pytest -m integration
+
+cluster-down:
+	tools/cluster.sh down

@@ -1,0 +1,1 @@
+"""The SchedulerProfile operator: runs additional kube-schedulers as custom resources."""

@@ -1,0 +1,1 @@
+"""A kube-scheduler-compatible scheduler runtime in Python."""

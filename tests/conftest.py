@@ -1,0 +1,74 @@
+"""Shared fixtures. Integration tests get the real control plane; if it cannot start they fail."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import kubernetes
+import pytest
+from cluster import Cluster, start_cluster, stop_cluster, wait_for
+
+INTEGRATION = Path(__file__).parent / "integration"
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Everything under tests/integration is an integration test; the rest is a unit test."""
+    for item in items:
+        if INTEGRATION in Path(str(item.fspath)).parents:
+            item.add_marker(pytest.mark.integration)
+
+
+@pytest.fixture(scope="session")
+def cluster() -> Iterator[Cluster]:
+    """The real local control plane for the whole session (kept with KEEP_CLUSTER=1)."""
+    started, owned = start_cluster()
+    wait_for(
+        "the API server to be ready",
+        lambda: started.kubectl("get", "--raw", "/readyz", check=False).returncode == 0,
+        timeout=120,
+    )
+    yield started
+    if owned and os.environ.get("KEEP_CLUSTER") != "1":
+        stop_cluster()
+
+
+@pytest.fixture
+def namespace(cluster: Cluster) -> Iterator[str]:
+    """A fresh namespace per test, deleted afterwards."""
+    name = f"t-{uuid.uuid4().hex[:8]}"
+    core = kubernetes.client.CoreV1Api(cluster.api)
+    core.create_namespace({"metadata": {"name": name}})
+    yield name
+    core.delete_namespace(name)
+
+
+@pytest.fixture
+def make_nodes(cluster: Cluster) -> Iterator[Callable[..., list[str]]]:
+    """Creates kwok nodes (see cluster.kwok_node), waits until they are Ready, deletes them after."""
+    core = kubernetes.client.CoreV1Api(cluster.api)
+    created: list[str] = []
+
+    def make(*nodes: dict[str, Any]) -> list[str]:
+        for node in nodes:
+            status = node.pop("status")
+            core.create_node(node)
+            created.append(node["metadata"]["name"])
+            # kwok keeps the status it finds, so capacity and images are written once, here.
+            core.patch_node_status(node["metadata"]["name"], {"status": status})
+            node["status"] = status
+        names = [n["metadata"]["name"] for n in nodes]
+        wait_for(f"nodes {names} to be Ready", lambda: all(node_ready(core, n) for n in names))
+        return names
+
+    yield make
+    for name in created:
+        core.delete_node(name)
+
+
+def node_ready(core: kubernetes.client.CoreV1Api, name: str) -> bool:
+    conditions = core.read_node_status(name).status.conditions or []
+    return any(c.type == "Ready" and c.status == "True" for c in conditions)

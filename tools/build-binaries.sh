@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# Builds the local control plane (kube-apiserver, kube-controller-manager, kube-scheduler,
+# kubectl, etcd, kwok, kwokctl) from the Go module proxy into a cache outside the repository.
+# Each component lives in a directory named after its pinned version, so a cached build is
+# reused until tools/versions.env changes. Prints the directories holding the binaries.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=versions.env
+source "$here/versions.env"
+cache=${SCHEDULER_OPERATOR_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/scheduler-operator}
+export CGO_ENABLED=0 GOFLAGS=-trimpath GOTOOLCHAIN=${GOTOOLCHAIN:-auto}
+
+log() { echo "build-binaries: $*" >&2; }
+
+# new_module DIR NAME: an empty wrapper module in DIR (outside the repository).
+new_module() {
+  rm -rf "$1" && mkdir -p "$1"
+  (cd "$1" && go mod init "$2" >/dev/null 2>&1)
+}
+
+# finish DIR: marks a build complete only after every binary linked.
+finish() { touch "$1/.complete"; }
+
+build_kubernetes() {
+  local out="$cache/kubernetes-$KUBERNETES_VERSION" v=$KUBERNETES_VERSION
+  [ -f "$out/.complete" ] && return
+  log "building Kubernetes $v (cold build: 10-25 minutes on 2 cores)"
+  local mod="$out/src" staging minor
+  new_module "$mod" local.build/kubernetes
+  # k8s.io/kubernetes points its staging modules at ./staging; a dependent module must
+  # replace each of them with the published v0.<minor>.<patch> release instead.
+  staging=$(cd "$mod" && go mod download -json "k8s.io/kubernetes@$v" | sed -n 's/.*"GoMod": "\(.*\)",/\1/p')
+  minor=${v#v1.}
+  {
+    echo "require k8s.io/kubernetes $v"
+    echo "replace ("
+    sed -n 's#^\s*\(k8s.io/[a-z0-9-]*\) => ./staging/.*#\t\1 => \1 v0.'"$minor"'#p' "$staging"
+    echo ")"
+  } >>"$mod/go.mod"
+  local cmds=(kube-apiserver kube-controller-manager kube-scheduler kubectl)
+  local pkgs=("${cmds[@]/#/k8s.io/kubernetes/cmd/}")
+  (cd "$mod" && go get -tool "${pkgs[@]/%/@$v}" >/dev/null)
+  local major=${v#v}; major=${major%%.*}
+  local minor_only=${minor%%.*}
+  local ldflags="-s -w" pkg key val
+  for pkg in k8s.io/client-go/pkg/version k8s.io/component-base/version; do
+    for key in gitVersion:"$v" gitMajor:"$major" gitMinor:"$minor_only" gitTreeState:clean \
+      buildDate:"$(date -u +%Y-%m-%dT%H:%M:%SZ)"; do
+      val=${key#*:}; key=${key%%:*}
+      ldflags+=" -X $pkg.$key=$val"
+    done
+  done
+  (cd "$mod" && go build -ldflags "$ldflags" -o "$out/" "${pkgs[@]}")
+  finish "$out"
+}
+
+build_etcd() {
+  local out="$cache/etcd-$ETCD_VERSION"
+  [ -f "$out/.complete" ] && return
+  log "building etcd $ETCD_VERSION"
+  new_module "$out/src" local.build/etcd
+  (cd "$out/src" && go get -tool "go.etcd.io/etcd/server/v3@$ETCD_VERSION" >/dev/null &&
+    go build -ldflags "-s -w" -o "$out/etcd" go.etcd.io/etcd/server/v3)
+  finish "$out"
+}
+
+build_kwok() {
+  local out="$cache/kwok-$KWOK_VERSION"
+  [ -f "$out/.complete" ] && return
+  log "building kwok $KWOK_VERSION"
+  new_module "$out/src" local.build/kwok
+  local cmds=(sigs.k8s.io/kwok/cmd/kwok sigs.k8s.io/kwok/cmd/kwokctl)
+  (cd "$out/src" && go get -tool "${cmds[@]/%/@$KWOK_VERSION}" >/dev/null &&
+    go build -ldflags "-s -w -X sigs.k8s.io/kwok/pkg/consts.Version=${KWOK_VERSION#v}" -o "$out/" "${cmds[@]}")
+  finish "$out"
+}
+
+build_etcd
+build_kwok
+build_kubernetes
+echo "$cache/kubernetes-$KUBERNETES_VERSION"
+echo "$cache/etcd-$ETCD_VERSION"
+echo "$cache/kwok-$KWOK_VERSION"
