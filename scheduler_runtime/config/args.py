@@ -1,0 +1,184 @@
+"""Typed `pluginConfig[].args` of the in-tree plugins (`kubescheduler.config.k8s.io/v1`), with
+upstream defaults and upstream validation rules."""
+
+from __future__ import annotations
+
+from typing import Any, Literal, Self
+
+from pydantic import Field, model_validator
+
+from scheduler_runtime.config.model import ConfigModel
+
+
+class ResourceSpec(ConfigModel):
+    """A resource and its weight in a scoring strategy."""
+
+    name: str = Field(min_length=1)
+    weight: int = 1
+
+
+DEFAULT_RESOURCES = (ResourceSpec(name="cpu", weight=1), ResourceSpec(name="memory", weight=1))
+
+
+def _check_resources(resources: tuple[ResourceSpec, ...], *, fixed_weight: int | None) -> None:
+    seen: set[str] = set()
+    for index, resource in enumerate(resources):
+        if resource.name in seen:
+            raise ValueError(f"resources[{index}].name: duplicate resource {resource.name!r}")
+        seen.add(resource.name)
+        if fixed_weight is not None and resource.weight != fixed_weight:
+            raise ValueError(f"resources[{index}].weight: must be {fixed_weight}")
+        if fixed_weight is None and not 1 <= resource.weight <= 100:
+            raise ValueError(
+                f"resources[{index}].weight: {resource.weight} is not in the range [1, 100]"
+            )
+
+
+class UtilizationShapePoint(ConfigModel):
+    """One point of a RequestedToCapacityRatio shape: utilization 0-100 maps to score 0-10."""
+
+    utilization: int = Field(ge=0, le=100)
+    score: int = Field(ge=0, le=10)
+
+
+class RequestedToCapacityRatioParam(ConfigModel):
+    shape: tuple[UtilizationShapePoint, ...] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _increasing(self) -> Self:
+        for index in range(1, len(self.shape)):
+            if self.shape[index].utilization <= self.shape[index - 1].utilization:
+                raise ValueError(
+                    f"shape[{index}].utilization: values must be sorted in increasing order"
+                )
+        return self
+
+
+class ScoringStrategy(ConfigModel):
+    type: Literal["LeastAllocated", "MostAllocated", "RequestedToCapacityRatio"] = "LeastAllocated"
+    resources: tuple[ResourceSpec, ...] = DEFAULT_RESOURCES
+    requested_to_capacity_ratio: RequestedToCapacityRatioParam | None = None
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Self:
+        if not self.resources:
+            object.__setattr__(self, "resources", DEFAULT_RESOURCES)
+        _check_resources(self.resources, fixed_weight=None)
+        if self.type == "RequestedToCapacityRatio" and self.requested_to_capacity_ratio is None:
+            raise ValueError(
+                "requestedToCapacityRatio: required when type is RequestedToCapacityRatio"
+            )
+        return self
+
+
+class NodeResourcesFitArgs(ConfigModel):
+    ignored_resources: tuple[str, ...] = ()
+    ignored_resource_groups: tuple[str, ...] = ()
+    scoring_strategy: ScoringStrategy = ScoringStrategy()
+
+    @model_validator(mode="after")
+    def _groups_have_no_slash(self) -> Self:
+        for index, group in enumerate(self.ignored_resource_groups):
+            if "/" in group:
+                raise ValueError(f"ignoredResourceGroups[{index}]: must not contain '/'")
+        return self
+
+
+class NodeResourcesBalancedAllocationArgs(ConfigModel):
+    resources: tuple[ResourceSpec, ...] = DEFAULT_RESOURCES
+
+    @model_validator(mode="after")
+    def _weights(self) -> Self:
+        _check_resources(self.resources, fixed_weight=1)
+        return self
+
+
+class DefaultPreemptionArgs(ConfigModel):
+    min_candidate_nodes_percentage: int = Field(default=10, ge=0, le=100)
+    min_candidate_nodes_absolute: int = Field(default=100, ge=0)
+
+    @model_validator(mode="after")
+    def _not_both_zero(self) -> Self:
+        if self.min_candidate_nodes_percentage == 0 and self.min_candidate_nodes_absolute == 0:
+            raise ValueError(
+                "minCandidateNodesPercentage and minCandidateNodesAbsolute cannot both be zero"
+            )
+        return self
+
+
+class InterPodAffinityArgs(ConfigModel):
+    hard_pod_affinity_weight: int = Field(default=1, ge=0, le=100)
+    ignore_preferred_terms_of_existing_pods: bool = False
+
+
+class NodeAffinityArgs(ConfigModel):
+    """`addedAffinity` is a core/v1 NodeAffinity applied to every pod of the profile."""
+
+    added_affinity: dict[str, Any] | None = None
+
+
+class TopologySpreadConstraint(ConfigModel):
+    max_skew: int = Field(gt=0)
+    topology_key: str = Field(min_length=1)
+    when_unsatisfiable: Literal["DoNotSchedule", "ScheduleAnyway"]
+    min_domains: int | None = Field(default=None, gt=0)
+    node_affinity_policy: Literal["Honor", "Ignore"] | None = None
+    node_taints_policy: Literal["Honor", "Ignore"] | None = None
+    match_label_keys: tuple[str, ...] = ()
+    label_selector: dict[str, Any] | None = None
+
+    @model_validator(mode="after")
+    def _no_selector(self) -> Self:
+        if self.label_selector is not None:
+            raise ValueError(
+                "labelSelector: default constraints must not define a selector, "
+                "it is deduced for each pod"
+            )
+        return self
+
+
+SYSTEM_DEFAULT_CONSTRAINTS = (
+    TopologySpreadConstraint(
+        max_skew=3, topology_key="kubernetes.io/hostname", when_unsatisfiable="ScheduleAnyway"
+    ),
+    TopologySpreadConstraint(
+        max_skew=5, topology_key="topology.kubernetes.io/zone", when_unsatisfiable="ScheduleAnyway"
+    ),
+)
+
+
+class PodTopologySpreadArgs(ConfigModel):
+    default_constraints: tuple[TopologySpreadConstraint, ...] = ()
+    defaulting_type: Literal["System", "List"] = "System"
+
+    @model_validator(mode="after")
+    def _system_means_no_list(self) -> Self:
+        if self.defaulting_type == "System" and self.default_constraints:
+            raise ValueError('defaultConstraints: must be empty when defaultingType is "System"')
+        keys = [(c.topology_key, c.when_unsatisfiable) for c in self.default_constraints]
+        if len(keys) != len(set(keys)):
+            raise ValueError("defaultConstraints: duplicate topologyKey and whenUnsatisfiable")
+        return self
+
+    @property
+    def effective_constraints(self) -> tuple[TopologySpreadConstraint, ...]:
+        """The constraints applied to pods that define none."""
+        if self.defaulting_type == "System":
+            return SYSTEM_DEFAULT_CONSTRAINTS
+        return self.default_constraints
+
+
+class VolumeBindingArgs(ConfigModel):
+    bind_timeout_seconds: int = Field(default=600, ge=0)
+    shape: tuple[UtilizationShapePoint, ...] = ()
+
+
+IN_TREE_ARGS: dict[str, type[ConfigModel]] = {
+    "NodeResourcesFit": NodeResourcesFitArgs,
+    "NodeResourcesBalancedAllocation": NodeResourcesBalancedAllocationArgs,
+    "DefaultPreemption": DefaultPreemptionArgs,
+    "InterPodAffinity": InterPodAffinityArgs,
+    "NodeAffinity": NodeAffinityArgs,
+    "PodTopologySpread": PodTopologySpreadArgs,
+    "VolumeBinding": VolumeBindingArgs,
+}

@@ -1,0 +1,137 @@
+"""Loading a KubeSchedulerConfiguration: parse, default, validate, resolve profiles."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from scheduler_runtime.config.errors import ConfigError, from_validation_error
+from scheduler_runtime.config.resolve import (
+    ResolvedProfile,
+    check_common_queue_sort,
+    resolve_profile,
+    scheduler_names,
+)
+from scheduler_runtime.config.types import (
+    ClientConnectionConfiguration,
+    KubeSchedulerConfiguration,
+    KubeSchedulerProfile,
+    LeaderElectionConfiguration,
+)
+from scheduler_runtime.framework.registry import PluginLoadError
+
+
+@dataclass(frozen=True)
+class SchedulerConfiguration:
+    """A validated configuration with upstream defaults applied and profiles resolved."""
+
+    document: KubeSchedulerConfiguration
+    profiles: tuple[ResolvedProfile, ...]
+
+    @property
+    def parallelism(self) -> int:
+        return self.document.parallelism
+
+    @property
+    def percentage_of_nodes_to_score(self) -> int:
+        return self.document.percentage_of_nodes_to_score
+
+    @property
+    def pod_initial_backoff_seconds(self) -> int:
+        return self.document.pod_initial_backoff_seconds
+
+    @property
+    def pod_max_backoff_seconds(self) -> int:
+        return self.document.pod_max_backoff_seconds
+
+    @property
+    def leader_election(self) -> LeaderElectionConfiguration:
+        return self.document.leader_election
+
+    @property
+    def client_connection(self) -> ClientConnectionConfiguration:
+        return self.document.client_connection
+
+    @property
+    def scheduler_names(self) -> tuple[str, ...]:
+        return tuple(profile.scheduler_name for profile in self.profiles)
+
+    def profile(self, scheduler_name: str) -> ResolvedProfile | None:
+        """The profile that schedules pods naming `scheduler_name`, if any."""
+        return next((p for p in self.profiles if p.scheduler_name == scheduler_name), None)
+
+
+def _check_document(document: KubeSchedulerConfiguration) -> None:
+    if document.pod_max_backoff_seconds < document.pod_initial_backoff_seconds:
+        raise ConfigError(
+            "podMaxBackoffSeconds", "must be greater than or equal to podInitialBackoffSeconds"
+        )
+    if document.extenders:
+        raise ConfigError("extenders", "scheduler extenders are not supported")
+    election = document.leader_election
+    if election.leader_elect:
+        for name, seconds in (
+            ("leaseDuration", election.lease_duration),
+            ("renewDeadline", election.renew_deadline),
+            ("retryPeriod", election.retry_period),
+        ):
+            if seconds <= 0:
+                raise ConfigError(f"leaderElection.{name}", "must be greater than zero")
+        if election.lease_duration <= election.renew_deadline:
+            raise ConfigError("leaderElection.leaseDuration", "must be greater than renewDeadline")
+        if election.renew_deadline <= election.retry_period:
+            raise ConfigError("leaderElection.renewDeadline", "must be greater than retryPeriod")
+        if not election.resource_name:
+            raise ConfigError("leaderElection.resourceName", "required field is missing")
+        if not election.resource_namespace:
+            raise ConfigError("leaderElection.resourceNamespace", "required field is missing")
+
+
+def load_configuration(doc: Mapping[str, Any]) -> SchedulerConfiguration:
+    """Validates a decoded KubeSchedulerConfiguration; raises ConfigError naming the field."""
+    if not isinstance(doc, Mapping):
+        raise ConfigError("<root>", "must be a KubeSchedulerConfiguration mapping")
+    try:
+        document = KubeSchedulerConfiguration.model_validate(dict(doc))
+    except ValidationError as error:
+        raise from_validation_error(error) from None
+    _check_document(document)
+    names = scheduler_names(document)
+    profiles = document.profiles or (KubeSchedulerProfile(),)
+    try:
+        resolved = tuple(
+            resolve_profile(profile, index, name)
+            for index, (profile, name) in enumerate(zip(profiles, names, strict=True))
+        )
+    except PluginLoadError as error:
+        raise ConfigError("profiles", str(error)) from None
+    check_common_queue_sort(resolved)
+    defaulted = document.model_copy(
+        update={
+            "profiles": tuple(
+                profile.model_copy(update={"scheduler_name": name})
+                for profile, name in zip(profiles, names, strict=True)
+            )
+        }
+    )
+    return SchedulerConfiguration(document=defaulted, profiles=resolved)
+
+
+def load_configuration_file(path: str | Path) -> SchedulerConfiguration:
+    """Reads and validates a configuration file (YAML or JSON)."""
+    try:
+        text = Path(path).read_text()
+    except OSError as error:
+        raise ConfigError(str(path), f"cannot read the file: {error.strerror}") from None
+    try:
+        doc = yaml.safe_load(text)
+    except yaml.YAMLError as error:
+        raise ConfigError(str(path), f"not valid YAML: {error}") from None
+    if not isinstance(doc, Mapping):
+        raise ConfigError(str(path), "must hold one KubeSchedulerConfiguration mapping")
+    return load_configuration(doc)

@@ -1,0 +1,265 @@
+"""From a KubeSchedulerConfiguration document to per-profile plugin lists, the way upstream's
+defaulting (mergePlugins) and framework construction (expandMultiPointPlugins,
+getScoreWeights) do it, with every mistake reported against the field that caused it."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from scheduler_runtime.config.defaults import DEFAULT_MULTI_POINT
+from scheduler_runtime.config.errors import ConfigError, from_validation_error
+from scheduler_runtime.config.types import (
+    API_VERSION,
+    DEFAULT_SCHEDULER_NAME,
+    KubeSchedulerConfiguration,
+    KubeSchedulerProfile,
+    PluginConfig,
+    Plugins,
+)
+from scheduler_runtime.framework.registry import EXTENSION_POINTS, PluginEntry, registry
+
+MULTI_POINT = "multiPoint"
+
+
+@dataclass(frozen=True)
+class _Ref:
+    """A plugin named somewhere in the configuration (path is "" for an upstream default)."""
+
+    name: str
+    weight: int
+    path: str
+
+
+@dataclass(frozen=True)
+class _MergedSet:
+    enabled: tuple[_Ref, ...]
+    disabled: frozenset[str]
+
+
+@dataclass(frozen=True)
+class ResolvedProfile:
+    """One profile, ready for the framework: plugins per extension point, in run order."""
+
+    scheduler_name: str
+    percentage_of_nodes_to_score: int | None
+    plugins: Mapping[str, tuple[str, ...]]
+    score_weights: Mapping[str, int]
+    plugin_args: Mapping[str, BaseModel | None] = field(repr=False)
+
+    def enabled(self, extension_point: str) -> tuple[str, ...]:
+        return self.plugins.get(extension_point, ())
+
+    @property
+    def plugin_names(self) -> tuple[str, ...]:
+        """Every plugin the profile runs, once, in first-use order."""
+        ordered = dict.fromkeys(name for names in self.plugins.values() for name in names)
+        return tuple(ordered)
+
+
+def _profile_path(index: int) -> str:
+    return f"profiles[{index}]"
+
+
+def _merge_set(defaults: tuple[_Ref, ...], plugins: Plugins, point: str, base: str) -> _MergedSet:
+    """mergePluginSet: disabled defaults drop out (`*`: all of them), re-enabled defaults are
+    replaced in place, other enabled plugins are appended."""
+    custom = getattr(plugins, _attribute(point))
+    disabled = frozenset(plugin.name for plugin in custom.disabled)
+    custom_refs = [
+        _Ref(plugin.name, plugin.weight, f"{base}.{point}.enabled[{index}].name")
+        for index, plugin in enumerate(custom.enabled)
+    ]
+    first_by_name: dict[str, int] = {}
+    for index, ref in enumerate(custom_refs):
+        first_by_name.setdefault(ref.name, index)
+    replaced: set[int] = set()
+    enabled: list[_Ref] = []
+    if "*" not in disabled:
+        for default in defaults:
+            if default.name in disabled:
+                continue
+            position = first_by_name.get(default.name)
+            if position is None:
+                enabled.append(default)
+            else:
+                enabled.append(custom_refs[position])
+                replaced.add(position)
+    enabled.extend(ref for index, ref in enumerate(custom_refs) if index not in replaced)
+    return _MergedSet(tuple(enabled), disabled)
+
+
+def _attribute(point: str) -> str:
+    return "".join("_" + char.lower() if char.isupper() else char for char in point)
+
+
+def _entry(ref: _Ref, known: Mapping[str, PluginEntry]) -> PluginEntry:
+    entry = known.get(ref.name)
+    if entry is None:
+        raise ConfigError(ref.path, f"unknown plugin {ref.name!r}")
+    return entry
+
+
+def _expand_point(
+    point: str, specific: _MergedSet, multi: _MergedSet, known: Mapping[str, PluginEntry]
+) -> tuple[str, ...]:
+    """expandMultiPointPlugins for one extension point: plugins configured at the point
+    itself override multiPoint; the result is overrides, then multiPoint plugins, then the
+    rest of the point's own plugins."""
+    own: list[str] = []
+    for ref in specific.enabled:
+        if point not in _entry(ref, known).extension_points:
+            raise ConfigError(ref.path, f"plugin {ref.name!r} does not implement {point}")
+        if ref.name in own:
+            raise ConfigError(ref.path, f"plugin {ref.name!r} is already enabled for {point}")
+        own.append(ref.name)
+    if "*" in specific.disabled:
+        return tuple(own)
+    overrides: list[str] = []
+    from_multi: list[str] = []
+    for ref in multi.enabled:
+        entry = _entry(ref, known)
+        if point not in entry.extension_points or ref.name in specific.disabled:
+            continue
+        if ref.name in own:
+            if ref.name not in overrides:
+                overrides.append(ref.name)
+            continue
+        if ref.name in from_multi:
+            raise ConfigError(ref.path, f"plugin {ref.name!r} is already enabled for {point}")
+        from_multi.append(ref.name)
+    rest = [name for name in own if name not in overrides]
+    return (*overrides, *from_multi, *rest)
+
+
+def _check_multi_point(multi: _MergedSet, known: Mapping[str, PluginEntry]) -> None:
+    seen: set[str] = set()
+    for ref in multi.enabled:
+        _entry(ref, known)
+        if ref.name in seen:
+            raise ConfigError(ref.path, f"plugin {ref.name!r} is already enabled in multiPoint")
+        seen.add(ref.name)
+
+
+def _score_weights(
+    score: _MergedSet, multi: _MergedSet, scorers: tuple[str, ...]
+) -> dict[str, int]:
+    """getScoreWeights: a weight given at `score` beats one given at multiPoint; 0 means 1."""
+    weights: dict[str, int] = {}
+    for ref in (*score.enabled, *multi.enabled):
+        if ref.name in scorers and ref.name not in weights:
+            weights[ref.name] = ref.weight or 1
+    return weights
+
+
+def _check_framework_shape(points: Mapping[str, tuple[str, ...]], base: str) -> None:
+    if not points["queueSort"]:
+        raise ConfigError(f"{base}.plugins.queueSort", "no queueSort plugin is enabled")
+    if len(points["queueSort"]) > 1:
+        raise ConfigError(f"{base}.plugins.queueSort", "only one queueSort plugin can be enabled")
+    if not points["bind"]:
+        raise ConfigError(f"{base}.plugins.bind", "at least one bind plugin is needed")
+
+
+def _typed_args(
+    config: PluginConfig, path: str, known: Mapping[str, PluginEntry]
+) -> BaseModel | None:
+    entry = known.get(config.name)
+    if entry is None:
+        raise ConfigError(f"{path}.name", f"unknown plugin {config.name!r}")
+    raw: dict[str, Any] = dict(config.args or {})
+    api_version = raw.pop("apiVersion", None)
+    kind = raw.pop("kind", None)
+    if api_version is not None and api_version != API_VERSION:
+        raise ConfigError(f"{path}.args.apiVersion", f"must be {API_VERSION!r}")
+    if kind is not None and kind != f"{config.name}Args":
+        raise ConfigError(f"{path}.args.kind", f"must be {config.name + 'Args'!r}")
+    if entry.args_type is None:
+        if raw:
+            raise ConfigError(f"{path}.args", f"plugin {config.name!r} takes no args")
+        return None
+    try:
+        return entry.args_type.model_validate(raw)
+    except ValidationError as error:
+        raise from_validation_error(error, f"{path}.args") from None
+
+
+def _plugin_args(
+    profile: KubeSchedulerProfile,
+    base: str,
+    names: tuple[str, ...],
+    known: Mapping[str, PluginEntry],
+) -> dict[str, BaseModel | None]:
+    given: dict[str, BaseModel | None] = {}
+    for index, config in enumerate(profile.plugin_config):
+        path = f"{base}.pluginConfig[{index}]"
+        if config.name in given:
+            raise ConfigError(f"{path}.name", f"duplicate pluginConfig for {config.name!r}")
+        given[config.name] = _typed_args(config, path, known)
+    args: dict[str, BaseModel | None] = {}
+    for name in names:
+        if name in given:
+            args[name] = given[name]
+        else:
+            args_type = known[name].args_type
+            args[name] = args_type() if args_type is not None else None
+    return args
+
+
+def resolve_profile(
+    profile: KubeSchedulerProfile, index: int, scheduler_name: str
+) -> ResolvedProfile:
+    """One profile's plugins per extension point, weights and typed args."""
+    known = registry()
+    base = _profile_path(index)
+    plugins_path = f"{base}.plugins"
+    defaults = tuple(_Ref(name, weight, "") for name, weight in DEFAULT_MULTI_POINT)
+    multi = _merge_set(defaults, profile.plugins, MULTI_POINT, plugins_path)
+    _check_multi_point(multi, known)
+    merged = {
+        point: _merge_set((), profile.plugins, point, plugins_path) for point in EXTENSION_POINTS
+    }
+    points = {
+        point: _expand_point(point, merged[point], multi, known) for point in EXTENSION_POINTS
+    }
+    _check_framework_shape(points, base)
+    weights = _score_weights(merged["score"], multi, points["score"])
+    names = tuple(dict.fromkeys(name for plugins in points.values() for name in plugins))
+    return ResolvedProfile(
+        scheduler_name=scheduler_name,
+        percentage_of_nodes_to_score=profile.percentage_of_nodes_to_score,
+        plugins=points,
+        score_weights=weights,
+        plugin_args=_plugin_args(profile, base, names, known),
+    )
+
+
+def scheduler_names(document: KubeSchedulerConfiguration) -> list[str]:
+    """Each profile's schedulerName; only a lone profile may leave it unset."""
+    if not document.profiles:
+        return [DEFAULT_SCHEDULER_NAME]
+    names: list[str] = []
+    for index, profile in enumerate(document.profiles):
+        name = profile.scheduler_name
+        if name is None and len(document.profiles) == 1:
+            name = DEFAULT_SCHEDULER_NAME
+        if not name:
+            raise ConfigError(f"profiles[{index}].schedulerName", "required field is missing")
+        if name in names:
+            raise ConfigError(f"profiles[{index}].schedulerName", f"duplicate value {name!r}")
+        names.append(name)
+    return names
+
+
+def check_common_queue_sort(profiles: tuple[ResolvedProfile, ...]) -> None:
+    """All profiles of one scheduler share one queue, so they must sort it the same way."""
+    first = profiles[0].enabled("queueSort")
+    for index, profile in enumerate(profiles[1:], start=1):
+        if profile.enabled("queueSort") != first:
+            raise ConfigError(
+                f"profiles[{index}].plugins.queueSort",
+                "queueSort must be the same for all profiles",
+            )

@@ -1,0 +1,1 @@
+"""The scheduling framework: extension points, the per-profile runner and the algorithm."""
