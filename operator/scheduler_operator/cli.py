@@ -1,13 +1,90 @@
-"""The `scheduler-operator` command."""
+"""The `scheduler-operator` command: run the operator, render a SchedulerProfile, print the CRD."""
 
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Sequence
+from pathlib import Path
+
+import yaml
+
+from .crd import custom_resource_definition
+from .engines import validate
+from .model import SpecError, parse
+from .render import render
+from .yamlio import dump_all
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="scheduler-operator", description=__doc__)
-    parser.parse_args(argv)
-    parser.print_help()
+    args = parser().parse_args(argv)
+    command: int = args.command(args)
+    return command
+
+
+def parser() -> argparse.ArgumentParser:
+    root = argparse.ArgumentParser(prog="scheduler-operator", description=__doc__)
+    commands = root.add_subparsers(required=True, metavar="COMMAND")
+
+    run = commands.add_parser("run", help="run the operator against the current cluster")
+    scope = run.add_mutually_exclusive_group()
+    scope.add_argument(
+        "-n",
+        "--namespace",
+        action="append",
+        dest="namespaces",
+        help="watch namespaced children only here (repeatable; globs allowed)",
+    )
+    scope.add_argument("-A", "--all-namespaces", action="store_true", help="the default")
+    run.add_argument(
+        "--liveness", default="http://0.0.0.0:8080/healthz", help="liveness endpoint URL"
+    )
+    run.set_defaults(command=run_operator)
+
+    show = commands.add_parser("render", help="print the objects applied for a SchedulerProfile")
+    show.add_argument(
+        "-f", "--filename", required=True, help="SchedulerProfile YAML, or - for stdin"
+    )
+    show.set_defaults(command=render_file)
+
+    crd = commands.add_parser("crd", help="print the SchedulerProfile CustomResourceDefinition")
+    crd.set_defaults(command=print_crd)
+    return root
+
+
+def run_operator(args: argparse.Namespace) -> int:
+    import kopf  # noqa: PLC0415 - only `run` needs the operator framework
+
+    from . import handlers  # noqa: F401, PLC0415 - registers the handlers
+
+    kopf.configure(verbose=False)
+    kopf.run(
+        standalone=True,
+        clusterwide=not args.namespaces,
+        namespaces=args.namespaces or (),
+        liveness_endpoint=args.liveness,
+    )
+    return 0
+
+
+def render_file(args: argparse.Namespace) -> int:
+    try:
+        text = sys.stdin.read() if args.filename == "-" else Path(args.filename).read_text()
+        body = yaml.safe_load(text)
+        if not isinstance(body, dict):
+            raise SpecError(args.filename, "expected one SchedulerProfile object")
+        profile = parse(body)
+        validate(profile)
+    except (OSError, yaml.YAMLError) as error:
+        print(f"error: {args.filename}: {error}".splitlines()[0], file=sys.stderr)
+        return 1
+    except SpecError as error:
+        print(f"error: {error}".splitlines()[0], file=sys.stderr)
+        return 1
+    sys.stdout.write(dump_all(render(profile).objects))
+    return 0
+
+
+def print_crd(_: argparse.Namespace) -> int:
+    sys.stdout.write(dump_all([custom_resource_definition()]))
     return 0

@@ -1,0 +1,153 @@
+"""What each engine accepts, beyond what the CRD schema can check statically."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Final
+
+from .model import Engine, Profile, SchedulerProfile, SpecError
+
+# The in-tree plugins registered by kube-scheduler v1.36 (pkg/scheduler/framework/plugins).
+UPSTREAM_PLUGINS: Final = frozenset(
+    {
+        "DefaultBinder",
+        "DefaultPreemption",
+        "DynamicResources",
+        "GangScheduling",
+        "ImageLocality",
+        "InterPodAffinity",
+        "NodeAffinity",
+        "NodeDeclaredFeatures",
+        "NodeName",
+        "NodePorts",
+        "NodeResourcesBalancedAllocation",
+        "NodeResourcesFit",
+        "NodeUnschedulable",
+        "NodeVolumeLimits",
+        "PodGroupPodsCount",
+        "PodTopologySpread",
+        "PrioritySort",
+        "SchedulingGates",
+        "TaintToleration",
+        "TopologyPlacementGenerator",
+        "VolumeBinding",
+        "VolumeRestrictions",
+        "VolumeZone",
+    }
+)
+
+# The top-level fields of each in-tree *Args type (k8s.io/kube-scheduler/config/v1), with
+# their JSON type; kube-scheduler decodes plugin args strictly, so any other field fails it.
+_TYPE_META: Final = {"apiVersion": str, "kind": str}
+UPSTREAM_ARGS: Final[Mapping[str, Mapping[str, type]]] = {
+    "DefaultPreemption": {
+        "minCandidateNodesPercentage": int,
+        "minCandidateNodesAbsolute": int,
+    },
+    "InterPodAffinity": {"hardPodAffinityWeight": int, "ignorePreferredTermsOfExistingPods": bool},
+    "NodeAffinity": {"addedAffinity": dict},
+    "NodeResourcesBalancedAllocation": {"resources": list},
+    "NodeResourcesFit": {
+        "ignoredResources": list,
+        "ignoredResourceGroups": list,
+        "scoringStrategy": dict,
+    },
+    "PodTopologySpread": {"defaultConstraints": list, "defaultingType": str},
+    "VolumeBinding": {"bindTimeoutSeconds": int, "shape": list},
+}
+
+DEFAULT_QUEUE_SORT: Final = ("PrioritySort",)
+_JSON_TYPE_NAMES: Final = {
+    int: "an integer",
+    bool: "a boolean",
+    str: "a string",
+    list: "a list",
+    dict: "an object",
+}
+
+
+def validate(profile: SchedulerProfile) -> None:
+    """Raises SpecError for what the chosen engine would refuse at start-up."""
+    for index, entry in enumerate(profile.profiles()):
+        check_duplicates(f"spec.profiles[{index}]", entry)
+    check_queue_sort(profile.profiles())
+    if profile.spec.engine is Engine.KUBE_SCHEDULER:
+        for index, entry in enumerate(profile.profiles()):
+            check_upstream_profile(f"spec.profiles[{index}]", entry)
+
+
+def check_duplicates(path: str, profile: Profile) -> None:
+    if profile.plugins is None:
+        return
+    for point, plugins in profile.plugins.extension_points().items():
+        seen: set[str] = set()
+        for index, plugin in enumerate(plugins.enabled):
+            if plugin.name in seen:
+                raise SpecError(
+                    f"{path}.plugins.{point}.enabled[{index}].name",
+                    f"plugin {plugin.name!r} is enabled twice",
+                )
+            seen.add(plugin.name)
+
+
+def queue_sort(profile: Profile) -> tuple[str, ...]:
+    """The queueSort plugins a profile ends up with (PrioritySort unless it names others)."""
+    explicit = profile.plugins and profile.plugins.queue_sort
+    names = tuple(p.name for p in explicit.enabled) if explicit else ()
+    return names or DEFAULT_QUEUE_SORT
+
+
+def check_queue_sort(profiles: list[Profile]) -> None:
+    """All profiles of one scheduler share its single queue, so they must sort it alike."""
+    first = queue_sort(profiles[0])
+    for index, profile in enumerate(profiles[1:], start=1):
+        if queue_sort(profile) != first:
+            raise SpecError(
+                f"spec.profiles[{index}].plugins.queueSort",
+                f"uses {list(queue_sort(profile))} but profile 0 uses {list(first)}; "
+                "all profiles of one scheduler must use the same queueSort plugin",
+            )
+
+
+def check_upstream_profile(path: str, profile: Profile) -> None:
+    if profile.plugins is not None:
+        for point, plugins in profile.plugins.extension_points().items():
+            for kind, listed in (("enabled", plugins.enabled), ("disabled", plugins.disabled)):
+                for index, plugin in enumerate(listed):
+                    if plugin.name == "*" and kind == "disabled":
+                        continue
+                    check_upstream_name(f"{path}.plugins.{point}.{kind}[{index}].name", plugin.name)
+    for index, config in enumerate(profile.plugin_config):
+        entry = f"{path}.pluginConfig[{index}]"
+        check_upstream_name(f"{entry}.name", config.name)
+        check_upstream_args(f"{entry}.args", config.name, config.args or {})
+
+
+def check_upstream_name(path: str, name: str) -> None:
+    if name not in UPSTREAM_PLUGINS:
+        raise SpecError(path, f"unknown plugin {name!r} for engine KubeScheduler")
+
+
+def check_upstream_args(path: str, plugin: str, args: Mapping[str, Any]) -> None:
+    fields = UPSTREAM_ARGS.get(plugin)
+    if fields is None:
+        if args:
+            raise SpecError(path, f"plugin {plugin!r} takes no args")
+        return
+    allowed = {**_TYPE_META, **fields}
+    for key, value in args.items():
+        expected = allowed.get(key)
+        if expected is None:
+            raise SpecError(f"{path}.{key}", f"unknown field for {plugin}Args")
+        if not is_json_type(value, expected):
+            raise SpecError(f"{path}.{key}", f"must be {_JSON_TYPE_NAMES[expected]}")
+    kind = args.get("kind")
+    if kind is not None and kind != f"{plugin}Args":
+        raise SpecError(f"{path}.kind", f"must be {plugin}Args")
+
+
+def is_json_type(value: Any, expected: type) -> bool:
+    # bool is a subclass of int in Python but not in JSON.
+    if expected is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    return isinstance(value, expected)

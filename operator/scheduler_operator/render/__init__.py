@@ -1,0 +1,200 @@
+"""Pure rendering: a SchedulerProfile in, the objects the operator applies out. No API calls."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from typing import Any, Final
+
+import jinja2
+import yaml
+from markupsafe import Markup
+
+from .. import version
+from ..model import GROUP, KIND, VERSION, Engine, SchedulerProfile
+from .config import scheduler_configuration
+
+MANAGER: Final = "scheduler-operator"
+MANAGED_BY: Final = {"app.kubernetes.io/managed-by": MANAGER}
+INSTANCE_LABEL: Final = "app.kubernetes.io/instance"
+HASH_ANNOTATION: Final = f"{GROUP}/config-hash"
+CONFIG_DIR: Final = "/etc/kubernetes/scheduler"
+CONFIG_FILE: Final = "config.yaml"
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """Where an engine reports its health."""
+
+    port: int
+    scheme: str
+    liveness: str
+    readiness: str
+
+
+ENDPOINTS: Final = {
+    Engine.PYTHON_RUNTIME: Endpoint(10251, "HTTP", "/healthz", "/readyz"),
+    Engine.KUBE_SCHEDULER: Endpoint(10259, "HTTPS", "/livez", "/readyz"),
+}
+
+
+@dataclass(frozen=True)
+class Rendered:
+    objects: list[dict[str, Any]]
+    config: dict[str, Any]
+    config_hash: str
+
+
+def require_json(value: object) -> object:
+    """Refuses any template output that skipped `tojson`, so no user string reaches raw YAML."""
+    if isinstance(value, Markup):
+        return value
+    raise jinja2.TemplateError(f"template value {value!r} was not passed through tojson")
+
+
+TEMPLATES: Final = jinja2.Environment(
+    loader=jinja2.PackageLoader("scheduler_operator.render", "templates"),
+    undefined=jinja2.StrictUndefined,
+    finalize=require_json,
+    autoescape=False,  # noqa: S701 - renders YAML, and every value is JSON-encoded by tojson
+    keep_trailing_newline=True,
+)
+
+
+def render(profile: SchedulerProfile) -> Rendered:
+    """Every child object of a SchedulerProfile, in the order they are applied."""
+    config = scheduler_configuration(profile)
+    config_text = yaml.safe_dump(config, sort_keys=False)
+    config_hash = hashlib.sha256(config_text.encode()).hexdigest()[:16]
+    return Rendered(children(profile, config_text, config_hash), config, config_hash)
+
+
+def labels(profile: SchedulerProfile) -> dict[str, str]:
+    """The standard labels; never the SchedulerProfile's own labels."""
+    return {
+        "app.kubernetes.io/name": "scheduler",
+        INSTANCE_LABEL: profile.name,
+        "app.kubernetes.io/component": "scheduler",
+        "app.kubernetes.io/part-of": "scheduler-operator",
+        **MANAGED_BY,
+    }
+
+
+def owner_reference(profile: SchedulerProfile) -> dict[str, Any]:
+    return {
+        "apiVersion": f"{GROUP}/{VERSION}",
+        "kind": KIND,
+        "name": profile.name,
+        "uid": profile.uid,
+        "controller": True,
+        "blockOwnerDeletion": True,
+    }
+
+
+def children(profile: SchedulerProfile, config_text: str, config_hash: str) -> list[dict[str, Any]]:
+    spec = profile.spec
+    name, namespace = profile.name, spec.namespace
+    common = {"labels": labels(profile), "ownerReferences": [owner_reference(profile)]}
+
+    def metadata(object_name: str, object_namespace: str | None = namespace) -> dict[str, Any]:
+        placed = {"namespace": object_namespace} if object_namespace else {}
+        return {"name": object_name, **placed, **common}
+
+    subject = {"kind": "ServiceAccount", "name": name, "namespace": namespace}
+    leader_role = f"{name}-leader-election"
+    objects: list[tuple[str, dict[str, Any]]] = [
+        ("serviceaccount", {"metadata": metadata(name)}),
+        (
+            "role",
+            {"metadata": metadata(leader_role), "lease_name": profile.scheduler_name},
+        ),
+        (
+            "rolebinding",
+            {"metadata": metadata(leader_role), "role": leader_role, "subject": subject},
+        ),
+        *(
+            (
+                "clusterrolebinding",
+                {
+                    "metadata": metadata(f"schedulerprofile:{name}:{role}", None),
+                    "cluster_role": f"system:{role}",
+                    "subject": subject,
+                },
+            )
+            for role in ("kube-scheduler", "volume-scheduler")
+        ),
+        (
+            "rolebinding",
+            {
+                # Lets the scheduler read the client-CA for delegated authentication.
+                "metadata": metadata(
+                    f"schedulerprofile:{name}:authentication-reader", "kube-system"
+                ),
+                "role": "extension-apiserver-authentication-reader",
+                "subject": subject,
+            },
+        ),
+        (
+            "configmap",
+            {
+                "metadata": metadata(config_map_name(profile)),
+                "config_file": CONFIG_FILE,
+                "config_text": config_text,
+            },
+        ),
+        ("deployment", deployment_context(profile, metadata(name), config_hash)),
+    ]
+    return [render_template(template, context) for template, context in objects]
+
+
+def config_map_name(profile: SchedulerProfile) -> str:
+    return f"{profile.name}-config"
+
+
+def deployment_context(
+    profile: SchedulerProfile, metadata: dict[str, Any], config_hash: str
+) -> dict[str, Any]:
+    spec = profile.spec
+    resources = spec.resources.model_dump(exclude_defaults=True) if spec.resources else {}
+    return {
+        "metadata": metadata,
+        "spec": spec,
+        "selector": {
+            key: labels(profile)[key] for key in ("app.kubernetes.io/name", INSTANCE_LABEL)
+        },
+        "pod_labels": labels(profile),
+        "hash_annotation": HASH_ANNOTATION,
+        "config_hash": config_hash,
+        "service_account": profile.name,
+        "image": image(profile),
+        "command": command(profile),
+        "endpoint": ENDPOINTS[spec.engine],
+        "resources": resources,
+        "config_dir": CONFIG_DIR,
+        "config_map": config_map_name(profile),
+    }
+
+
+def image(profile: SchedulerProfile) -> str:
+    if profile.spec.image:
+        return profile.spec.image
+    if profile.spec.engine is Engine.KUBE_SCHEDULER:
+        return version.KUBE_SCHEDULER_IMAGE
+    return version.IMAGE
+
+
+def command(profile: SchedulerProfile) -> list[str]:
+    config = f"{CONFIG_DIR}/{CONFIG_FILE}"
+    verbosity = f"--v={profile.spec.log_verbosity}"
+    if profile.spec.engine is Engine.KUBE_SCHEDULER:
+        return ["kube-scheduler", f"--config={config}", verbosity]
+    return ["scheduler-runtime", "run", "--config", config, verbosity]
+
+
+def render_template(template: str, context: dict[str, Any]) -> dict[str, Any]:
+    text = TEMPLATES.get_template(f"{template}.yaml.j2").render(context)
+    documents = list(yaml.safe_load_all(text))
+    if len(documents) != 1 or not isinstance(documents[0], dict):
+        raise ValueError(f"template {template} rendered {len(documents)} documents, expected one")
+    rendered: dict[str, Any] = documents[0]
+    return rendered

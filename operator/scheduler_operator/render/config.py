@@ -1,0 +1,58 @@
+"""The KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1) a SchedulerProfile asks for."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..model import PluginSet, Profile, SchedulerProfile
+
+
+def scheduler_configuration(profile: SchedulerProfile) -> dict[str, Any]:
+    """One configuration for either engine; unset fields keep kube-scheduler's defaults."""
+    spec = profile.spec
+    election = spec.leader_election
+    leader_election: dict[str, Any] = {
+        "leaderElect": spec.leader_elect(),
+        "resourceLock": "leases",
+        # Never kube-system/kube-scheduler: that Lease belongs to the default scheduler.
+        "resourceName": profile.scheduler_name,
+        "resourceNamespace": spec.namespace,
+    }
+    if election is not None:
+        leader_election |= {
+            "leaseDuration": election.lease_duration,
+            "renewDeadline": election.renew_deadline,
+            "retryPeriod": election.retry_period,
+        }
+    return {
+        "apiVersion": "kubescheduler.config.k8s.io/v1",
+        "kind": "KubeSchedulerConfiguration",
+        "leaderElection": leader_election,
+        "profiles": [profile_configuration(p) for p in profile.profiles()],
+    }
+
+
+def profile_configuration(profile: Profile) -> dict[str, Any]:
+    rendered: dict[str, Any] = {"schedulerName": profile.scheduler_name}
+    if profile.percentage_of_nodes_to_score is not None:
+        rendered["percentageOfNodesToScore"] = profile.percentage_of_nodes_to_score
+    if profile.plugins is not None:
+        points = {
+            point: plugin_set(plugins)
+            for point, plugins in profile.plugins.extension_points().items()
+        }
+        rendered["plugins"] = {point: value for point, value in points.items() if value}
+    if profile.plugin_config:
+        rendered["pluginConfig"] = [
+            {"name": c.name, "args": c.args or {}} for c in profile.plugin_config
+        ]
+    return rendered
+
+
+def plugin_set(plugins: PluginSet) -> dict[str, list[dict[str, Any]]]:
+    rendered: dict[str, list[dict[str, Any]]] = {}
+    if plugins.enabled:
+        rendered["enabled"] = [p.model_dump(exclude_none=True) for p in plugins.enabled]
+    if plugins.disabled:
+        rendered["disabled"] = [{"name": p.name} for p in plugins.disabled]
+    return rendered
