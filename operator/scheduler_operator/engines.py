@@ -5,7 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
+from scheduler_runtime.config import ConfigError, load_configuration
+
 from .model import Engine, Profile, SchedulerProfile, SpecError
+from .render.config import scheduler_configuration
 
 # The in-tree plugins registered by kube-scheduler v1.36 (pkg/scheduler/framework/plugins).
 UPSTREAM_PLUGINS: Final = frozenset(
@@ -74,6 +77,18 @@ def validate(profile: SchedulerProfile) -> None:
     if profile.spec.engine is Engine.KUBE_SCHEDULER:
         for index, entry in enumerate(profile.profiles()):
             check_upstream_profile(f"spec.profiles[{index}]", entry)
+    else:
+        check_runtime(profile)
+
+
+def check_runtime(profile: SchedulerProfile) -> None:
+    """The Python runtime judges its own configuration, installed plugins included."""
+    try:
+        load_configuration(scheduler_configuration(profile))
+    except ConfigError as error:
+        # The configuration mirrors the spec field for field, so only the root differs.
+        path = "spec" if error.path == "<root>" else f"spec.{error.path}"
+        raise SpecError(path, error.reason) from None
 
 
 def check_duplicates(path: str, profile: Profile) -> None:

@@ -4,26 +4,23 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..model import PluginSet, Profile, SchedulerProfile
+from ..model import LeaderElection, PluginSet, Profile, SchedulerProfile
 
 
 def scheduler_configuration(profile: SchedulerProfile) -> dict[str, Any]:
     """One configuration for either engine; unset fields keep kube-scheduler's defaults."""
     spec = profile.spec
-    election = spec.leader_election
-    leader_election: dict[str, Any] = {
+    election = spec.leader_election or LeaderElection()
+    leader_election = {
         "leaderElect": spec.leader_elect(),
         "resourceLock": "leases",
         # Never kube-system/kube-scheduler: that Lease belongs to the default scheduler.
         "resourceName": profile.scheduler_name,
         "resourceNamespace": spec.namespace,
+        "leaseDuration": election.lease_duration,
+        "renewDeadline": election.renew_deadline,
+        "retryPeriod": election.retry_period,
     }
-    if election is not None:
-        leader_election |= {
-            "leaseDuration": election.lease_duration,
-            "renewDeadline": election.renew_deadline,
-            "retryPeriod": election.retry_period,
-        }
     return {
         "apiVersion": "kubescheduler.config.k8s.io/v1",
         "kind": "KubeSchedulerConfiguration",

@@ -1,0 +1,157 @@
+"""What each engine accepts beyond the schema: plugin names, args shapes, one queueSort."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from scheduler_operator.engines import UPSTREAM_PLUGINS, validate
+from scheduler_operator.model import SpecError, parse
+
+
+def check(spec: dict[str, Any]) -> None:
+    validate(parse({"metadata": {"name": "s"}, "spec": spec}))
+
+
+def score(*names: str) -> dict[str, Any]:
+    return {"plugins": {"score": {"enabled": [{"name": n} for n in names]}}}
+
+
+def upstream(**spec: Any) -> dict[str, Any]:
+    return {"engine": "KubeScheduler", **spec}
+
+
+def test_the_default_profile_is_valid_for_both_engines() -> None:
+    check({})
+    check(upstream())
+
+
+def test_every_default_plugin_is_known_upstream() -> None:
+    defaults = {
+        "SchedulingGates", "PrioritySort", "NodeUnschedulable", "NodeName", "TaintToleration",
+        "NodeAffinity", "NodePorts", "NodeResourcesFit", "VolumeRestrictions", "NodeVolumeLimits",
+        "VolumeBinding", "VolumeZone", "PodTopologySpread", "InterPodAffinity", "DefaultPreemption",
+        "NodeResourcesBalancedAllocation", "ImageLocality", "DefaultBinder",
+    }  # fmt: skip
+    assert defaults <= UPSTREAM_PLUGINS
+
+
+@pytest.mark.parametrize(
+    ("spec", "path", "reason"),
+    [
+        (
+            upstream(profiles=[score("ImageLocality", "GPUBinPacking")]),
+            "spec.profiles[0].plugins.score.enabled[1].name",
+            "unknown plugin 'GPUBinPacking' for engine KubeScheduler",
+        ),
+        (
+            upstream(profiles=[{"plugins": {"filter": {"disabled": [{"name": "Taints"}]}}}]),
+            "spec.profiles[0].plugins.filter.disabled[0].name",
+            "unknown plugin 'Taints'",
+        ),
+        (
+            upstream(profiles=[{"pluginConfig": [{"name": "Nope", "args": {}}]}]),
+            "spec.profiles[0].pluginConfig[0].name",
+            "unknown plugin 'Nope'",
+        ),
+        (
+            upstream(
+                profiles=[
+                    {
+                        "pluginConfig": [
+                            {"name": "NodeResourcesFit", "args": {"scoringStrategy": []}}
+                        ]
+                    }
+                ]
+            ),
+            "spec.profiles[0].pluginConfig[0].args.scoringStrategy",
+            "must be an object",
+        ),
+        (
+            upstream(
+                profiles=[
+                    {"pluginConfig": [{"name": "InterPodAffinity", "args": {"hardWeight": 1}}]}
+                ]
+            ),
+            "spec.profiles[0].pluginConfig[0].args.hardWeight",
+            "unknown field for InterPodAffinityArgs",
+        ),
+        (
+            upstream(
+                profiles=[
+                    {
+                        "pluginConfig": [
+                            {
+                                "name": "DefaultPreemption",
+                                "args": {"minCandidateNodesAbsolute": True},
+                            }
+                        ]
+                    }
+                ]
+            ),
+            "spec.profiles[0].pluginConfig[0].args.minCandidateNodesAbsolute",
+            "must be an integer",
+        ),
+        (
+            upstream(
+                profiles=[{"pluginConfig": [{"name": "NodeAffinity", "args": {"kind": "FitArgs"}}]}]
+            ),
+            "spec.profiles[0].pluginConfig[0].args.kind",
+            "must be NodeAffinityArgs",
+        ),
+        (
+            upstream(profiles=[{"pluginConfig": [{"name": "ImageLocality", "args": {"x": 1}}]}]),
+            "spec.profiles[0].pluginConfig[0].args",
+            "takes no args",
+        ),
+        (
+            {"profiles": [score("ImageLocality", "ImageLocality")]},
+            "spec.profiles[0].plugins.score.enabled[1].name",
+            "enabled twice",
+        ),
+        (
+            {
+                "profiles": [
+                    {"schedulerName": "a"},
+                    {"schedulerName": "b", "plugins": {"queueSort": {"enabled": [{"name": "Q"}]}}},
+                ]
+            },
+            "spec.profiles[1].plugins.queueSort",
+            "must use the same queueSort plugin",
+        ),
+        (
+            {"profiles": [score("NoSuchPlugin")]},
+            "spec.profiles[0].plugins.score.enabled[0].name",
+            "unknown plugin 'NoSuchPlugin'",
+        ),
+        (
+            {
+                "profiles": [
+                    {"pluginConfig": [{"name": "NodeResourcesFit", "args": {"scoringStrategy": 3}}]}
+                ]
+            },
+            "spec.profiles[0].pluginConfig[0].args.scoringStrategy",
+            "",
+        ),
+    ],
+)
+def test_what_the_engine_would_refuse_names_the_field(
+    spec: dict[str, Any], path: str, reason: str
+) -> None:
+    with pytest.raises(SpecError) as caught:
+        check(spec)
+    assert caught.value.path == path
+    assert reason in caught.value.reason
+
+
+def test_upstream_args_with_the_right_shape_pass() -> None:
+    args = {
+        "scoringStrategy": {"type": "MostAllocated", "resources": [{"name": "cpu", "weight": 1}]},
+        "kind": "NodeResourcesFitArgs",
+        "apiVersion": "kubescheduler.config.k8s.io/v1",
+    }
+    check(upstream(profiles=[{"pluginConfig": [{"name": "NodeResourcesFit", "args": args}]}]))
+
+
+def test_disabling_everything_with_a_star_is_allowed_upstream() -> None:
+    check(upstream(profiles=[{"plugins": {"score": {"disabled": [{"name": "*"}]}}}]))

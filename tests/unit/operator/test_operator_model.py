@@ -1,0 +1,80 @@
+"""The SchedulerProfile model: defaults, resolved names, errors that name the field."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from scheduler_operator.model import Engine, SpecError, parse
+
+
+def body(spec: dict[str, Any] | None = None, name: str = "tenant") -> dict[str, Any]:
+    return {"metadata": {"name": name, "uid": "u-1"}, "spec": spec or {}}
+
+
+def test_an_empty_spec_is_one_default_profile_named_after_the_object() -> None:
+    profile = parse(body())
+    assert profile.scheduler_name == "tenant"
+    assert profile.scheduler_names() == ["tenant"]
+    assert profile.spec.engine is Engine.PYTHON_RUNTIME
+    assert profile.spec.namespace == "kube-system"
+    assert profile.spec.replicas == 1
+
+
+def test_the_profile_without_a_name_takes_the_scheduler_name() -> None:
+    profile = parse(body({"schedulerName": "batch", "profiles": [{"schedulerName": "spread"}, {}]}))
+    assert profile.scheduler_names() == ["spread", "batch"]
+
+
+@pytest.mark.parametrize(("replicas", "expected"), [(1, False), (2, True), (3, True)])
+def test_leader_election_is_on_by_default_only_with_several_replicas(
+    replicas: int, expected: bool
+) -> None:
+    assert parse(body({"replicas": replicas})).spec.leader_elect() is expected
+
+
+def test_leader_election_can_be_forced_either_way() -> None:
+    spec = {"replicas": 3, "leaderElection": {"leaderElect": False}}
+    assert parse(body(spec)).spec.leader_elect() is False
+
+
+@pytest.mark.parametrize(
+    ("spec", "path", "reason"),
+    [
+        ({"replicas": 0}, "spec.replicas", "greater than or equal to 1"),
+        ({"engine": "Nomad"}, "spec.engine", "'PythonRuntime' or 'KubeScheduler'"),
+        ({"replica": 2}, "spec.replica", "Extra inputs are not permitted"),
+        ({"schedulerName": "Not_A_Name"}, "spec.schedulerName", "should match pattern"),
+        (
+            {"profiles": [{"plugins": {"score": {"enabled": [{"name": "X", "weight": 101}]}}}]},
+            "spec.profiles[0].plugins.score.enabled[0].weight",
+            "less than or equal to 100",
+        ),
+        (
+            {"profiles": [{"plugins": {"scoring": {}}}]},
+            "spec.profiles[0].plugins.scoring",
+            "Extra inputs",
+        ),
+        (
+            {"profiles": [{"schedulerName": "a"}, {"schedulerName": "a"}]},
+            "spec.profiles[1].schedulerName",
+            "duplicate scheduler name 'a'",
+        ),
+        (
+            {"schedulerName": "a", "profiles": [{"schedulerName": "a"}, {}]},
+            "spec.profiles[1].schedulerName",
+            "duplicate",
+        ),
+    ],
+)
+def test_bad_input_names_the_field(spec: dict[str, Any], path: str, reason: str) -> None:
+    with pytest.raises(SpecError) as caught:
+        parse(body(spec))
+    assert caught.value.path == path
+    assert reason in caught.value.reason
+    assert str(caught.value).startswith(f"{path}: ")
+
+
+def test_a_missing_name_is_reported() -> None:
+    with pytest.raises(SpecError, match=r"^metadata\.name: is required$"):
+        parse({"spec": {}})
