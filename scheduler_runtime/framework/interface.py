@@ -1,0 +1,327 @@
+"""The framework's extension points, as upstream's pkg/scheduler/framework/interface.go.
+
+A plugin is a class built as `Plugin(args, handle)` with a `name`. It takes part in every
+extension point whose method it defines. In-tree plugins also define the batch methods
+(`filter_nodes`, `score_nodes`) that work on all candidate nodes of the columnar snapshot at
+once; user plugins may define only the per-node `filter` / `score`, which the framework adapts.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from enum import IntEnum
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
+
+import numpy as np
+
+from scheduler_runtime.framework.nodeinfo import NodeInfo
+from scheduler_runtime.framework.podinfo import PodInfo
+from scheduler_runtime.framework.snapshot import Int64s, Mask, Slots, Snapshot
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+    from scheduler_runtime.framework.types import Diagnosis, QueuedPodInfo
+
+MAX_NODE_SCORE = 100
+MIN_NODE_SCORE = 0
+
+
+class Code(IntEnum):
+    """Upstream's status codes, same values."""
+
+    SUCCESS = 0
+    ERROR = 1
+    UNSCHEDULABLE = 2
+    UNSCHEDULABLE_AND_UNRESOLVABLE = 3
+    WAIT = 4
+    SKIP = 5
+    PENDING = 6
+
+
+@dataclass(frozen=True, slots=True)
+class Status:
+    """The outcome of running a plugin; reasons are what users read in events."""
+
+    code: Code = Code.SUCCESS
+    reasons: tuple[str, ...] = ()
+    plugin: str = ""
+    error: BaseException | None = None
+
+    @classmethod
+    def unschedulable(cls, *reasons: str, plugin: str = "") -> Status:
+        return cls(Code.UNSCHEDULABLE, reasons, plugin)
+
+    @classmethod
+    def unresolvable(cls, *reasons: str, plugin: str = "") -> Status:
+        return cls(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, reasons, plugin)
+
+    @classmethod
+    def as_error(cls, error: BaseException, plugin: str = "") -> Status:
+        return cls(Code.ERROR, (str(error),), plugin, error)
+
+    @property
+    def is_success(self) -> bool:
+        return self.code == Code.SUCCESS
+
+    @property
+    def is_skip(self) -> bool:
+        return self.code == Code.SKIP
+
+    @property
+    def is_rejected(self) -> bool:
+        """Unschedulable, UnschedulableAndUnresolvable or Pending."""
+        return self.code in (
+            Code.UNSCHEDULABLE,
+            Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+            Code.PENDING,
+        )
+
+    def message(self) -> str:
+        return ", ".join(self.reasons)
+
+    def with_plugin(self, plugin: str) -> Status:
+        return Status(self.code, self.reasons, plugin, self.error)
+
+
+SUCCESS = Status()
+SKIP = Status(Code.SKIP)
+
+
+class CycleState:
+    """Data plugins share within one scheduling cycle (upstream CycleState)."""
+
+    __slots__ = ("_data", "skip_filter_plugins", "skip_score_plugins")
+
+    def __init__(self) -> None:
+        self._data: dict[str, Any] = {}
+        self.skip_filter_plugins: set[str] = set()
+        self.skip_score_plugins: set[str] = set()
+
+    def read(self, key: str) -> Any:
+        return self._data[key]
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self._data.get(key, default)
+
+    def write(self, key: str, value: Any) -> None:
+        self._data[key] = value
+
+    def delete(self, key: str) -> None:
+        self._data.pop(key, None)
+
+    def clone(self) -> CycleState:
+        copy = CycleState()
+        copy._data = {
+            k: v.clone() if callable(getattr(v, "clone", None)) else v
+            for k, v in self._data.items()
+        }
+        copy.skip_filter_plugins = set(self.skip_filter_plugins)
+        copy.skip_score_plugins = set(self.skip_score_plugins)
+        return copy
+
+
+@dataclass(frozen=True, slots=True)
+class PreFilterResult:
+    """Nodes a PreFilter plugin already knows are the only candidates (None: all nodes)."""
+
+    node_names: frozenset[str] | None = None
+
+    @property
+    def all_nodes(self) -> bool:
+        return self.node_names is None
+
+    def merge(self, other: PreFilterResult | None) -> PreFilterResult:
+        if other is None or other.node_names is None:
+            return self
+        if self.node_names is None:
+            return other
+        return PreFilterResult(self.node_names & other.node_names)
+
+
+@dataclass(slots=True)
+class NodeVerdicts:
+    """A batch filter's outcome over candidate slots; masks are aligned with those slots.
+
+    `reasons` pairs each failure reason with the nodes it applies to (a node may have several,
+    in the order listed); `unresolvable` marks rejections preemption cannot fix.
+    """
+
+    rejected: Mask
+    unresolvable: Mask
+    reasons: list[tuple[str, Mask]]
+
+    @classmethod
+    def passing(cls, count: int) -> NodeVerdicts:
+        none = np.zeros(count, dtype=np.bool_)
+        return cls(rejected=none, unresolvable=none, reasons=[])
+
+    @classmethod
+    def rejecting(cls, mask: Mask, reason: str, *, unresolvable: bool) -> NodeVerdicts:
+        return cls(
+            rejected=mask,
+            unresolvable=mask if unresolvable else np.zeros(len(mask), dtype=np.bool_),
+            reasons=[(reason, mask)],
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class NominatingInfo:
+    """The node a pod is nominated to after preemption ("" clears the nomination)."""
+
+    node_name: str
+    override: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class PostFilterResult:
+    nominating: NominatingInfo | None = None
+
+
+Binder = Callable[[PodInfo, str], None]
+Nominator = Callable[[str], "list[PodInfo]"]
+
+
+@dataclass
+class Handle:
+    """What the framework lends its plugins: the snapshot and the scheduler's services.
+
+    `binder` binds a pod through the API (the live scheduler provides it); `nominator` lists
+    the pods nominated to a node (after preemption); `services` holds anything else a plugin
+    needs (listers for PVCs, PDBs, a pod deleter for preemption, ...).
+    """
+
+    snapshot: Snapshot
+    binder: Binder | None = None
+    nominator: Nominator | None = None
+    rng: random.Random = field(default_factory=random.Random)
+    parallelism: int = 16
+    services: Mapping[str, Any] = field(default_factory=dict)
+
+
+class Plugin(Protocol):
+    name: ClassVar[str]
+
+
+@runtime_checkable
+class PreEnqueuePlugin(Plugin, Protocol):
+    def pre_enqueue(self, pod: PodInfo) -> Status: ...
+
+
+@runtime_checkable
+class QueueSortPlugin(Plugin, Protocol):
+    def less(self, first: QueuedPodInfo, second: QueuedPodInfo) -> bool: ...
+
+
+@runtime_checkable
+class PreFilterPlugin(Plugin, Protocol):
+    def pre_filter(
+        self, state: CycleState, pod: PodInfo, snapshot: Snapshot
+    ) -> tuple[PreFilterResult | None, Status]: ...
+
+
+@runtime_checkable
+class PreFilterExtensions(Protocol):
+    """Optional on PreFilter plugins: keep the cycle state right when preemption adds or
+    removes pods on a node copy."""
+
+    def add_pod(
+        self, state: CycleState, pod: PodInfo, pod_to_add: PodInfo, node: NodeInfo
+    ) -> Status: ...
+
+    def remove_pod(
+        self, state: CycleState, pod: PodInfo, pod_to_remove: PodInfo, node: NodeInfo
+    ) -> Status: ...
+
+
+@runtime_checkable
+class FilterPlugin(Plugin, Protocol):
+    def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status: ...
+
+
+@runtime_checkable
+class BatchFilterPlugin(Plugin, Protocol):
+    def filter_nodes(
+        self, state: CycleState, pod: PodInfo, snapshot: Snapshot, slots: Slots
+    ) -> NodeVerdicts: ...
+
+
+@runtime_checkable
+class PostFilterPlugin(Plugin, Protocol):
+    def post_filter(
+        self, state: CycleState, pod: PodInfo, diagnosis: Diagnosis
+    ) -> tuple[PostFilterResult | None, Status]: ...
+
+
+@runtime_checkable
+class PreScorePlugin(Plugin, Protocol):
+    def pre_score(
+        self, state: CycleState, pod: PodInfo, snapshot: Snapshot, slots: Slots
+    ) -> Status: ...
+
+
+@runtime_checkable
+class ScorePlugin(Plugin, Protocol):
+    def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> tuple[int, Status]: ...
+
+
+@runtime_checkable
+class BatchScorePlugin(Plugin, Protocol):
+    def score_nodes(
+        self, state: CycleState, pod: PodInfo, snapshot: Snapshot, slots: Slots
+    ) -> Int64s: ...
+
+
+@runtime_checkable
+class ScoreExtensions(Protocol):
+    """Optional on Score plugins: rescale the scores of all nodes in place (int64 array)."""
+
+    def normalize_score(self, state: CycleState, pod: PodInfo, scores: Int64s) -> Status: ...
+
+
+@runtime_checkable
+class ReservePlugin(Plugin, Protocol):
+    def reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status: ...
+
+    def unreserve(self, state: CycleState, pod: PodInfo, node_name: str) -> None: ...
+
+
+@runtime_checkable
+class PermitPlugin(Plugin, Protocol):
+    def permit(self, state: CycleState, pod: PodInfo, node_name: str) -> tuple[Status, float]: ...
+
+
+@runtime_checkable
+class PreBindPlugin(Plugin, Protocol):
+    def pre_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status: ...
+
+
+@runtime_checkable
+class BindPlugin(Plugin, Protocol):
+    def bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status: ...
+
+
+@runtime_checkable
+class PostBindPlugin(Plugin, Protocol):
+    def post_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> None: ...
+
+
+PluginFactory = Callable[["BaseModel | None", Handle], Any]
+
+
+def default_normalize_score(scores: Int64s, *, reverse: bool) -> None:
+    """helper.DefaultNormalizeScore, in place: scale to 0-100 by the maximum (reversed: 100
+    minus that; all 100 when every score is 0)."""
+    if len(scores) == 0:
+        return
+    highest = int(scores.max())
+    if highest <= 0:
+        if reverse:
+            scores[:] = MAX_NODE_SCORE
+        return
+    scores *= MAX_NODE_SCORE
+    scores //= highest
+    if reverse:
+        np.subtract(MAX_NODE_SCORE, scores, out=scores)

@@ -1,0 +1,324 @@
+"""One profile's plugins, run extension point by extension point (upstream's
+pkg/scheduler/framework/runtime/framework.go)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from scheduler_runtime.config.resolve import ResolvedProfile
+from scheduler_runtime.framework.interface import (
+    MAX_NODE_SCORE,
+    MIN_NODE_SCORE,
+    SUCCESS,
+    Code,
+    CycleState,
+    Handle,
+    NodeVerdicts,
+    PostFilterResult,
+    PreFilterResult,
+    Status,
+)
+from scheduler_runtime.framework.nodeinfo import NodeInfo
+from scheduler_runtime.framework.podinfo import PodInfo
+from scheduler_runtime.framework.registry import EXTENSION_POINT_METHODS, registry
+from scheduler_runtime.framework.snapshot import Int64s, Slots
+from scheduler_runtime.framework.types import Diagnosis, QueuedPodInfo, Rejection
+
+
+class FrameworkError(RuntimeError):
+    """A plugin cannot be built, or returned an Error status during a cycle."""
+
+
+def _implements(plugin: Any, point: str) -> bool:
+    return any(callable(getattr(plugin, m, None)) for m in EXTENSION_POINT_METHODS[point])
+
+
+class Framework:
+    """The plugins of one profile, instantiated once, in the configured order."""
+
+    def __init__(self, profile: ResolvedProfile, handle: Handle) -> None:
+        self.profile = profile
+        self.handle = handle
+        entries = registry()
+        self.plugins: dict[str, Any] = {}
+        for name in profile.plugin_names:
+            plugin_class = entries[name].load()
+            try:
+                self.plugins[name] = plugin_class(profile.plugin_args.get(name), handle)
+            except (TypeError, ValueError) as error:
+                raise FrameworkError(f"plugin {name!r} cannot be built: {error}") from error
+        self.points: dict[str, list[Any]] = {}
+        for point, names in profile.plugins.items():
+            for name in names:
+                if not _implements(self.plugins[name], point):
+                    raise FrameworkError(f"plugin {name!r} does not implement {point}")
+            self.points[point] = [self.plugins[name] for name in names]
+        self.score_weights = dict(profile.score_weights)
+
+    @property
+    def scheduler_name(self) -> str:
+        return self.profile.scheduler_name
+
+    @property
+    def percentage_of_nodes_to_score(self) -> int | None:
+        return self.profile.percentage_of_nodes_to_score
+
+    def has(self, point: str) -> bool:
+        return bool(self.points.get(point))
+
+    # ----- queue
+
+    def run_pre_enqueue(self, pod: PodInfo) -> Status:
+        for plugin in self.points.get("preEnqueue", ()):
+            status: Status = plugin.pre_enqueue(pod)
+            if not status.is_success:
+                return status.with_plugin(plugin.name)
+        return SUCCESS
+
+    def less(self, first: QueuedPodInfo, second: QueuedPodInfo) -> bool:
+        result: bool = self.points["queueSort"][0].less(first, second)
+        return result
+
+    # ----- filtering
+
+    def run_pre_filter(
+        self, state: CycleState, pod: PodInfo
+    ) -> tuple[PreFilterResult | None, Status, list[str]]:
+        """RunPreFilterPlugins: Skip marks the plugin's filter as skipped; an Unschedulable
+        status lets the other PreFilters run (preemption needs their state)."""
+        result: PreFilterResult | None = None
+        returned = SUCCESS
+        with_nodes: list[str] = []
+        for plugin in self.points.get("preFilter", ()):
+            outcome, status = plugin.pre_filter(state, pod, self.handle.snapshot)
+            if status.is_skip:
+                state.skip_filter_plugins.add(plugin.name)
+                continue
+            if not status.is_success:
+                status = status.with_plugin(plugin.name)
+                if status.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+                    return None, status, []
+                if status.code == Code.UNSCHEDULABLE:
+                    returned = status
+                    continue
+                raise FrameworkError(
+                    f"running PreFilter plugin {plugin.name!r}: {status.message()}"
+                )
+            if outcome is not None and not outcome.all_nodes:
+                with_nodes.append(plugin.name)
+            result = (result or PreFilterResult()).merge(outcome)
+            if result.node_names is not None and not result.node_names:
+                message = (
+                    f"node(s) didn't satisfy plugin(s) [{' '.join(with_nodes)}] simultaneously"
+                )
+                if len(with_nodes) == 1:
+                    message = f"node(s) didn't satisfy plugin {with_nodes[0]}"
+                return result, Status.unresolvable(message), with_nodes
+        return result, returned, with_nodes
+
+    def run_filters(
+        self, state: CycleState, pod: PodInfo, slots: Slots
+    ) -> tuple[Slots, list[Rejection]]:
+        """RunFilterPlugins over many nodes: each plugin sees the nodes every earlier plugin
+        passed, so a node's status comes from the first plugin that rejects it."""
+        snapshot = self.handle.snapshot
+        rejections: list[Rejection] = []
+        remaining = slots
+        for plugin in self.points.get("filter", ()):
+            if plugin.name in state.skip_filter_plugins or len(remaining) == 0:
+                continue
+            if callable(getattr(plugin, "filter_nodes", None)):
+                verdicts = plugin.filter_nodes(state, pod, snapshot, remaining)
+            else:
+                verdicts = self._filter_one_by_one(plugin, state, pod, remaining)
+            if verdicts.rejected.any():
+                rejections.append(Rejection.from_verdicts(plugin.name, remaining, verdicts))
+                remaining = remaining[~verdicts.rejected]
+        return remaining, rejections
+
+    def _filter_one_by_one(
+        self, plugin: Any, state: CycleState, pod: PodInfo, slots: Slots
+    ) -> NodeVerdicts:
+        snapshot = self.handle.snapshot
+        statuses = [plugin.filter(state, pod, snapshot.info(int(slot))) for slot in slots]
+        return verdicts_from_statuses(plugin.name, statuses)
+
+    def run_filters_on_node(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status:
+        """RunFilterPlugins for one node, through each plugin's per-node `filter` (used on
+        node copies by preemption and for nominated pods)."""
+        for plugin in self.points.get("filter", ()):
+            if plugin.name in state.skip_filter_plugins:
+                continue
+            status: Status = plugin.filter(state, pod, node)
+            if status.code == Code.ERROR:
+                raise FrameworkError(f"running {plugin.name!r} filter plugin: {status.message()}")
+            if not status.is_success:
+                return status.with_plugin(plugin.name)
+        return SUCCESS
+
+    def run_pre_filter_extension_add_pod(
+        self, state: CycleState, pod: PodInfo, pod_to_add: PodInfo, node: NodeInfo
+    ) -> Status:
+        return self._pre_filter_extension("add_pod", state, pod, pod_to_add, node)
+
+    def run_pre_filter_extension_remove_pod(
+        self, state: CycleState, pod: PodInfo, pod_to_remove: PodInfo, node: NodeInfo
+    ) -> Status:
+        return self._pre_filter_extension("remove_pod", state, pod, pod_to_remove, node)
+
+    def _pre_filter_extension(
+        self, method: str, state: CycleState, pod: PodInfo, other: PodInfo, node: NodeInfo
+    ) -> Status:
+        for plugin in self.points.get("preFilter", ()):
+            extension = getattr(plugin, method, None)
+            if plugin.name in state.skip_filter_plugins or not callable(extension):
+                continue
+            status: Status = extension(state, pod, other, node)
+            if not status.is_success:
+                return status.with_plugin(plugin.name)
+        return SUCCESS
+
+    def run_post_filter(
+        self, state: CycleState, pod: PodInfo, diagnosis: Diagnosis
+    ) -> tuple[PostFilterResult | None, Status]:
+        result: PostFilterResult | None = None
+        reasons: list[str] = []
+        rejector = ""
+        for plugin in self.points.get("postFilter", ()):
+            outcome, status = plugin.post_filter(state, pod, diagnosis)
+            if status.is_success:
+                return outcome, status
+            if status.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+                return outcome, status.with_plugin(plugin.name)
+            if not status.is_rejected:
+                return None, Status(Code.ERROR, status.reasons, plugin.name, status.error)
+            if outcome is not None and outcome.nominating is not None:
+                result = outcome
+            reasons.extend(status.reasons)
+            rejector = rejector or plugin.name
+        return result, Status(Code.UNSCHEDULABLE, tuple(reasons), rejector)
+
+    # ----- scoring
+
+    def run_pre_score(self, state: CycleState, pod: PodInfo, slots: Slots) -> Status:
+        for plugin in self.points.get("preScore", ()):
+            status: Status = plugin.pre_score(state, pod, self.handle.snapshot, slots)
+            if status.is_skip:
+                state.skip_score_plugins.add(plugin.name)
+            elif not status.is_success:
+                return Status(Code.ERROR, status.reasons, plugin.name, status.error)
+        return SUCCESS
+
+    def run_score(
+        self, state: CycleState, pod: PodInfo, slots: Slots
+    ) -> tuple[Int64s, dict[str, Int64s]]:
+        """Weighted sum of every score plugin's normalized scores, per candidate slot."""
+        totals = np.zeros(len(slots), dtype=np.int64)
+        by_plugin: dict[str, Int64s] = {}
+        for plugin in self.points.get("score", ()):
+            if plugin.name in state.skip_score_plugins:
+                continue
+            scores = self._raw_scores(plugin, state, pod, slots)
+            normalize = getattr(plugin, "normalize_score", None)
+            if callable(normalize):
+                status: Status = normalize(state, pod, scores)
+                if not status.is_success:
+                    raise FrameworkError(
+                        f"running normalize score plugin {plugin.name!r}: {status.message()}"
+                    )
+            if len(scores) and (scores.max() > MAX_NODE_SCORE or scores.min() < MIN_NODE_SCORE):
+                bad = int(scores.max() if scores.max() > MAX_NODE_SCORE else scores.min())
+                raise FrameworkError(
+                    f"plugin {plugin.name!r} returns an invalid score {bad}, it should in the "
+                    f"range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing"
+                )
+            by_plugin[plugin.name] = scores
+            totals += scores * self.score_weights.get(plugin.name, 1)
+        return totals, by_plugin
+
+    def _raw_scores(self, plugin: Any, state: CycleState, pod: PodInfo, slots: Slots) -> Int64s:
+        snapshot = self.handle.snapshot
+        if callable(getattr(plugin, "score_nodes", None)):
+            scores: Int64s = np.asarray(
+                plugin.score_nodes(state, pod, snapshot, slots), dtype=np.int64
+            ).copy()
+            return scores
+        values = []
+        for slot in slots:
+            score, status = plugin.score(state, pod, snapshot.info(int(slot)))
+            if not status.is_success:
+                raise FrameworkError(f"running score plugin {plugin.name!r}: {status.message()}")
+            values.append(score)
+        return np.array(values, dtype=np.int64)
+
+    # ----- binding cycle
+
+    def run_reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status:
+        for plugin in self.points.get("reserve", ()):
+            status: Status = plugin.reserve(state, pod, node_name)
+            if not status.is_success:
+                return status.with_plugin(plugin.name)
+        return SUCCESS
+
+    def run_unreserve(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
+        for plugin in reversed(self.points.get("reserve", ())):
+            plugin.unreserve(state, pod, node_name)
+
+    def run_permit(
+        self, state: CycleState, pod: PodInfo, node_name: str
+    ) -> tuple[Status, dict[str, float]]:
+        """Rejections end the pod's cycle; Wait statuses come back with each plugin's timeout."""
+        waiting: dict[str, float] = {}
+        for plugin in self.points.get("permit", ()):
+            status, timeout = plugin.permit(state, pod, node_name)
+            if status.code == Code.WAIT:
+                waiting[plugin.name] = timeout
+            elif not status.is_success:
+                return status.with_plugin(plugin.name), {}
+        if waiting:
+            return Status(Code.WAIT), waiting
+        return SUCCESS, {}
+
+    def run_pre_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status:
+        for plugin in self.points.get("preBind", ()):
+            status: Status = plugin.pre_bind(state, pod, node_name)
+            if not status.is_success:
+                return status.with_plugin(plugin.name)
+        return SUCCESS
+
+    def run_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status:
+        """The first bind plugin that does not Skip binds the pod."""
+        for plugin in self.points.get("bind", ()):
+            status: Status = plugin.bind(state, pod, node_name)
+            if status.is_skip:
+                continue
+            return status if status.is_success else status.with_plugin(plugin.name)
+        return Status(Code.SKIP)
+
+    def run_post_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
+        for plugin in self.points.get("postBind", ()):
+            plugin.post_bind(state, pod, node_name)
+
+
+def verdicts_from_statuses(plugin: str, statuses: Sequence[Status]) -> NodeVerdicts:
+    """Per-node statuses as columnar verdicts; an Error status fails the cycle."""
+    count = len(statuses)
+    rejected = np.zeros(count, dtype=np.bool_)
+    unresolvable = np.zeros(count, dtype=np.bool_)
+    reasons: dict[str, np.ndarray] = {}
+    for position, status in enumerate(statuses):
+        if status.is_success:
+            continue
+        if status.code == Code.ERROR:
+            raise FrameworkError(f"running {plugin!r} filter plugin: {status.message()}")
+        rejected[position] = True
+        unresolvable[position] = status.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE
+        for reason in status.reasons:
+            mask = reasons.get(reason)
+            if mask is None:
+                mask = reasons[reason] = np.zeros(count, dtype=np.bool_)
+            mask[position] = True
+    return NodeVerdicts(rejected, unresolvable, list(reasons.items()))
