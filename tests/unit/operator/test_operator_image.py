@@ -1,0 +1,37 @@
+"""The image name and tag are set once (version.py) and agree everywhere they are used."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+from scheduler_operator import version
+from scheduler_operator.model import parse
+from scheduler_operator.render import render
+
+REPO = Path(__file__).resolve().parents[3]
+
+
+def test_the_kustomization_deploys_the_image_named_in_version_py() -> None:
+    kustomization = yaml.safe_load((REPO / "manifests" / "kustomization.yaml").read_text())
+    [image] = kustomization["images"]
+    assert f"{image['newName']}:{image['newTag']}" == version.IMAGE
+
+
+def test_the_runtime_defaults_to_the_same_image() -> None:
+    deployment = render(parse({"metadata": {"name": "s"}})).objects[-1]
+    assert deployment["spec"]["template"]["spec"]["containers"][0]["image"] == version.IMAGE
+
+
+def test_the_upstream_image_matches_the_pinned_kubernetes_release() -> None:
+    pins = dict(
+        line.split("=", 1)
+        for line in (REPO / "tools" / "versions.env").read_text().splitlines()
+        if "=" in line and not line.startswith("#")
+    )
+    assert version.KUBE_SCHEDULER_IMAGE.endswith(f":{pins['KUBERNETES_VERSION']}")
+
+
+def test_the_package_version_is_the_image_tag() -> None:
+    project = (REPO / "pyproject.toml").read_text()
+    assert f'version = "{version.VERSION}"' in project
