@@ -1,0 +1,193 @@
+"""The scheduler's view of the cluster, fed by the node and pod reflectors: the core's
+columnar Snapshot (bound and assumed pods counted against their nodes) and the queue of
+pending pods that belong to our profiles.
+
+One lock serialises watch updates and scheduling cycles, because the Snapshot must not change
+during a cycle. Assumed pods (chosen, not yet bound) count at once, are forgotten if binding
+fails, and are confirmed when the bound pod arrives through the watch."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Collection, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from scheduler_runtime.framework.podinfo import PodInfo, pod_info
+from scheduler_runtime.framework.snapshot import Snapshot
+from scheduler_runtime.live.queue import SchedulingQueue
+
+log = logging.getLogger(__name__)
+
+NODES, PODS = "nodes", "pods"
+
+# Cluster events that can make an unschedulable pod schedulable (upstream moves pods on them).
+NODE_ADD, NODE_UPDATE = "NodeAdd", "NodeUpdate"
+POD_ADD, POD_DELETE = "AssignedPodAdd", "AssignedPodDelete"
+
+
+def pod_key(pod: dict[str, Any]) -> str:
+    metadata = pod.get("metadata") or {}
+    return f"{metadata.get('namespace') or 'default'}/{metadata.get('name')}"
+
+
+def is_terminal(pod: dict[str, Any]) -> bool:
+    return (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed")
+
+
+def could_be_helped_by_pod_add(pod: PodInfo) -> bool:
+    """Only pod affinity and topology spread can turn feasible because a pod was placed."""
+    return bool(pod.affinity.get("podAffinity") or pod.spec.get("topologySpreadConstraints"))
+
+
+def node_fingerprint(node: dict[str, Any]) -> tuple[Any, ...]:
+    """What a node update must change to matter to scheduling; heartbeats change nothing here.
+
+    Conditions count by type and status only, as upstream's nodeConditionsChanged does."""
+    metadata = node.get("metadata") or {}
+    status = node.get("status") or {}
+    conditions = sorted(
+        (c.get("type", ""), c.get("status", "")) for c in status.get("conditions") or ()
+    )
+    return (
+        metadata.get("labels"),
+        metadata.get("annotations"),
+        node.get("spec"),
+        status.get("allocatable"),
+        status.get("images"),
+        conditions,
+    )
+
+
+class ClusterCache:
+    """Nodes and pods, as the Snapshot and the queue need them."""
+
+    def __init__(self, queue: SchedulingQueue, scheduler_names: Collection[str]) -> None:
+        self.queue = queue
+        self.scheduler_names = frozenset(scheduler_names)
+        self.snapshot = Snapshot()
+        self.lock = threading.RLock()
+        self._nodes: dict[str, tuple[Any, ...]] = {}
+        self._bound: set[str] = set()
+        self._assumed: dict[str, str] = {}
+
+    @contextmanager
+    def frozen(self) -> Iterator[Snapshot]:
+        """The snapshot, unchanged by watches for as long as the block runs."""
+        with self.lock:
+            yield self.snapshot
+
+    # ----- the reflectors' Store
+
+    def replace(self, kind: str, items: list[dict[str, Any]]) -> None:
+        with self.lock:
+            if kind == NODES:
+                self._replace_nodes(items)
+            else:
+                self._replace_pods(items)
+
+    def upsert(self, kind: str, item: dict[str, Any]) -> None:
+        with self.lock:
+            if kind == NODES:
+                self._upsert_node(item)
+            else:
+                self._upsert_pod(item)
+
+    def delete(self, kind: str, item: dict[str, Any]) -> None:
+        with self.lock:
+            if kind == NODES:
+                self._delete_node(item["metadata"]["name"])
+            else:
+                self._delete_pod(pod_key(item))
+
+    # ----- assumed pods
+
+    def assume(self, pod: PodInfo, node_name: str) -> None:
+        """Counts a pod against the node chosen for it, before it is bound."""
+        with self.lock:
+            self.snapshot.add_pod(pod.with_node(node_name))
+            self._assumed[pod.key] = node_name
+
+    def forget(self, pod: PodInfo) -> None:
+        """Binding failed: the assumed pod no longer counts (unless the watch confirmed it)."""
+        with self.lock:
+            if self._assumed.pop(pod.key, None) is not None and pod.key not in self._bound:
+                self.snapshot.remove_pod(pod.key)
+
+    def is_assumed(self, key: str) -> bool:
+        with self.lock:
+            return key in self._assumed
+
+    def node_names(self) -> list[str]:
+        with self.lock:
+            return list(self._nodes)
+
+    # ----- nodes
+
+    def _replace_nodes(self, items: list[dict[str, Any]]) -> None:
+        listed = {item["metadata"]["name"] for item in items}
+        for name in [n for n in self._nodes if n not in listed]:
+            self._delete_node(name)
+        for item in items:
+            self._upsert_node(item)
+
+    def _upsert_node(self, node: dict[str, Any]) -> None:
+        name = node["metadata"]["name"]
+        fingerprint = node_fingerprint(node)
+        previous = self._nodes.get(name)
+        if previous == fingerprint:
+            return
+        self._nodes[name] = fingerprint
+        self.snapshot.add_node(node)
+        self.queue.move_all(NODE_ADD if previous is None else NODE_UPDATE)
+
+    def _delete_node(self, name: str) -> None:
+        if self._nodes.pop(name, None) is not None:
+            self.snapshot.remove_node(name)
+
+    # ----- pods
+
+    def _replace_pods(self, items: list[dict[str, Any]]) -> None:
+        listed = {pod_key(item) for item in items}
+        for key in [k for k in self._bound if k not in listed]:
+            self._delete_pod(key)
+        for item in items:
+            self._upsert_pod(item)
+
+    def _upsert_pod(self, pod: dict[str, Any]) -> None:
+        key = pod_key(pod)
+        node_name = (pod.get("spec") or {}).get("nodeName")
+        if node_name:
+            self.queue.delete(key)
+            if is_terminal(pod):
+                self._delete_pod(key)
+                return
+            self._assumed.pop(key, None)
+            self.snapshot.add_pod(pod_info(pod))
+            if key not in self._bound:
+                self._bound.add(key)
+                self.queue.move_all(POD_ADD, only=could_be_helped_by_pod_add)
+            return
+        if key in self._assumed:
+            return  # our binding is in flight; its outcome decides what happens next
+        if self._pending_for_us(pod):
+            self.queue.add(pod_info(pod))
+        else:
+            self.queue.delete(key)
+
+    def _delete_pod(self, key: str) -> None:
+        self.queue.delete(key)
+        was_bound = key in self._bound
+        self._bound.discard(key)
+        if was_bound or self._assumed.pop(key, None) is not None:
+            self.snapshot.remove_pod(key)
+            self.queue.move_all(POD_DELETE)
+
+    def _pending_for_us(self, pod: dict[str, Any]) -> bool:
+        spec = pod.get("spec") or {}
+        return (
+            (spec.get("schedulerName") or "default-scheduler") in self.scheduler_names
+            and not is_terminal(pod)
+            and not (pod.get("metadata") or {}).get("deletionTimestamp")
+        )

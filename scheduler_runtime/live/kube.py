@@ -1,0 +1,152 @@
+"""A thin JSON client for the Kubernetes API: the kubernetes package supplies configuration,
+TLS and authentication; requests and watch streams stay raw bytes decoded with orjson, so no
+client model objects are built on the hot path."""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Iterator, Mapping
+from typing import Any
+from urllib.parse import urlencode
+
+import kubernetes
+import orjson
+import urllib3
+
+JSON = "application/json"
+MERGE_PATCH = "application/merge-patch+json"
+STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json"
+
+REQUEST_TIMEOUT = urllib3.Timeout(connect=5.0, read=30.0)
+
+
+class ApiError(Exception):
+    """The API server answered with an error status (`code`, the Status `reason`)."""
+
+    def __init__(self, code: int, reason: str, message: str) -> None:
+        super().__init__(f"{code} {reason}: {message}")
+        self.code = code
+        self.reason = reason
+        self.message = message
+
+
+def micro_time(moment: datetime.datetime | None = None) -> str:
+    """metav1.MicroTime as the API server writes it: RFC 3339 with microseconds, UTC."""
+    moment = moment or datetime.datetime.now(datetime.UTC)
+    return moment.astimezone(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def parse_micro_time(text: str) -> datetime.datetime:
+    """Reads a MicroTime (or Time) string back into an aware datetime."""
+    return datetime.datetime.fromisoformat(text.replace("Z", "+00:00"))
+
+
+def load_client(kubeconfig: str | None) -> kubernetes.client.ApiClient:
+    """An ApiClient from a kubeconfig file, or from the pod's service account when None."""
+    configuration = kubernetes.client.Configuration()
+    if kubeconfig:
+        kubernetes.config.load_kube_config(  # type: ignore[no-untyped-call]
+            config_file=kubeconfig, client_configuration=configuration
+        )
+    else:
+        kubernetes.config.load_incluster_config(  # type: ignore[no-untyped-call]
+            client_configuration=configuration
+        )
+    # Watches, the scheduling loop and the binding pool talk to the server at once.
+    configuration.connection_pool_maxsize = 32
+    return kubernetes.client.ApiClient(configuration)
+
+
+def _error(response: urllib3.BaseHTTPResponse) -> ApiError:
+    body = response.data
+    try:
+        status = orjson.loads(body) if body else {}
+    except orjson.JSONDecodeError:
+        status = {}
+    if not isinstance(status, dict):
+        status = {}
+    reason = status.get("reason") or response.reason or ""
+    message = status.get("message") or body[:200].decode(errors="replace")
+    return ApiError(response.status, str(reason), str(message))
+
+
+class Kube:
+    """JSON requests and watch streams against one API server."""
+
+    def __init__(self, api: kubernetes.client.ApiClient) -> None:
+        self.api = api
+        self.pool: urllib3.PoolManager = api.rest_client.pool_manager
+
+    def _prepare(
+        self, method: str, path: str, query: Mapping[str, Any] | None
+    ) -> tuple[str, dict[str, str]]:
+        # param_serialize adds the configured credentials (and refreshes expiring tokens).
+        _, url, headers, _, _ = self.api.param_serialize(
+            method, path, header_params={"Accept": JSON}, auth_settings=["BearerToken"]
+        )
+        if query:
+            url += "?" + urlencode({k: v for k, v in query.items() if v is not None})
+        return url, dict(headers)
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        query: Mapping[str, Any] | None = None,
+        body: Any = None,
+        content_type: str = JSON,
+    ) -> dict[str, Any]:
+        """One request; the decoded JSON answer, or ApiError for an error status."""
+        url, headers = self._prepare(method, path, query)
+        payload = None if body is None else orjson.dumps(body)
+        if payload is not None:
+            headers["Content-Type"] = content_type
+        response = self.pool.request(
+            method, url, body=payload, headers=headers, timeout=REQUEST_TIMEOUT, retries=False
+        )
+        if response.status >= 400:
+            raise _error(response)
+        decoded = orjson.loads(response.data) if response.data else {}
+        return decoded if isinstance(decoded, dict) else {}
+
+    def get(self, path: str, **query: Any) -> dict[str, Any]:
+        return self.request("GET", path, query=query)
+
+    def watch(
+        self, path: str, query: Mapping[str, Any], open_responses: list[Any]
+    ) -> Iterator[dict[str, Any]]:
+        """The events of a watch, one decoded dict per line, until the server ends it.
+
+        The open response is kept in `open_responses` so another thread can shut it down."""
+        url, headers = self._prepare("GET", path, {**query, "watch": "true"})
+        read_timeout = float(query.get("timeoutSeconds", 300)) + 30
+        response = self.pool.request(
+            "GET",
+            url,
+            headers=headers,
+            preload_content=False,
+            timeout=urllib3.Timeout(connect=5.0, read=read_timeout),
+            retries=False,
+        )
+        open_responses.append(response)
+        try:
+            if response.status >= 400:
+                response.read()
+                raise _error(response)
+            yield from _lines(response.stream(65536))
+        finally:
+            open_responses.remove(response)
+            response.release_conn()
+
+
+def _lines(chunks: Iterator[bytes]) -> Iterator[dict[str, Any]]:
+    pending = b""
+    for chunk in chunks:
+        pending += chunk
+        *complete, pending = pending.split(b"\n")
+        for line in complete:
+            if line.strip():
+                yield orjson.loads(line)
+    if pending.strip():
+        yield orjson.loads(pending)

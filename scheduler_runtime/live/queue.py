@@ -1,0 +1,322 @@
+"""The scheduling queue, shaped like upstream's PriorityQueue: activeQ ordered by the
+profile's queueSort, backoffQ for pods waiting out their exponential backoff, the
+unschedulable pods waiting for a cluster event that could help them, and gated pods waiting
+for their scheduling gates to go.
+
+All methods are thread-safe; `pop` blocks until a pod is ready or the queue is closed."""
+
+from __future__ import annotations
+
+import heapq
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from scheduler_runtime.framework.podinfo import PodInfo
+
+log = logging.getLogger(__name__)
+
+# Upstream's podMaxInUnschedulablePodsDuration: after this long a pod is retried anyway.
+MAX_UNSCHEDULABLE_SECONDS = 300.0
+ACTIVE, BACKOFF, UNSCHEDULABLE, GATED = "active", "backoff", "unschedulable", "gated"
+QUEUES = (ACTIVE, BACKOFF, UNSCHEDULABLE, GATED)
+
+
+@dataclass(eq=False)
+class QueuedPod:
+    """A pending pod and its history in the queue (upstream's QueuedPodInfo)."""
+
+    pod_info: PodInfo
+    timestamp: float  # when it last entered the queue; queueSort's tie-breaker
+    attempts: int = 0
+    initial_attempt: float | None = None
+    failed_at: float = 0.0
+    deleted: bool = False
+    moved_while_in_flight: bool = False
+    gated_by: tuple[str, ...] = field(default=())
+
+    @property
+    def key(self) -> str:
+        return self.pod_info.key
+
+
+Less = Callable[[QueuedPod, QueuedPod], bool]
+PreEnqueue = Callable[[PodInfo], tuple[str, ...]]
+
+
+def gates_of(pod: PodInfo) -> tuple[str, ...]:
+    """The SchedulingGates pre-enqueue check: the gates a pod still waits for."""
+    return pod.scheduling_gates
+
+
+def priority_sort(a: QueuedPod, b: QueuedPod) -> bool:
+    """PrioritySort: higher priority first, then the pod that entered the queue first."""
+    pa, pb = a.pod_info.priority, b.pod_info.priority
+    return pa > pb or (pa == pb and a.timestamp < b.timestamp)
+
+
+def _identity(pod: dict[str, Any]) -> tuple[Any, Any]:
+    """What upstream's isPodUpdated compares: the pod minus status and bookkeeping fields."""
+    metadata = {
+        k: v
+        for k, v in (pod.get("metadata") or {}).items()
+        if k not in ("resourceVersion", "generation", "managedFields")
+    }
+    return metadata, pod.get("spec")
+
+
+class _Entry:
+    __slots__ = ("less", "pod")
+
+    def __init__(self, pod: QueuedPod, less: Less) -> None:
+        self.pod = pod
+        self.less = less
+
+    def __lt__(self, other: _Entry) -> bool:
+        return self.less(self.pod, other.pod)
+
+
+class SchedulingQueue:
+    """activeQ, backoffQ, unschedulable and gated pods, keyed by namespace/name."""
+
+    def __init__(
+        self,
+        *,
+        less: Less = priority_sort,
+        pre_enqueue: PreEnqueue = gates_of,
+        initial_backoff: float = 1.0,
+        max_backoff: float = 10.0,
+        clock: Callable[[], float] = time.monotonic,
+        on_change: Callable[[dict[str, int]], None] | None = None,
+    ) -> None:
+        self.less = less
+        self.pre_enqueue = pre_enqueue
+        self.initial_backoff = initial_backoff
+        self.max_backoff = max_backoff
+        self.clock = clock
+        self.on_change = on_change
+        self._lock = threading.Condition()
+        self._active_heap: list[_Entry] = []
+        self._active: dict[str, QueuedPod] = {}
+        self._backoff_heap: list[tuple[float, int, QueuedPod]] = []
+        self._backoff: dict[str, QueuedPod] = {}
+        self._unschedulable: dict[str, QueuedPod] = {}
+        self._gated: dict[str, QueuedPod] = {}
+        self._in_flight: dict[str, QueuedPod] = {}
+        self._sequence = 0
+        self._closed = False
+
+    # ----- pods coming and going
+
+    def add(self, pod: PodInfo) -> None:
+        """A pending pod was created or changed."""
+        with self._lock:
+            key = pod.key
+            flying = self._in_flight.get(key)
+            if flying is not None:
+                flying.pod_info = pod
+                return
+            queued = self._find(key)
+            if queued is None:
+                self._enqueue(QueuedPod(pod, timestamp=self.clock()))
+            else:
+                self._update(queued, pod)
+            self._changed()
+
+    def delete(self, key: str) -> None:
+        """A pending pod was deleted, or bound by someone else."""
+        with self._lock:
+            flying = self._in_flight.get(key)
+            if flying is not None:
+                flying.deleted = True
+            self._active.pop(key, None)
+            self._backoff.pop(key, None)
+            self._unschedulable.pop(key, None)
+            self._gated.pop(key, None)
+            self._changed()
+
+    def __contains__(self, key: object) -> bool:
+        with self._lock:
+            return isinstance(key, str) and (self._find(key) is not None or key in self._in_flight)
+
+    # ----- the scheduling loop's side
+
+    def pop(self, timeout: float | None = None) -> QueuedPod | None:
+        """The next pod to schedule (it is then in flight); None on timeout or close."""
+        deadline = None if timeout is None else self.clock() + timeout
+        with self._lock:
+            while True:
+                if self._closed:
+                    return None
+                self._flush_backoff()
+                queued = self._pop_active()
+                if queued is not None:
+                    queued.attempts += 1
+                    if queued.initial_attempt is None:
+                        queued.initial_attempt = self.clock()
+                    self._in_flight[queued.key] = queued
+                    self._changed()
+                    return queued
+                wait = self._next_backoff_in()
+                if deadline is not None:
+                    remaining = deadline - self.clock()
+                    if remaining <= 0:
+                        return None
+                    wait = remaining if wait is None else min(wait, remaining)
+                self._lock.wait(wait)
+
+    def done(self, key: str) -> None:
+        """The in-flight pod was assumed (or dropped): the queue forgets it."""
+        with self._lock:
+            self._in_flight.pop(key, None)
+
+    def requeue(self, queued: QueuedPod, *, unschedulable: bool) -> None:
+        """Returns an in-flight pod after a failed attempt (or a failed binding).
+
+        Unschedulable pods wait for a cluster event, unless one already happened while they
+        were in flight; errors go to backoff, as upstream's AddUnschedulableIfNotPresent."""
+        with self._lock:
+            self._in_flight.pop(queued.key, None)
+            if queued.deleted or self._find(queued.key) is not None:
+                return
+            queued.timestamp = queued.failed_at = self.clock()
+            if unschedulable and not queued.moved_while_in_flight:
+                self._unschedulable[queued.key] = queued
+            else:
+                self._to_backoff(queued)
+            queued.moved_while_in_flight = False
+            self._changed()
+
+    def move_all(self, event: str, only: Callable[[PodInfo], bool] | None = None) -> None:
+        """A cluster event that could make unschedulable pods schedulable: retry them (those
+        `only` accepts, or all) through backoff when their backoff has not expired."""
+        with self._lock:
+            helped = [q for q in self._unschedulable.values() if only is None or only(q.pod_info)]
+            for queued in self._in_flight.values():
+                if only is None or only(queued.pod_info):
+                    queued.moved_while_in_flight = True
+            self._move(helped)
+            if helped:
+                log.debug("%s: %d unschedulable pods retried", event, len(helped))
+            self._changed()
+
+    def flush_unschedulable(self) -> None:
+        """Retries pods that have waited longer than upstream's five minutes."""
+        with self._lock:
+            now = self.clock()
+            stale = [
+                q
+                for q in self._unschedulable.values()
+                if now - q.timestamp > MAX_UNSCHEDULABLE_SECONDS
+            ]
+            self._move(stale)
+            self._changed()
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            self._lock.notify_all()
+
+    def pending(self) -> dict[str, int]:
+        with self._lock:
+            return self._counts()
+
+    def backoff_seconds(self, attempts: int) -> float:
+        """calculateBackoffDuration: initial, doubled per further attempt, capped."""
+        duration = self.initial_backoff
+        for _ in range(1, attempts):
+            duration *= 2
+            if duration >= self.max_backoff:
+                return self.max_backoff
+        return min(duration, self.max_backoff)
+
+    # ----- internals (lock held)
+
+    def _find(self, key: str) -> QueuedPod | None:
+        for queue in (self._active, self._backoff, self._unschedulable, self._gated):
+            found = queue.get(key)
+            if found is not None:
+                return found
+        return None
+
+    def _enqueue(self, queued: QueuedPod) -> None:
+        queued.gated_by = self.pre_enqueue(queued.pod_info)
+        if queued.gated_by:
+            self._gated[queued.key] = queued
+            return
+        self._active[queued.key] = queued
+        heapq.heappush(self._active_heap, _Entry(queued, self.less))
+        self._lock.notify()
+
+    def _update(self, queued: QueuedPod, pod: PodInfo) -> None:
+        meaningful = _identity(queued.pod_info.pod) != _identity(pod.pod)
+        queued.pod_info = pod
+        key = queued.key
+        if key in self._gated:
+            if not self.pre_enqueue(pod):
+                del self._gated[key]
+                self._enqueue(queued)
+            return
+        if key in self._active:
+            # Priority may have changed: push a fresh entry; the stale one is skipped on pop.
+            heapq.heappush(self._active_heap, _Entry(queued, self.less))
+        elif key in self._unschedulable and meaningful:
+            self._move([queued])
+
+    def _move(self, pods: Iterable[QueuedPod]) -> None:
+        now = self.clock()
+        for queued in pods:
+            self._unschedulable.pop(queued.key, None)
+            if now < self._backoff_expiry(queued):
+                self._to_backoff(queued)
+            else:
+                self._enqueue(queued)
+
+    def _backoff_expiry(self, queued: QueuedPod) -> float:
+        return queued.failed_at + self.backoff_seconds(queued.attempts)
+
+    def _to_backoff(self, queued: QueuedPod) -> None:
+        self._backoff[queued.key] = queued
+        self._sequence += 1
+        heapq.heappush(self._backoff_heap, (self._backoff_expiry(queued), self._sequence, queued))
+        self._lock.notify()
+
+    def _flush_backoff(self) -> None:
+        now = self.clock()
+        while self._backoff_heap and self._backoff_heap[0][0] <= now:
+            _, _, queued = heapq.heappop(self._backoff_heap)
+            if self._backoff.get(queued.key) is queued:
+                del self._backoff[queued.key]
+                self._enqueue(queued)
+                self._changed()
+
+    def _next_backoff_in(self) -> float | None:
+        while self._backoff_heap:
+            expiry, _, queued = self._backoff_heap[0]
+            if self._backoff.get(queued.key) is queued:
+                return max(0.0, expiry - self.clock())
+            heapq.heappop(self._backoff_heap)
+        return None
+
+    def _pop_active(self) -> QueuedPod | None:
+        while self._active_heap:
+            queued = heapq.heappop(self._active_heap).pod
+            if self._active.get(queued.key) is queued:
+                del self._active[queued.key]
+                return queued
+        return None
+
+    def _counts(self) -> dict[str, int]:
+        return {
+            ACTIVE: len(self._active),
+            BACKOFF: len(self._backoff),
+            UNSCHEDULABLE: len(self._unschedulable),
+            GATED: len(self._gated),
+        }
+
+    def _changed(self) -> None:
+        if self.on_change is not None:
+            self.on_change(self._counts())

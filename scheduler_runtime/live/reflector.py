@@ -1,0 +1,163 @@
+"""List+watch of one resource, the way client-go's reflector does it: list, then watch from
+the list's resourceVersion; on `410 Gone` list again; on a broken connection or an API server
+restart, retry with exponential backoff and resume from the last resourceVersion seen."""
+
+from __future__ import annotations
+
+import logging
+import random
+import threading
+from typing import Any, Protocol
+
+import urllib3
+
+from scheduler_runtime.live.kube import ApiError, Kube
+
+log = logging.getLogger(__name__)
+
+LIST_PAGE_SIZE = 500
+MIN_WATCH_SECONDS = 300  # client-go picks each watch's timeout in [5m, 10m)
+GONE = 410
+
+
+class Store(Protocol):
+    """What a reflector feeds: the whole list after (re)listing, then one change at a time."""
+
+    def replace(self, kind: str, items: list[dict[str, Any]]) -> None: ...
+
+    def upsert(self, kind: str, item: dict[str, Any]) -> None: ...
+
+    def delete(self, kind: str, item: dict[str, Any]) -> None: ...
+
+
+class ExpiredError(Exception):
+    """The resourceVersion to resume from is too old: only a fresh list helps."""
+
+
+class Backoff:
+    """Exponential backoff with jitter, reset once things work again."""
+
+    def __init__(self, initial: float = 0.8, maximum: float = 30.0) -> None:
+        self.initial = initial
+        self.maximum = maximum
+        self.current = initial
+
+    def next(self) -> float:
+        delay = self.current * (1 + random.random() * 0.2)  # noqa: S311 - jitter, not crypto
+        self.current = min(self.current * 2, self.maximum)
+        return delay
+
+    def reset(self) -> None:
+        self.current = self.initial
+
+
+class Reflector:
+    """Keeps a Store in step with one API collection (`kind` names it to the store)."""
+
+    def __init__(self, kube: Kube, kind: str, path: str, store: Store) -> None:
+        self.kube = kube
+        self.kind = kind
+        self.path = path
+        self.store = store
+        self.synced = threading.Event()
+        self.resource_version = ""
+        self._stopping = threading.Event()
+        self._open: list[Any] = []
+        self._backoff = Backoff()
+
+    def run(self) -> None:
+        """Lists and watches until stop() is called."""
+        must_list = True
+        while not self._stopping.is_set():
+            try:
+                if must_list:
+                    self._list()
+                    must_list = False
+                self._watch()
+                self._backoff.reset()
+            except ExpiredError:
+                log.info(
+                    "%s: resourceVersion %s expired, listing again",
+                    self.kind,
+                    self.resource_version,
+                )
+                must_list = True
+            except (ApiError, urllib3.exceptions.HTTPError, OSError, ValueError) as error:
+                if self._stopping.is_set():
+                    return
+                delay = self._backoff.next()
+                log.warning(
+                    "%s: list/watch failed (%s); retrying in %.1fs", self.kind, error, delay
+                )
+                self._stopping.wait(delay)
+
+    def stop(self) -> None:
+        self._stopping.set()
+        for response in list(self._open):
+            response.shutdown()
+
+    def _list(self) -> None:
+        items: list[dict[str, Any]] = []
+        token: str | None = None
+        while True:
+            try:
+                page = self.kube.get(self.path, limit=LIST_PAGE_SIZE, **{"continue": token})
+            except ApiError as error:
+                if error.code == GONE and token:
+                    token = None  # the continue token expired mid-list: start over
+                    items.clear()
+                    continue
+                raise
+            items.extend(page.get("items") or ())
+            metadata = page.get("metadata") or {}
+            token = metadata.get("continue") or None
+            if token is None:
+                break
+        self.resource_version = metadata.get("resourceVersion", "")
+        self.store.replace(self.kind, items)
+        self.synced.set()
+        log.debug(
+            "%s: listed %d at resourceVersion %s", self.kind, len(items), self.resource_version
+        )
+
+    def _watch(self) -> None:
+        query = {
+            "resourceVersion": self.resource_version,
+            "allowWatchBookmarks": "true",
+            "timeoutSeconds": MIN_WATCH_SECONDS + random.randrange(MIN_WATCH_SECONDS),  # noqa: S311
+        }
+        try:
+            for event in self.kube.watch(self.path, query, self._open):
+                self._handle(event)
+        except ApiError as error:
+            if error.code == GONE:
+                raise ExpiredError from error
+            raise
+
+    def _handle(self, event: dict[str, Any]) -> None:
+        kind = event.get("type")
+        item = event.get("object") or {}
+        if kind == "ERROR":
+            code = item.get("code")
+            if code == GONE:
+                raise ExpiredError
+            raise ApiError(
+                int(code or 500), str(item.get("reason", "")), str(item.get("message", ""))
+            )
+        version = (item.get("metadata") or {}).get("resourceVersion")
+        if kind in ("ADDED", "MODIFIED"):
+            self.store.upsert(self.kind, item)
+        elif kind == "DELETED":
+            self.store.delete(self.kind, item)
+        if version:
+            self.resource_version = version
+
+
+def start(reflectors: list[Reflector]) -> list[threading.Thread]:
+    """Runs each reflector on its own daemon thread."""
+    threads = [
+        threading.Thread(target=r.run, name=f"reflector-{r.kind}", daemon=True) for r in reflectors
+    ]
+    for thread in threads:
+        thread.start()
+    return threads
