@@ -13,6 +13,12 @@ export CGO_ENABLED=0 GOFLAGS=-trimpath GOTOOLCHAIN=${GOTOOLCHAIN:-auto}
 
 log() { echo "build-binaries: $*" >&2; }
 
+# quiet CMD...: runs a noisy go command, showing its output only when it fails.
+quiet() {
+  local out
+  out=$("$@" 2>&1) || { echo "$out" >&2; return 1; }
+}
+
 # new_module DIR NAME: an empty wrapper module in DIR (outside the repository).
 new_module() {
   rm -rf "$1" && mkdir -p "$1"
@@ -40,7 +46,7 @@ build_kubernetes() {
   } >>"$mod/go.mod"
   local cmds=(kube-apiserver kube-controller-manager kube-scheduler kubectl)
   local pkgs=("${cmds[@]/#/k8s.io/kubernetes/cmd/}")
-  (cd "$mod" && go get -tool "${pkgs[@]/%/@$v}" >/dev/null)
+  (cd "$mod" && quiet go get -tool "${pkgs[@]/%/@$v}")
   local major=${v#v}; major=${major%%.*}
   local minor_only=${minor%%.*}
   local ldflags="-s -w" pkg key val
@@ -60,7 +66,7 @@ build_etcd() {
   [ -f "$out/.complete" ] && return
   log "building etcd $ETCD_VERSION"
   new_module "$out/src" local.build/etcd
-  (cd "$out/src" && go get -tool "go.etcd.io/etcd/server/v3@$ETCD_VERSION" >/dev/null &&
+  (cd "$out/src" && quiet go get -tool "go.etcd.io/etcd/server/v3@$ETCD_VERSION" &&
     go build -ldflags "-s -w" -o "$out/etcd" go.etcd.io/etcd/server/v3)
   finish "$out"
 }
@@ -71,7 +77,7 @@ build_kwok() {
   log "building kwok $KWOK_VERSION"
   new_module "$out/src" local.build/kwok
   local cmds=(sigs.k8s.io/kwok/cmd/kwok sigs.k8s.io/kwok/cmd/kwokctl)
-  (cd "$out/src" && go get -tool "${cmds[@]/%/@$KWOK_VERSION}" >/dev/null &&
+  (cd "$out/src" && quiet go get -tool "${cmds[@]/%/@$KWOK_VERSION}" &&
     go build -ldflags "-s -w -X sigs.k8s.io/kwok/pkg/consts.Version=${KWOK_VERSION#v}" -o "$out/" "${cmds[@]}")
   finish "$out"
 }

@@ -27,7 +27,7 @@ up() {
       echo "$kubeconfig"
       return
     fi
-    kwokctl delete cluster --name "$name" >&2 || true
+    kwokctl delete cluster --name "$name" --kubeconfig "" >&2 || true
   fi
   kwokctl create cluster --name "$name" --runtime binary \
     --kube-authorization --kube-admission \
@@ -36,14 +36,14 @@ up() {
     --kube-scheduler-binary "$k8s/kube-scheduler" \
     --kwok-controller-binary "$kwok/kwok" \
     --etcd-binary "$etcd/etcd" \
-    --kubeconfig "$KWOK_WORKDIR/clusters/$name.merged.kubeconfig" \
+    --kubeconfig "" \
     --wait 120s >&2
   echo "$kubeconfig"
 }
 
 case $cmd in
   up) up ;;
-  down) kwokctl delete cluster --name "$name" >&2 ;;
+  down) kwokctl delete cluster --name "$name" --kubeconfig "" >&2 ;;
   kubeconfig) echo "$kubeconfig" ;;
   bin) printf '%s\n' "${dirs[@]}" ;;
   kwokctl) shift; kwokctl "$@" ;;
