@@ -53,11 +53,20 @@ class Cluster:
         return self._api
 
     def kubectl(
-        self, *args: str, input: str | None = None, check: bool = True, kubeconfig: Path | None = None
+        self,
+        *args: str,
+        input: str | None = None,
+        check: bool = True,
+        kubeconfig: Path | None = None,
     ) -> subprocess.CompletedProcess[str]:
         """kubectl as a user would type it, against this cluster."""
         done = subprocess.run(
-            [str(self.bin_dir / "kubectl"), "--kubeconfig", str(kubeconfig or self.kubeconfig), *args],
+            [
+                str(self.bin_dir / "kubectl"),
+                "--kubeconfig",
+                str(kubeconfig or self.kubeconfig),
+                *args,
+            ],
             input=input,
             capture_output=True,
             text=True,
@@ -104,7 +113,11 @@ def kwok_node(
             "allocatable": capacity,
             "capacity": capacity,
             "images": [{"names": [image], "sizeBytes": size} for image, size in images],
-            "nodeInfo": {"architecture": "amd64", "operatingSystem": "linux", "kubeletVersion": "fake"},
+            "nodeInfo": {
+                "architecture": "amd64",
+                "operatingSystem": "linux",
+                "kubeletVersion": "fake",
+            },
         },
     }
 
@@ -112,7 +125,7 @@ def kwok_node(
 def wait_for(
     what: str, probe: Callable[[], Any], timeout: float = 60, interval: float = 0.5
 ) -> Any:
-    """Polls until probe() returns something truthy; fails with what was awaited and the last value."""
+    """Polls until probe() is truthy; fails naming what was awaited and the last value seen."""
     deadline = time.monotonic() + timeout
     last: Any = None
     while time.monotonic() < deadline:

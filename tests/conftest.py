@@ -13,6 +13,8 @@ import pytest
 from cluster import Cluster, start_cluster, stop_cluster, wait_for
 
 INTEGRATION = Path(__file__).parent / "integration"
+# The operator's fixtures (its RBAC, the operator under KopfRunner) live in their own module.
+pytest_plugins = ["operator_support"]
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -48,7 +50,7 @@ def namespace(cluster: Cluster) -> Iterator[str]:
 
 @pytest.fixture
 def make_nodes(cluster: Cluster) -> Iterator[Callable[..., list[str]]]:
-    """Creates kwok nodes (see cluster.kwok_node), waits until they are Ready, deletes them after."""
+    """Creates kwok nodes (see cluster.kwok_node), waits until Ready, deletes them after."""
     core = kubernetes.client.CoreV1Api(cluster.api)
     created: list[str] = []
 

@@ -13,6 +13,8 @@ export KWOK_WORKDIR=$cache/kwok
 mapfile -t dirs < <("$here/build-binaries.sh")
 k8s=${dirs[0]} etcd=${dirs[1]} kwok=${dirs[2]}
 kwokctl() { "$kwok/kwokctl" "$@"; }
+# kwokctl edits ~/.kube/config unless told otherwise: create gets "" (none), delete a file of its own.
+own_kubeconfig=$KWOK_WORKDIR/kwokctl.kubeconfig
 
 cmd=${1:-up}
 name=${2:-scheduler-operator}
@@ -27,7 +29,7 @@ up() {
       echo "$kubeconfig"
       return
     fi
-    kwokctl delete cluster --name "$name" --kubeconfig "" >&2 || true
+    kwokctl delete cluster --name "$name" --kubeconfig "$own_kubeconfig" >&2 || true
   fi
   kwokctl create cluster --name "$name" --runtime binary \
     --kube-authorization --kube-admission \
@@ -43,7 +45,7 @@ up() {
 
 case $cmd in
   up) up ;;
-  down) kwokctl delete cluster --name "$name" --kubeconfig "" >&2 ;;
+  down) kwokctl delete cluster --name "$name" --kubeconfig "$own_kubeconfig" >&2 ;;
   kubeconfig) echo "$kubeconfig" ;;
   bin) printf '%s\n' "${dirs[@]}" ;;
   kwokctl) shift; kwokctl "$@" ;;

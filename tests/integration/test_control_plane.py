@@ -26,7 +26,9 @@ def test_kwok_nodes_become_ready(cluster: Cluster, make_nodes) -> None:
     assert set(names) <= ready
 
 
-def test_upstream_scheduler_places_a_deployment(cluster: Cluster, make_nodes, namespace: str) -> None:
+def test_upstream_scheduler_places_a_deployment(
+    cluster: Cluster, make_nodes, namespace: str
+) -> None:
     make_nodes(kwok_node("deploy-a"), kwok_node("deploy-b"))
     deployment = {
         "apiVersion": "apps/v1",
@@ -67,9 +69,17 @@ def test_rbac_denies_a_service_account_a_write_it_lacks(
     cluster: Cluster, namespace: str, tmp_path: Path
 ) -> None:
     cluster.kubectl("create", "serviceaccount", "reader", "-n", namespace)
-    cluster.kubectl("create", "role", "read-pods", "--verb=get,list", "--resource=pods", "-n", namespace)
     cluster.kubectl(
-        "create", "rolebinding", "reader", "--role=read-pods", f"--serviceaccount={namespace}:reader", "-n", namespace
+        "create", "role", "read-pods", "--verb=get,list", "--resource=pods", "-n", namespace
+    )
+    cluster.kubectl(
+        "create",
+        "rolebinding",
+        "reader",
+        "--role=read-pods",
+        f"--serviceaccount={namespace}:reader",
+        "-n",
+        namespace,
     )
     token = cluster.kubectl("create", "token", "reader", "-n", namespace).stdout.strip()
     admin = yaml.safe_load(cluster.kubeconfig.read_text())
@@ -89,7 +99,9 @@ def test_rbac_denies_a_service_account_a_write_it_lacks(
     )
     allowed = cluster.kubectl("get", "pods", "-n", namespace, kubeconfig=as_reader, check=False)
     assert allowed.returncode == 0, allowed.stderr
-    denied = cluster.kubectl("create", "configmap", "x", "-n", namespace, kubeconfig=as_reader, check=False)
+    denied = cluster.kubectl(
+        "create", "configmap", "x", "-n", namespace, kubeconfig=as_reader, check=False
+    )
     assert denied.returncode != 0
     assert "forbidden" in denied.stderr.lower()
     assert f"system:serviceaccount:{namespace}:reader" in denied.stderr
