@@ -14,6 +14,7 @@ import numpy as np
 import numpy.typing as npt
 
 from scheduler_runtime.framework.nodeinfo import NodeInfo, zone_key
+from scheduler_runtime.framework.objects import ClusterObjects
 from scheduler_runtime.framework.podinfo import PodInfo, Taint
 from scheduler_runtime.framework.quantity import CPU, EPHEMERAL_STORAGE, MEMORY, PODS
 
@@ -83,6 +84,9 @@ class Snapshot:
         self._order: Slots | None = None
         self._pod_node: dict[str, str] = {}
         self._waiting: dict[str, dict[str, PodInfo]] = {}
+        # Pods on known nodes with pod (anti-)affinity, so InterPodAffinity skips the rest.
+        self.pods_with_affinity: dict[str, PodInfo] = {}
+        self.objects = ClusterObjects()
 
     # ----- reading
 
@@ -215,6 +219,8 @@ class Snapshot:
         info = self.info(slot)
         if info.pods:
             self._waiting[name] = dict(info.pods)
+            for key in info.pods:
+                self.pods_with_affinity.pop(key, None)
         self._clear_node_columns(slot, info)
         self._leave_zone(zone_key(info.labels), name)
         self.infos[slot] = None
@@ -274,6 +280,11 @@ class Snapshot:
         self.non_zero_requested[slot, 1] += sign * pod.non_zero_memory
         self.pod_count[slot] += sign
         self.port_count[slot] += sign * len(pod.host_ports)
+        if pod.has_pod_affinity:
+            if sign > 0:
+                self.pods_with_affinity[pod.key] = pod
+            else:
+                self.pods_with_affinity.pop(pod.key, None)
 
     # ----- columns
 
