@@ -14,6 +14,7 @@ from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from scheduler_runtime.framework.objects import object_key
 from scheduler_runtime.framework.podinfo import PodInfo, pod_info
 from scheduler_runtime.framework.snapshot import Snapshot
 from scheduler_runtime.live.queue import SchedulingQueue
@@ -21,6 +22,25 @@ from scheduler_runtime.live.queue import SchedulingQueue
 log = logging.getLogger(__name__)
 
 NODES, PODS = "nodes", "pods"
+
+# The other objects plugins read (framework.objects), and the collections they come from.
+OBJECT_PATHS = {
+    "Namespace": "/api/v1/namespaces",
+    "PodDisruptionBudget": "/apis/policy/v1/poddisruptionbudgets",
+    "PersistentVolumeClaim": "/api/v1/persistentvolumeclaims",
+    "PersistentVolume": "/api/v1/persistentvolumes",
+    "StorageClass": "/apis/storage.k8s.io/v1/storageclasses",
+    "CSINode": "/apis/storage.k8s.io/v1/csinodes",
+    "Service": "/api/v1/services",
+    "ReplicaSet": "/apis/apps/v1/replicasets",
+    "StatefulSet": "/apis/apps/v1/statefulsets",
+    "ReplicationController": "/api/v1/replicationcontrollers",
+}
+# Changes to these can make a pod feasible (volumes, namespaceSelector); the rest only feed
+# scoring defaults or preemption.
+HELPFUL_KINDS = frozenset(
+    {"Namespace", "PersistentVolumeClaim", "PersistentVolume", "StorageClass", "CSINode"}
+)
 
 # Cluster events that can make an unschedulable pod schedulable (upstream moves pods on them).
 NODE_ADD, NODE_UPDATE = "NodeAdd", "NodeUpdate"
@@ -63,11 +83,15 @@ def node_fingerprint(node: dict[str, Any]) -> tuple[Any, ...]:
 class ClusterCache:
     """Nodes and pods, as the Snapshot and the queue need them."""
 
-    def __init__(self, queue: SchedulingQueue, scheduler_names: Collection[str]) -> None:
+    def __init__(
+        self, snapshot: Snapshot, queue: SchedulingQueue, scheduler_names: Collection[str]
+    ) -> None:
+        self.snapshot = snapshot
         self.queue = queue
         self.scheduler_names = frozenset(scheduler_names)
-        self.snapshot = Snapshot()
         self.lock = threading.RLock()
+        self._nominated: dict[str, dict[str, PodInfo]] = {}
+        self._nomination: dict[str, str] = {}
         self._nodes: dict[str, tuple[Any, ...]] = {}
         self._bound: set[str] = set()
         self._assumed: dict[str, str] = {}
@@ -84,22 +108,28 @@ class ClusterCache:
         with self.lock:
             if kind == NODES:
                 self._replace_nodes(items)
-            else:
+            elif kind == PODS:
                 self._replace_pods(items)
+            else:
+                self._replace_objects(kind, items)
 
     def upsert(self, kind: str, item: dict[str, Any]) -> None:
         with self.lock:
             if kind == NODES:
                 self._upsert_node(item)
-            else:
+            elif kind == PODS:
                 self._upsert_pod(item)
+            else:
+                self._upsert_object(kind, item)
 
     def delete(self, kind: str, item: dict[str, Any]) -> None:
         with self.lock:
             if kind == NODES:
                 self._delete_node(item["metadata"]["name"])
-            else:
+            elif kind == PODS:
                 self._delete_pod(pod_key(item))
+            else:
+                self.snapshot.objects.delete(kind, object_key(item))
 
     # ----- assumed pods
 
@@ -122,6 +152,39 @@ class ClusterCache:
     def node_names(self) -> list[str]:
         with self.lock:
             return list(self._nodes)
+
+    # ----- nominated pods (the nominator preemption and the filters consult)
+
+    def nominate(self, pod: PodInfo, node_name: str) -> None:
+        """Records (or with "" clears) the node a pending pod was nominated to."""
+        with self.lock:
+            self._set_nomination(pod, node_name)
+
+    def nominated_pods(self, node_name: str) -> list[PodInfo]:
+        with self.lock:
+            return list(self._nominated.get(node_name, {}).values())
+
+    def _set_nomination(self, pod: PodInfo, node_name: str) -> None:
+        self._clear_nomination(pod.key)
+        if node_name:
+            self._nomination[pod.key] = node_name
+            self._nominated.setdefault(node_name, {})[pod.key] = pod
+
+    # ----- other objects
+
+    def _replace_objects(self, kind: str, items: list[dict[str, Any]]) -> None:
+        listed = {object_key(item) for item in items}
+        for key in [object_key(o) for o in self.snapshot.objects.all(kind)]:
+            if key not in listed:
+                self.snapshot.objects.delete(kind, key)
+        for item in items:
+            self._upsert_object(kind, item)
+
+    def _upsert_object(self, kind: str, item: dict[str, Any]) -> None:
+        # List responses leave `kind` out of their items; the objects index needs it.
+        self.snapshot.objects.apply({**item, "kind": kind})
+        if kind in HELPFUL_KINDS:
+            self.queue.move_all(f"{kind}Change")
 
     # ----- nodes
 
@@ -160,6 +223,7 @@ class ClusterCache:
         node_name = (pod.get("spec") or {}).get("nodeName")
         if node_name:
             self.queue.delete(key)
+            self._clear_nomination(key)
             if is_terminal(pod):
                 self._delete_pod(key)
                 return
@@ -172,12 +236,24 @@ class ClusterCache:
         if key in self._assumed:
             return  # our binding is in flight; its outcome decides what happens next
         if self._pending_for_us(pod):
-            self.queue.add(pod_info(pod))
+            info = pod_info(pod)
+            self._set_nomination(info, info.nominated_node_name)
+            self.queue.add(info)
         else:
+            self._clear_nomination(key)
             self.queue.delete(key)
+
+    def _clear_nomination(self, key: str) -> None:
+        node_name = self._nomination.pop(key, None)
+        if node_name is not None:
+            on_node = self._nominated.get(node_name, {})
+            on_node.pop(key, None)
+            if not on_node:
+                self._nominated.pop(node_name, None)
 
     def _delete_pod(self, key: str) -> None:
         self.queue.delete(key)
+        self._clear_nomination(key)
         was_bound = key in self._bound
         self._bound.discard(key)
         if was_bound or self._assumed.pop(key, None) is not None:

@@ -47,12 +47,6 @@ class SchedulerMetrics:
             "Total preemption attempts in the cluster till now",
             registry=r,
         )
-        self.preemption_victims = Histogram(
-            "scheduler_preemption_victims",
-            "Number of selected preemption victims",
-            buckets=_exponential(1, 2, 7),
-            registry=r,
-        )
         self.sli_duration = Histogram(
             "scheduler_pod_scheduling_sli_duration_seconds",
             "E2e latency for a pod being scheduled, from the time the pod enters the "

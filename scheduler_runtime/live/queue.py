@@ -12,10 +12,11 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from scheduler_runtime.framework.podinfo import PodInfo
+from scheduler_runtime.framework.types import QueuedPodInfo
 
 log = logging.getLogger(__name__)
 
@@ -25,34 +26,30 @@ ACTIVE, BACKOFF, UNSCHEDULABLE, GATED = "active", "backoff", "unschedulable", "g
 QUEUES = (ACTIVE, BACKOFF, UNSCHEDULABLE, GATED)
 
 
-@dataclass(eq=False)
-class QueuedPod:
-    """A pending pod and its history in the queue (upstream's QueuedPodInfo)."""
+@dataclass(eq=False, slots=True)
+class QueuedPod(QueuedPodInfo):
+    """A pending pod and its history in the queue, with the live queue's bookkeeping."""
 
-    pod_info: PodInfo
-    timestamp: float  # when it last entered the queue; queueSort's tie-breaker
-    attempts: int = 0
-    initial_attempt: float | None = None
     failed_at: float = 0.0
     deleted: bool = False
     moved_while_in_flight: bool = False
-    gated_by: tuple[str, ...] = field(default=())
 
     @property
     def key(self) -> str:
         return self.pod_info.key
 
 
-Less = Callable[[QueuedPod, QueuedPod], bool]
-PreEnqueue = Callable[[PodInfo], tuple[str, ...]]
+Less = Callable[[QueuedPodInfo, QueuedPodInfo], bool]
+# Whether a pod may enter activeQ (the profile's preEnqueue plugins, e.g. SchedulingGates).
+PreEnqueue = Callable[[PodInfo], bool]
 
 
-def gates_of(pod: PodInfo) -> tuple[str, ...]:
-    """The SchedulingGates pre-enqueue check: the gates a pod still waits for."""
-    return pod.scheduling_gates
+def ungated(pod: PodInfo) -> bool:
+    """SchedulingGates' check: a pod with gates left waits."""
+    return not pod.scheduling_gates
 
 
-def priority_sort(a: QueuedPod, b: QueuedPod) -> bool:
+def priority_sort(a: QueuedPodInfo, b: QueuedPodInfo) -> bool:
     """PrioritySort: higher priority first, then the pod that entered the queue first."""
     pa, pb = a.pod_info.priority, b.pod_info.priority
     return pa > pb or (pa == pb and a.timestamp < b.timestamp)
@@ -86,7 +83,7 @@ class SchedulingQueue:
         self,
         *,
         less: Less = priority_sort,
-        pre_enqueue: PreEnqueue = gates_of,
+        pre_enqueue: PreEnqueue = ungated,
         initial_backoff: float = 1.0,
         max_backoff: float = 10.0,
         clock: Callable[[], float] = time.monotonic,
@@ -155,8 +152,8 @@ class SchedulingQueue:
                 queued = self._pop_active()
                 if queued is not None:
                     queued.attempts += 1
-                    if queued.initial_attempt is None:
-                        queued.initial_attempt = self.clock()
+                    if queued.initial_attempt_timestamp is None:
+                        queued.initial_attempt_timestamp = self.clock()
                     self._in_flight[queued.key] = queued
                     self._changed()
                     return queued
@@ -243,8 +240,7 @@ class SchedulingQueue:
         return None
 
     def _enqueue(self, queued: QueuedPod) -> None:
-        queued.gated_by = self.pre_enqueue(queued.pod_info)
-        if queued.gated_by:
+        if not self.pre_enqueue(queued.pod_info):
             self._gated[queued.key] = queued
             return
         self._active[queued.key] = queued
@@ -256,7 +252,7 @@ class SchedulingQueue:
         queued.pod_info = pod
         key = queued.key
         if key in self._gated:
-            if not self.pre_enqueue(pod):
+            if self.pre_enqueue(pod):
                 del self._gated[key]
                 self._enqueue(queued)
             return

@@ -1,0 +1,68 @@
+"""The `run` subcommand's arguments and entry point."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+
+from kubernetes.config import ConfigException
+
+from scheduler_runtime.config import ConfigError, load_configuration_file
+from scheduler_runtime.framework.runtime import FrameworkError
+from scheduler_runtime.live.run import RunOptions, Runtime
+from scheduler_runtime.live.server import parse_listen
+
+USAGE_ERROR = 2
+DEFAULT_LISTEN = "0.0.0.0:10251"
+
+
+def add_run_command(subcommands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = subcommands.add_parser(
+        "run",
+        help="schedule pods in a cluster",
+        description="Schedule the pods that name one of the configuration's profiles.",
+    )
+    parser.add_argument("--config", required=True, help="KubeSchedulerConfiguration file")
+    parser.add_argument(
+        "--kubeconfig", help="kubeconfig file (default: the pod's in-cluster configuration)"
+    )
+    parser.add_argument(
+        "--listen",
+        default=DEFAULT_LISTEN,
+        help=f"HOST:PORT for /healthz, /readyz and /metrics (default {DEFAULT_LISTEN})",
+    )
+    parser.add_argument(
+        "-v", "--v", dest="verbosity", type=int, default=2, help="log verbosity, as klog's -v"
+    )
+    parser.set_defaults(handler=run_command)
+
+
+def configure_logging(verbosity: int) -> None:
+    """klog's levels, roughly: 0-1 warnings, 2-3 one line per pod, 4 and up debug."""
+    level = logging.WARNING if verbosity < 2 else logging.INFO if verbosity < 4 else logging.DEBUG
+    logging.basicConfig(
+        level=level,
+        stream=sys.stderr,
+        format="%(asctime)s %(levelname).1s %(name)s] %(message)s",
+    )
+
+
+def run_command(args: argparse.Namespace) -> int:
+    """Validates everything before touching the cluster; one clear line on bad input."""
+    try:
+        listen = parse_listen(args.listen)
+        config = load_configuration_file(args.config)
+    except (ConfigError, ValueError) as error:
+        print(f"scheduler-runtime run: {error}", file=sys.stderr)
+        return USAGE_ERROR
+    configure_logging(args.verbosity)
+    try:
+        runtime = Runtime(config, RunOptions(kubeconfig=args.kubeconfig, listen=listen))
+    except FrameworkError as error:
+        print(f"scheduler-runtime run: {args.config}: {error}", file=sys.stderr)
+        return USAGE_ERROR
+    except (ConfigException, OSError, ValueError) as error:
+        print(f"scheduler-runtime run: cannot connect: {error}", file=sys.stderr)
+        return 1
+    return runtime.run()

@@ -1,0 +1,146 @@
+"""What the cluster sees of a scheduling decision, written as upstream writes it: the
+`pods/binding` subresource, events.k8s.io/v1 events (`Scheduled` / `FailedScheduling`,
+reported by the profile's schedulerName) and the `PodScheduled=False` condition with the
+nominated node in the pod's status."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from scheduler_runtime.framework.podinfo import PodInfo
+from scheduler_runtime.live.kube import STRATEGIC_MERGE_PATCH, Kube, micro_time
+
+NORMAL, WARNING = "Normal", "Warning"
+SCHEDULED, FAILED_SCHEDULING = "Scheduled", "FailedScheduling"
+BINDING, SCHEDULING = "Binding", "Scheduling"
+UNSCHEDULABLE_REASON, SCHEDULER_ERROR_REASON = "Unschedulable", "SchedulerError"
+NOTE_LIMIT = 1024  # events.k8s.io/v1 rejects longer notes; upstream truncates to fit
+
+
+def truncate_note(message: str) -> str:
+    """truncateMessage: keep the note within the API's limit, marking the cut with `...`."""
+    if len(message) <= NOTE_LIMIT:
+        return message
+    return message[: NOTE_LIMIT - 3] + "..."
+
+
+def scheduled_message(pod: PodInfo, node_name: str) -> str:
+    return f"Successfully assigned {pod.namespace}/{pod.name} to {node_name}"
+
+
+def event(
+    pod: PodInfo,
+    *,
+    kind: str,
+    reason: str,
+    action: str,
+    note: str,
+    controller: str,
+    instance: str,
+) -> dict[str, Any]:
+    """An events.k8s.io/v1 Event about a pod, named as client-go's recorder names it."""
+    metadata = pod.pod.get("metadata") or {}
+    return {
+        "apiVersion": "events.k8s.io/v1",
+        "kind": "Event",
+        "metadata": {"name": f"{pod.name}.{time.time_ns():x}", "namespace": pod.namespace},
+        "eventTime": micro_time(),
+        "reportingController": controller,
+        "reportingInstance": instance,
+        "action": action,
+        "reason": reason,
+        "type": kind,
+        "note": truncate_note(note),
+        "regarding": {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "namespace": pod.namespace,
+            "name": pod.name,
+            "uid": pod.uid,
+            "resourceVersion": metadata.get("resourceVersion", ""),
+        },
+    }
+
+
+def condition_patch(
+    pod: PodInfo, reason: str, message: str, nominated_node: str | None
+) -> dict[str, Any] | None:
+    """The status patch upstream's updatePod sends, or None when nothing would change.
+
+    The transition time moves only when the condition's status changes."""
+    status = pod.pod.get("status") or {}
+    current = next(
+        (c for c in status.get("conditions") or () if c.get("type") == "PodScheduled"), None
+    )
+    wanted = {"type": "PodScheduled", "status": "False", "reason": reason, "message": message}
+    same_condition = current is not None and all(current.get(k) == v for k, v in wanted.items())
+    nomination_changes = nominated_node is not None and nominated_node != (
+        status.get("nominatedNodeName") or ""
+    )
+    if same_condition and not nomination_changes:
+        return None
+    transition = (
+        current.get("lastTransitionTime")
+        if current is not None and current.get("status") == "False"
+        else None
+    )
+    patch: dict[str, Any] = {
+        "conditions": [
+            {**wanted, "lastProbeTime": None, "lastTransitionTime": transition or _now()}
+        ]
+    }
+    if nomination_changes:
+        patch["nominatedNodeName"] = nominated_node or None
+    return {"status": patch}
+
+
+def _now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+class Outcomes:
+    """Writes scheduling outcomes for one scheduler instance."""
+
+    def __init__(self, kube: Kube, hostname: str) -> None:
+        self.kube = kube
+        self.hostname = hostname
+
+    def bind(self, pod: PodInfo, node_name: str) -> None:
+        """DefaultBinder: POST the Binding; raises ApiError when the API server refuses."""
+        binding = {
+            "apiVersion": "v1",
+            "kind": "Binding",
+            "metadata": {"name": pod.name, "namespace": pod.namespace, "uid": pod.uid},
+            "target": {"apiVersion": "v1", "kind": "Node", "name": node_name},
+        }
+        path = f"/api/v1/namespaces/{pod.namespace}/pods/{pod.name}/binding"
+        self.kube.request("POST", path, body=binding)
+
+    def scheduled(self, pod: PodInfo, node_name: str) -> None:
+        self._event(pod, NORMAL, SCHEDULED, BINDING, scheduled_message(pod, node_name))
+
+    def failed(
+        self, pod: PodInfo, message: str, *, error: bool, nominated_node: str | None
+    ) -> None:
+        """The FailedScheduling event and the PodScheduled=False condition."""
+        self._event(pod, WARNING, FAILED_SCHEDULING, SCHEDULING, message)
+        reason = SCHEDULER_ERROR_REASON if error else UNSCHEDULABLE_REASON
+        patch = condition_patch(pod, reason, message, nominated_node)
+        if patch is not None:
+            path = f"/api/v1/namespaces/{pod.namespace}/pods/{pod.name}/status"
+            self.kube.request("PATCH", path, body=patch, content_type=STRATEGIC_MERGE_PATCH)
+
+    def _event(self, pod: PodInfo, kind: str, reason: str, action: str, note: str) -> None:
+        body = event(
+            pod,
+            kind=kind,
+            reason=reason,
+            action=action,
+            note=note,
+            controller=pod.scheduler_name,
+            instance=f"{pod.scheduler_name}-{self.hostname}",
+        )
+        self.kube.request(
+            "POST", f"/apis/events.k8s.io/v1/namespaces/{pod.namespace}/events", body=body
+        )

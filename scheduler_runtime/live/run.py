@@ -1,0 +1,148 @@
+"""`scheduler-runtime run`: the reflectors fill the cache, the HTTP server answers probes, and
+the scheduling loop runs while this instance leads (or always, without leader election).
+SIGTERM and SIGINT stop it cleanly and release the lease; losing the lease stops scheduling
+at once and ends the process with status 1, as kube-scheduler does."""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import socket
+import threading
+from dataclasses import dataclass
+from types import FrameType
+
+from scheduler_runtime.config import SchedulerConfiguration
+from scheduler_runtime.live.cache import NODES, OBJECT_PATHS, PODS
+from scheduler_runtime.live.kube import Kube, load_client
+from scheduler_runtime.live.leader import LeaderElector, LeaseConfig, identity
+from scheduler_runtime.live.metrics import SchedulerMetrics
+from scheduler_runtime.live.outcomes import Outcomes
+from scheduler_runtime.live.reflector import Reflector, start
+from scheduler_runtime.live.scheduler import Scheduler
+from scheduler_runtime.live.server import HealthServer
+
+log = logging.getLogger(__name__)
+
+FLUSH_SECONDS = 30.0  # upstream flushes leftover unschedulable pods every 30s
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    kubeconfig: str | None
+    listen: tuple[str, int]
+
+
+def hostname() -> str:
+    """The pod's name when the Deployment passes it down, else the host's name."""
+    return os.environ.get("POD_NAME") or socket.gethostname()
+
+
+class Runtime:
+    """Everything one scheduler process runs, and the order it starts and stops in."""
+
+    def __init__(self, config: SchedulerConfiguration, options: RunOptions) -> None:
+        self.config = config
+        self.kube = Kube(load_client(options.kubeconfig))
+        self.metrics = SchedulerMetrics()
+        self.scheduler = Scheduler(config, self.kube, Outcomes(self.kube, hostname()), self.metrics)
+        cache = self.scheduler.cache
+        self.reflectors = [
+            Reflector(self.kube, NODES, "/api/v1/nodes", cache),
+            Reflector(self.kube, PODS, "/api/v1/pods", cache),
+            *(Reflector(self.kube, kind, path, cache) for kind, path in OBJECT_PATHS.items()),
+        ]
+        self.done = threading.Event()
+        self.lost_lease = False
+        self.elector = self._elector()
+        self.server = HealthServer(
+            options.listen, live=self.live, ready=self.ready, registry=self.metrics.registry
+        )
+        self._loop = threading.Thread(target=self.scheduler.run, name="scheduling", daemon=True)
+
+    def _elector(self) -> LeaderElector | None:
+        election = self.config.leader_election
+        if not election.leader_elect:
+            return None
+        lease = LeaseConfig(
+            name=election.resource_name,
+            namespace=election.resource_namespace,
+            lease_duration=election.lease_duration,
+            renew_deadline=election.renew_deadline,
+            retry_period=election.retry_period,
+        )
+        return LeaderElector(
+            self.kube,
+            lease,
+            identity(hostname()),
+            on_started_leading=self._start_leading,
+            on_stopped_leading=self._stop_leading,
+        )
+
+    # ----- probes
+
+    def synced(self) -> bool:
+        return all(r.synced.is_set() for r in self.reflectors)
+
+    def live(self) -> str:
+        if self._loop.ident is not None and not self._loop.is_alive() and not self.done.is_set():
+            return "scheduling loop stopped"
+        return ""
+
+    def ready(self) -> str:
+        if not self.synced():
+            return "informer caches not synced"
+        elector = self.elector
+        if elector is None or elector.is_leader or elector.leader_is_healthy():
+            return ""
+        return "no healthy leader holds the lease"
+
+    # ----- lifecycle
+
+    def run(self) -> int:
+        """Runs until SIGTERM/SIGINT (status 0) or until the lease is lost (status 1)."""
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(sig, self._on_signal)
+        self.server.start()
+        start(self.reflectors)
+        threading.Thread(target=self._flush, name="flush", daemon=True).start()
+        log.info("serving on %s:%d", *self.server.httpd.server_address[:2])
+        while not self.synced() and not self.done.wait(0.1):
+            pass
+        if not self.done.is_set():
+            if self.elector is None:
+                self._start_leading()
+            else:
+                threading.Thread(target=self.elector.run, name="leader", daemon=True).start()
+        self.done.wait()
+        self._shutdown()
+        return 1 if self.lost_lease else 0
+
+    def _start_leading(self) -> None:
+        if self.elector is not None:
+            self.metrics.leader.labels(name=self.elector.config.name).set(1)
+        self._loop.start()
+
+    def _stop_leading(self) -> None:
+        self.scheduler.stopping.set()  # no further cycle starts, even before shutdown
+        self.lost_lease = True
+        log.error("leader election lost")
+        self.done.set()
+
+    def _on_signal(self, signum: int, frame: FrameType | None) -> None:
+        log.info("received %s, shutting down", signal.Signals(signum).name)
+        self.done.set()
+
+    def _flush(self) -> None:
+        while not self.done.wait(FLUSH_SECONDS):
+            self.scheduler.queue.flush_unschedulable()
+
+    def _shutdown(self) -> None:
+        self.scheduler.stop()
+        if self.elector is not None:
+            self.elector.stop()
+            self.metrics.leader.labels(name=self.elector.config.name).set(0)
+        for reflector in self.reflectors:
+            reflector.stop()
+        self.server.stop()

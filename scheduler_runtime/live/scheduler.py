@@ -1,0 +1,288 @@
+"""The live scheduler: upstream's scheduleOne. One scheduling cycle at a time (the core's
+algorithm over the frozen snapshot), then assume, reserve and permit; the binding cycle
+(preBind, bind, postBind) runs on a thread pool so the next pod is scheduled meanwhile.
+Failures are reported as upstream reports them and the pod goes back to the queue."""
+
+from __future__ import annotations
+
+import logging
+import random
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+import urllib3
+
+from scheduler_runtime.config import SchedulerConfiguration
+from scheduler_runtime.framework.algorithm import SchedulingAlgorithm
+from scheduler_runtime.framework.interface import Code, CycleState, Handle, Status
+from scheduler_runtime.framework.podinfo import PodInfo
+from scheduler_runtime.framework.runtime import Framework, FrameworkError
+from scheduler_runtime.framework.snapshot import Snapshot
+from scheduler_runtime.framework.types import FitError, NoNodesAvailableError, ScheduleResult
+from scheduler_runtime.live.cache import ClusterCache
+from scheduler_runtime.live.kube import ApiError, Kube
+from scheduler_runtime.live.metrics import ERROR, SCHEDULED, UNSCHEDULABLE, SchedulerMetrics
+from scheduler_runtime.live.outcomes import Outcomes
+from scheduler_runtime.live.queue import QueuedPod, SchedulingQueue, priority_sort
+
+log = logging.getLogger("scheduler_runtime.scheduler")
+
+BINDING_WORKERS = 16
+PREEMPTION = "DefaultPreemption"
+
+
+def fields(**values: Any) -> str:
+    """key="value" pairs for one structured log line, as klog writes them."""
+    return " ".join(
+        f"{key}={value!r}" if isinstance(value, str) else f"{key}={value}"
+        for key, value in values.items()
+    )
+
+
+@dataclass
+class Attempt:
+    """One pod's way through a scheduling and binding cycle."""
+
+    queued: QueuedPod
+    framework: Framework
+    state: CycleState
+    started: float
+    node: str = ""
+
+    @property
+    def pod(self) -> PodInfo:
+        return self.queued.pod_info
+
+
+class Scheduler:
+    """Profiles, queue and cache, and the loop that drives them."""
+
+    def __init__(
+        self,
+        config: SchedulerConfiguration,
+        kube: Kube,
+        outcomes: Outcomes,
+        metrics: SchedulerMetrics,
+        rng: random.Random | None = None,
+    ) -> None:
+        self.kube = kube
+        self.outcomes = outcomes
+        self.metrics = metrics
+        self.rng = rng or random.Random()  # noqa: S311 - tie-breaking, not crypto
+        self.snapshot = Snapshot()
+        self.frameworks = {
+            profile.scheduler_name: Framework(profile, self._handle(config))
+            for profile in config.profiles
+        }
+        first = next(iter(self.frameworks.values()))
+        self.queue = SchedulingQueue(
+            less=first.less if first.has("queueSort") else priority_sort,
+            pre_enqueue=self._may_enqueue,
+            initial_backoff=config.pod_initial_backoff_seconds,
+            max_backoff=config.pod_max_backoff_seconds,
+            on_change=metrics.set_pending,
+        )
+        self.cache = ClusterCache(self.snapshot, self.queue, self.frameworks)
+        self.algorithm = SchedulingAlgorithm(
+            self.snapshot, config.percentage_of_nodes_to_score, self.rng
+        )
+        self.binding = ThreadPoolExecutor(BINDING_WORKERS, thread_name_prefix="binding")
+        self.stopping = threading.Event()
+
+    def _handle(self, config: SchedulerConfiguration) -> Handle:
+        return Handle(
+            snapshot=self.snapshot,
+            binder=self.outcomes.bind,
+            nominator=self._nominated_pods,
+            rng=self.rng,
+            parallelism=config.parallelism,
+            services={"kube": self.kube},
+        )
+
+    def _nominated_pods(self, node_name: str) -> list[PodInfo]:
+        return self.cache.nominated_pods(node_name)
+
+    def _may_enqueue(self, pod: PodInfo) -> bool:
+        framework = self.frameworks.get(pod.scheduler_name)
+        return framework is not None and framework.run_pre_enqueue(pod).is_success
+
+    # ----- the loop
+
+    def run(self) -> None:
+        """Schedules pods one at a time until stop()."""
+        while not self.stopping.is_set():
+            queued = self.queue.pop(timeout=1.0)
+            if queued is not None and not self.stopping.is_set():
+                self.schedule_one(queued)
+
+    def stop(self) -> None:
+        """Stops scheduling; bindings already under way finish."""
+        self.stopping.set()
+        self.queue.close()
+        self.binding.shutdown(wait=True, cancel_futures=False)
+
+    def schedule_one(self, queued: QueuedPod) -> None:
+        pod = queued.pod_info
+        framework = self.frameworks[pod.scheduler_name]
+        attempt = Attempt(queued, framework, CycleState(), time.monotonic())
+        if self.cache.is_assumed(pod.key) or (pod.pod.get("metadata") or {}).get(
+            "deletionTimestamp"
+        ):
+            self.queue.done(pod.key)
+            return
+        with self.cache.frozen():
+            status = self._scheduling_cycle(attempt)
+        if not status.is_success:
+            self._fail(attempt, status)
+            return
+        self.queue.done(pod.key)
+        self.binding.submit(self._binding_cycle, attempt)
+
+    def _scheduling_cycle(self, attempt: Attempt) -> Status:
+        """Runs under the cache lock: find a node, assume the pod there, reserve, permit."""
+        pod, framework, state = attempt.pod, attempt.framework, attempt.state
+        try:
+            result = self.algorithm.schedule_pod(framework, state, pod)
+        except FitError as error:
+            return self._post_filter(attempt, error)
+        except NoNodesAvailableError as error:
+            return Status.unresolvable(str(error))
+        except FrameworkError as error:
+            return Status.as_error(error)
+        attempt.node = result.suggested_host
+        self.cache.assume(pod, attempt.node)
+        status = _located(framework.run_reserve(state, pod, attempt.node), "Reserve")
+        if status.is_success:
+            status, waits = framework.run_permit(state, pod, attempt.node)
+            if status.code == Code.WAIT:
+                status = _permit_timeout(waits)
+            status = _located(status, "Permit")
+        if not status.is_success:
+            framework.run_unreserve(state, pod, attempt.node)
+            self.cache.forget(pod)
+            if status.code not in (Code.ERROR, Code.UNSCHEDULABLE_AND_UNRESOLVABLE):
+                status = Status(Code.UNSCHEDULABLE, status.reasons, status.plugin)
+            return status
+        self._log_choice(attempt, result)
+        return status
+
+    def _post_filter(self, attempt: Attempt, error: FitError) -> Status:
+        """No node fits: let postFilter plugins (preemption) try; the FitError message,
+        with theirs appended, is what the user reads."""
+        framework, pod = attempt.framework, attempt.pod
+        attempt.queued.unschedulable_plugins = set(error.diagnosis.unschedulable_plugins)
+        if framework.has("postFilter"):
+            if PREEMPTION in framework.profile.enabled("postFilter"):
+                self.metrics.preemption_attempts.inc()
+            try:
+                result, status = framework.run_post_filter(attempt.state, pod, error.diagnosis)
+            except FrameworkError as failure:
+                return Status.as_error(failure)
+            error.diagnosis.post_filter_msg = status.message()
+            if result is not None and result.nominating is not None:
+                attempt.node = result.nominating.node_name
+                self.cache.nominate(pod, attempt.node)
+        return Status(Code.UNSCHEDULABLE, (str(error),), "", error)
+
+    # ----- the binding cycle (thread pool)
+
+    def _binding_cycle(self, attempt: Attempt) -> None:
+        pod, framework, state, node = attempt.pod, attempt.framework, attempt.state, attempt.node
+        try:
+            status = _located(framework.run_pre_bind(state, pod, node), "PreBind")
+            if status.is_success:
+                status = _located(framework.run_bind(state, pod, node), "Bind")
+                if status.is_skip:
+                    status = Status(Code.ERROR, ("no bind plugin bound the pod",))
+        except (FrameworkError, ApiError, urllib3.exceptions.HTTPError, OSError) as error:
+            status = Status.as_error(error)
+        if not status.is_success:
+            framework.run_unreserve(state, pod, node)
+            self.cache.forget(pod)
+            attempt.node = ""
+            self._fail(attempt, _binding_status(status))
+            return
+        framework.run_post_bind(state, pod, node)
+        elapsed = time.monotonic() - attempt.started
+        self.metrics.attempt(SCHEDULED, pod.scheduler_name, elapsed)
+        queued_at = attempt.queued.initial_attempt_timestamp or attempt.started
+        self.metrics.scheduled(attempt.queued.attempts, time.monotonic() - queued_at)
+        log.info("Successfully bound pod to node %s", fields(pod=pod.key, node=node))
+        self._report(self.outcomes.scheduled, pod, node)
+
+    # ----- failures
+
+    def _fail(self, attempt: Attempt, status: Status) -> None:
+        """handleSchedulingFailure: event, condition, nominated node, back to the queue."""
+        pod = attempt.pod
+        error = status.code == Code.ERROR
+        message = status.message()
+        result = ERROR if error else UNSCHEDULABLE
+        self.metrics.attempt(result, pod.scheduler_name, time.monotonic() - attempt.started)
+        nominated = attempt.node if not error and attempt.node else None
+        log.info(
+            "Unable to schedule pod %s",
+            fields(
+                pod=pod.key,
+                profile=pod.scheduler_name,
+                result=result,
+                reason=message,
+                nominatedNode=nominated or "",
+            ),
+        )
+        self.queue.requeue(attempt.queued, unschedulable=not error)
+        self._report(self.outcomes.failed, pod, message, error=error, nominated_node=nominated)
+
+    def _report(self, write: Any, *args: Any, **kwargs: Any) -> None:
+        try:
+            write(*args, **kwargs)
+        except (ApiError, urllib3.exceptions.HTTPError, OSError) as failure:
+            log.warning("reporting the outcome for pod %s failed: %s", args[0].key, failure)
+
+    def _log_choice(self, attempt: Attempt, result: ScheduleResult) -> None:
+        placement = self.algorithm.last_placement
+        scores: dict[str, int] = {}
+        total = 0
+        if placement is not None:
+            slot = self.snapshot.slot(attempt.node)
+            position = int((placement.slots == slot).argmax())
+            total = int(placement.totals[position])
+            scores = {name: int(values[position]) for name, values in placement.by_plugin.items()}
+        log.info(
+            "Chose node for pod %s",
+            fields(
+                pod=attempt.pod.key,
+                profile=attempt.pod.scheduler_name,
+                node=attempt.node,
+                evaluatedNodes=result.evaluated_nodes,
+                feasibleNodes=result.feasible_nodes,
+                score=total,
+                scores=str(scores),
+            ),
+        )
+
+
+def _permit_timeout(waits: dict[str, float]) -> Status:
+    """No plugin can allow a waiting pod here, so Wait ends as upstream's timeout does."""
+    plugin, timeout = max(waits.items(), key=lambda item: item[1])
+    time.sleep(timeout)
+    return Status.unschedulable(
+        f"rejected due to timeout after waiting {timeout}s at plugin {plugin}", plugin=plugin
+    )
+
+
+def _located(status: Status, point: str) -> Status:
+    """An error names the extension point and plugin, as upstream's messages do."""
+    if status.code != Code.ERROR or not status.plugin:
+        return status
+    message = f'running {point} plugin "{status.plugin}": {status.message()}'
+    return Status(Code.ERROR, (message,), status.plugin, status.error)
+
+
+def _binding_status(status: Status) -> Status:
+    if status.code == Code.ERROR:
+        return status
+    return Status(Code.UNSCHEDULABLE, status.reasons, status.plugin)
