@@ -2,6 +2,8 @@
 # The local control plane: kwokctl runs etcd, kube-apiserver (RBAC on), kube-controller-manager,
 # kube-scheduler and kwok as plain processes from the binaries built by build-binaries.sh.
 #   cluster.sh up [NAME]          create (or reuse) the cluster; prints its kubeconfig path
+#   cluster.sh up NAME FLAGS...   the same, passing extra flags to `kwokctl create cluster`
+#                                 (e.g. --disable-qps-limits for benchmarks)
 #   cluster.sh down [NAME]        delete it
 #   cluster.sh kubeconfig [NAME]  print its kubeconfig path
 #   cluster.sh kwokctl ARGS...    run the pinned kwokctl against the project's clusters
@@ -18,6 +20,7 @@ own_kubeconfig=$KWOK_WORKDIR/kwokctl.kubeconfig
 
 cmd=${1:-up}
 name=${2:-scheduler-operator}
+create_flags=("${@:3}")
 kubeconfig=$KWOK_WORKDIR/clusters/$name/kubeconfig.yaml
 
 up() {
@@ -39,6 +42,7 @@ up() {
     --kwok-controller-binary "$kwok/kwok" \
     --etcd-binary "$etcd/etcd" \
     --kubeconfig "" \
+    "${create_flags[@]}" \
     --wait 120s >&2
   echo "$kubeconfig"
 }
