@@ -3,19 +3,60 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Sequence
 
-from scheduler_runtime.live.command import add_run_command
+import orjson
+
+from scheduler_runtime.config import ConfigError, load_configuration_file
+from scheduler_runtime.framework.registry import PluginLoadError
+from scheduler_runtime.framework.runtime import FrameworkError
+from scheduler_runtime.simulate import StateError, format_table, read_state, simulate
+
+USAGE_ERROR = 2
+
+
+def _simulate(args: argparse.Namespace) -> int:
+    try:
+        config = load_configuration_file(args.config)
+    except ConfigError as error:
+        print(f"error: {args.config}: {error}", file=sys.stderr)
+        return USAGE_ERROR
+    try:
+        placements = simulate(config, read_state(args.state), seed=args.seed)
+    except (StateError, FrameworkError, PluginLoadError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return USAGE_ERROR
+    if args.output == "json":
+        document = {"placements": [p.as_json() for p in placements]}
+        sys.stdout.write(orjson.dumps(document, option=orjson.OPT_INDENT_2).decode() + "\n")
+    else:
+        print(format_table(placements))
+    return 0
+
+
+def _add_simulate(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    simulate = commands.add_parser(
+        "simulate",
+        help="place the pending pods of a state file without a cluster",
+        description="Schedule the pending pods of --state (a YAML stream or v1 List of Nodes "
+        "and Pods, as `kubectl get nodes,pods -A -o yaml` prints) with --config, as the live "
+        "scheduler would, and print where each pod goes.",
+    )
+    simulate.add_argument("--config", required=True, help="KubeSchedulerConfiguration file")
+    simulate.add_argument("--state", required=True, help="Nodes and Pods (YAML)")
+    simulate.add_argument("--seed", type=int, default=None, help="seed for tie-breaking")
+    simulate.add_argument("-o", "--output", choices=("json", "table"), default="table")
+    simulate.set_defaults(handler=_simulate)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="scheduler-runtime", description=__doc__)
-    subcommands = parser.add_subparsers(title="commands")
-    add_run_command(subcommands)
+    commands = parser.add_subparsers(title="commands", metavar="COMMAND")
+    _add_simulate(commands)
     args = parser.parse_args(argv)
-    handler = getattr(args, "handler", None)
-    if handler is None:
+    if not hasattr(args, "handler"):
         parser.print_help()
-        return 0
-    result: int = handler(args)
+        return USAGE_ERROR
+    result: int = args.handler(args)
     return result

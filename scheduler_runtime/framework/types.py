@@ -33,7 +33,7 @@ class Rejection:
             plugin=plugin,
             slots=slots[rejected],
             unresolvable=verdicts.unresolvable[rejected],
-            reasons=[(reason, mask[rejected]) for reason, mask in verdicts.reasons],
+            reasons=[(reason, mask[rejected]) for reason, mask in verdicts.reasons if mask.any()],
         )
 
     def status(self, position: int) -> Status:
@@ -91,7 +91,9 @@ class NodeToStatus:
         counts: Counter[str] = Counter()
         for rejection in self.rejections:
             for reason, mask in rejection.reasons:
-                counts[reason] += int(np.count_nonzero(mask))
+                hits = int(np.count_nonzero(mask))
+                if hits:
+                    counts[reason] += hits
         for status in self.extra.values():
             counts.update(status.reasons)
         return counts

@@ -1,0 +1,1 @@
+"""In-tree plugins, one package per upstream plugin folder."""

@@ -1,0 +1,54 @@
+"""NodePorts: a pod's host ports must be free on the node."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import numpy as np
+from pydantic import BaseModel
+
+from scheduler_runtime.framework.interface import (
+    SKIP,
+    SUCCESS,
+    CycleState,
+    Handle,
+    NodeVerdicts,
+    PreFilterResult,
+    Status,
+)
+from scheduler_runtime.framework.nodeinfo import NodeInfo
+from scheduler_runtime.framework.podinfo import PodInfo
+from scheduler_runtime.framework.snapshot import Slots, Snapshot
+
+REASON = "node(s) didn't have free ports for the requested pod ports"
+
+
+def fits_ports(pod: PodInfo, node: NodeInfo) -> bool:
+    return not any(node.port_conflicts(port) for port in pod.host_ports)
+
+
+class NodePorts:
+    name: ClassVar[str] = "NodePorts"
+
+    def __init__(self, args: BaseModel | None, handle: Handle) -> None:
+        del args, handle
+
+    def pre_filter(
+        self, state: CycleState, pod: PodInfo, snapshot: Snapshot
+    ) -> tuple[PreFilterResult | None, Status]:
+        return None, SUCCESS if pod.host_ports else SKIP
+
+    def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status:
+        return SUCCESS if fits_ports(pod, node) else Status.unschedulable(REASON)
+
+    def filter_nodes(
+        self, state: CycleState, pod: PodInfo, snapshot: Snapshot, slots: Slots
+    ) -> NodeVerdicts:
+        rejected = np.zeros(len(slots), dtype=np.bool_)
+        # Only nodes that already use some host port can conflict.
+        for position in np.flatnonzero(snapshot.port_count[slots] > 0):
+            rejected[position] = not fits_ports(pod, snapshot.info(int(slots[position])))
+        return NodeVerdicts.rejecting(rejected, REASON, unresolvable=False)
+
+
+__all__ = ["NodePorts"]

@@ -1,0 +1,43 @@
+"""NodeUnschedulable: cordoned nodes take only pods that tolerate the unschedulable taint."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import numpy as np
+from pydantic import BaseModel
+
+from scheduler_runtime.framework.interface import SUCCESS, CycleState, Handle, NodeVerdicts, Status
+from scheduler_runtime.framework.nodeinfo import NodeInfo
+from scheduler_runtime.framework.podinfo import PodInfo, Taint
+from scheduler_runtime.framework.snapshot import Slots, Snapshot
+
+REASON = "node(s) were unschedulable"
+UNSCHEDULABLE_TAINT = Taint("node.kubernetes.io/unschedulable", "", "NoSchedule")
+
+
+def _tolerates_cordon(pod: PodInfo) -> bool:
+    return any(t.tolerates(UNSCHEDULABLE_TAINT) for t in pod.tolerations)
+
+
+class NodeUnschedulable:
+    name: ClassVar[str] = "NodeUnschedulable"
+
+    def __init__(self, args: BaseModel | None, handle: Handle) -> None:
+        del args, handle
+
+    def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status:
+        if node.unschedulable and not _tolerates_cordon(pod):
+            return Status.unresolvable(REASON)
+        return SUCCESS
+
+    def filter_nodes(
+        self, state: CycleState, pod: PodInfo, snapshot: Snapshot, slots: Slots
+    ) -> NodeVerdicts:
+        if _tolerates_cordon(pod):
+            return NodeVerdicts.passing(len(slots))
+        cordoned = np.asarray(snapshot.unschedulable[slots], dtype=np.bool_)
+        return NodeVerdicts.rejecting(cordoned, REASON, unresolvable=True)
+
+
+__all__ = ["NodeUnschedulable"]

@@ -1,0 +1,108 @@
+"""TaintToleration: NoSchedule/NoExecute taints must be tolerated (filter); untolerated
+PreferNoSchedule taints count against a node (score, normalized in reverse)."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import numpy as np
+from pydantic import BaseModel
+
+from scheduler_runtime.framework.interface import (
+    SUCCESS,
+    CycleState,
+    Handle,
+    NodeVerdicts,
+    Status,
+    default_normalize_score,
+)
+from scheduler_runtime.framework.nodeinfo import NodeInfo
+from scheduler_runtime.framework.podinfo import PodInfo, Taint, Toleration
+from scheduler_runtime.framework.snapshot import Int64s, Slots, Snapshot
+
+HARD_EFFECTS = ("NoSchedule", "NoExecute")
+PREFER_NO_SCHEDULE = "PreferNoSchedule"
+STATE_KEY = "PreScoreTaintToleration"
+
+
+def untolerated_taint(
+    taints: tuple[Taint, ...], tolerations: tuple[Toleration, ...]
+) -> Taint | None:
+    """v1helper.FindMatchingUntoleratedTaint over the NoSchedule/NoExecute taints."""
+    for taint in taints:
+        if taint.effect in HARD_EFFECTS and not any(t.tolerates(taint) for t in tolerations):
+            return taint
+    return None
+
+
+def reason(taint: Taint) -> str:
+    return f"node(s) had untolerated taint {{{taint.key}: {taint.value}}}"
+
+
+def count_intolerable(taints: tuple[Taint, ...], tolerations: tuple[Toleration, ...]) -> int:
+    return sum(
+        1
+        for taint in taints
+        if taint.effect == PREFER_NO_SCHEDULE and not any(t.tolerates(taint) for t in tolerations)
+    )
+
+
+def prefer_no_schedule_tolerations(pod: PodInfo) -> tuple[Toleration, ...]:
+    return tuple(t for t in pod.tolerations if t.effect in ("", PREFER_NO_SCHEDULE))
+
+
+class TaintToleration:
+    name: ClassVar[str] = "TaintToleration"
+
+    def __init__(self, args: BaseModel | None, handle: Handle) -> None:
+        del args, handle
+
+    def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status:
+        taint = untolerated_taint(node.taints, pod.tolerations)
+        return SUCCESS if taint is None else Status.unresolvable(reason(taint))
+
+    def filter_nodes(
+        self, state: CycleState, pod: PodInfo, snapshot: Snapshot, slots: Slots
+    ) -> NodeVerdicts:
+        ids = snapshot.taint_set[slots]
+        rejected = np.zeros(len(slots), dtype=np.bool_)
+        by_reason: dict[str, np.ndarray] = {}
+        for taint_set in np.unique(ids):
+            taint = untolerated_taint(snapshot.taint_sets[int(taint_set)], pod.tolerations)
+            if taint is None:
+                continue
+            mask = ids == taint_set
+            rejected |= mask
+            text = reason(taint)
+            by_reason[text] = by_reason[text] | mask if text in by_reason else mask
+        return NodeVerdicts(rejected, rejected, list(by_reason.items()))
+
+    def pre_score(
+        self, state: CycleState, pod: PodInfo, snapshot: Snapshot, slots: Slots
+    ) -> Status:
+        state.write(STATE_KEY, prefer_no_schedule_tolerations(pod))
+        return SUCCESS
+
+    def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> tuple[int, Status]:
+        tolerations = state.get(STATE_KEY) or prefer_no_schedule_tolerations(pod)
+        return count_intolerable(node.taints, tolerations), SUCCESS
+
+    def score_nodes(
+        self, state: CycleState, pod: PodInfo, snapshot: Snapshot, slots: Slots
+    ) -> Int64s:
+        tolerations = state.get(STATE_KEY) or prefer_no_schedule_tolerations(pod)
+        ids = snapshot.taint_set[slots]
+        unique, inverse = np.unique(ids, return_inverse=True)
+        counts = np.array(
+            [count_intolerable(snapshot.taint_sets[int(i)], tolerations) for i in unique],
+            dtype=np.int64,
+        )
+        scores: Int64s = counts[inverse]
+        return scores
+
+    def normalize_score(self, state: CycleState, pod: PodInfo, scores: Int64s) -> Status:
+        default_normalize_score(scores, reverse=True)
+        return SUCCESS
+
+
+__all__ = ["TaintToleration"]

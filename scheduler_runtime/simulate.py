@@ -1,0 +1,278 @@
+"""What-if scheduling without a cluster: the pods of a state file (what `kubectl get
+nodes,pods -A -o yaml` prints) that belong to a profile are scheduled in queue order, each
+placement counting for the next, exactly as the live scheduler's cycle would place them."""
+
+from __future__ import annotations
+
+import heapq
+import random
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from scheduler_runtime.config import SchedulerConfiguration
+from scheduler_runtime.framework.algorithm import SchedulingAlgorithm
+from scheduler_runtime.framework.interface import Code, CycleState, Handle, Status
+from scheduler_runtime.framework.podinfo import PodInfo, pod_info
+from scheduler_runtime.framework.quantity import QuantityError
+from scheduler_runtime.framework.runtime import Framework, FrameworkError
+from scheduler_runtime.framework.snapshot import Snapshot
+from scheduler_runtime.framework.types import FitError, NoNodesAvailableError, QueuedPodInfo
+
+TERMINAL_PHASES = ("Succeeded", "Failed")
+
+
+class StateError(ValueError):
+    """A state file that cannot be read as Nodes and Pods."""
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where a pod went (node None: nowhere) and the FailedScheduling message if it failed."""
+
+    namespace: str
+    name: str
+    node: str | None
+    message: str | None
+
+    def as_json(self) -> dict[str, str | None]:
+        return {
+            "namespace": self.namespace,
+            "name": self.name,
+            "node": self.node,
+            "message": self.message,
+        }
+
+
+def read_state(path: str | Path) -> list[dict[str, Any]]:
+    """The objects of a YAML stream, with `List` documents flattened."""
+    try:
+        text = Path(path).read_text()
+    except OSError as error:
+        raise StateError(f"{path}: cannot read the file: {error.strerror}") from None
+    try:
+        documents = [doc for doc in yaml.safe_load_all(text) if doc is not None]
+    except yaml.YAMLError as error:
+        raise StateError(f"{path}: not valid YAML: {error}") from None
+    return list(_flatten(documents, str(path)))
+
+
+def _flatten(documents: Iterable[Any], where: str) -> Iterator[dict[str, Any]]:
+    for index, document in enumerate(documents):
+        if not isinstance(document, dict):
+            raise StateError(f"{where}: document {index} is not an object")
+        if "items" in document and str(document.get("kind", "")).endswith("List"):
+            for position, item in enumerate(document.get("items") or ()):
+                if not isinstance(item, dict):
+                    raise StateError(
+                        f"{where}: document {index} items[{position}] is not an object"
+                    )
+                yield _with_kind(item, document.get("kind", ""))
+        else:
+            yield document
+
+
+def _with_kind(item: dict[str, Any], list_kind: str) -> dict[str, Any]:
+    # NodeList / PodList items may leave out their kind.
+    if "kind" not in item and list_kind in ("NodeList", "PodList"):
+        return {**item, "kind": list_kind.removesuffix("List")}
+    return item
+
+
+def _describe(obj: Mapping[str, Any]) -> str:
+    metadata = obj.get("metadata") or {}
+    namespace = metadata.get("namespace")
+    name = metadata.get("name") or "<unnamed>"
+    return f"{obj.get('kind', 'object')} {namespace + '/' if namespace else ''}{name}"
+
+
+def _parse_pod(obj: dict[str, Any]) -> PodInfo:
+    if not (obj.get("metadata") or {}).get("name"):
+        raise StateError(f"{_describe(obj)}: metadata.name is required")
+    try:
+        return pod_info(obj)
+    except (QuantityError, KeyError, TypeError, ValueError) as error:
+        raise StateError(f"{_describe(obj)}: {error}") from None
+
+
+@dataclass(frozen=True)
+class _Queued:
+    """A heap entry ordered by the profile's queueSort plugin."""
+
+    queued: QueuedPodInfo
+    less: Callable[[QueuedPodInfo, QueuedPodInfo], bool]
+
+    def __lt__(self, other: _Queued) -> bool:
+        return self.less(self.queued, other.queued)
+
+
+class Simulation:
+    """A snapshot, one framework per profile and a queue, driven until the queue is empty."""
+
+    def __init__(self, config: SchedulerConfiguration, seed: int | None = None) -> None:
+        self.snapshot = Snapshot()
+        self.rng = random.Random(seed)  # noqa: S311 - tie-breaking, not crypto
+        self.nominated: dict[str, PodInfo] = {}
+        handle = Handle(
+            snapshot=self.snapshot,
+            binder=lambda pod, node: None,  # the assumed pod already counts on its node
+            nominator=self._nominated_to,
+            rng=self.rng,
+            parallelism=config.parallelism,
+            services={"delete_pod": self._delete_pod},
+        )
+        self.frameworks = {p.scheduler_name: Framework(p, handle) for p in config.profiles}
+        self.algorithm = SchedulingAlgorithm(
+            self.snapshot, config.percentage_of_nodes_to_score, self.rng
+        )
+        self._less = next(iter(self.frameworks.values())).less
+        self._queue: list[_Queued] = []
+        self._sequence = 0
+        self._unschedulable: list[QueuedPodInfo] = []
+        self.placements: dict[str, Placement] = {}
+
+    # ----- loading
+
+    def load(self, objects: Iterable[dict[str, Any]]) -> None:
+        objects = list(objects)
+        for obj in objects:
+            if obj.get("kind") == "Node":
+                if not (obj.get("metadata") or {}).get("name"):
+                    raise StateError(f"{_describe(obj)}: metadata.name is required")
+                self.snapshot.add_node(obj)
+            elif obj.get("kind") != "Pod":
+                self.snapshot.objects.apply(obj)
+        pending = []
+        for obj in objects:
+            if obj.get("kind") == "Pod":
+                pod = _parse_pod(obj)
+                if self._is_gone(pod):
+                    continue
+                if pod.node_name:
+                    self.snapshot.add_pod(pod)
+                elif pod.scheduler_name in self.frameworks:
+                    pending.append(pod)
+        for pod in sorted(pending, key=lambda p: p.creation_timestamp):
+            if pod.nominated_node_name:
+                self.nominated[pod.key] = pod
+            self._enqueue(pod)
+
+    @staticmethod
+    def _is_gone(pod: PodInfo) -> bool:
+        phase = (pod.pod.get("status") or {}).get("phase")
+        return phase in TERMINAL_PHASES or bool(pod.pod["metadata"].get("deletionTimestamp"))
+
+    def _enqueue(self, pod: PodInfo) -> None:
+        framework = self.frameworks[pod.scheduler_name]
+        if not framework.run_pre_enqueue(pod).is_success:
+            return  # gated pods wait outside the queue, as upstream's do
+        self._sequence += 1
+        queued = QueuedPodInfo(pod, timestamp=float(self._sequence))
+        heapq.heappush(self._queue, _Queued(queued, self._less))
+
+    # ----- services the plugins use
+
+    def _nominated_to(self, node_name: str) -> list[PodInfo]:
+        return [p for p in self.nominated.values() if p.nominated_node_name == node_name]
+
+    def _delete_pod(self, pod: PodInfo) -> None:
+        """A preemption victim goes; pods that could not be placed get another chance."""
+        self.snapshot.remove_pod(pod.key)
+        for queued in self._unschedulable:
+            self._enqueue(queued.pod_info)
+        self._unschedulable.clear()
+
+    # ----- scheduling
+
+    def run(self) -> list[Placement]:
+        while self._queue:
+            self._schedule_one(heapq.heappop(self._queue).queued)
+        return list(self.placements.values())
+
+    def _record(self, pod: PodInfo, node: str | None, message: str | None) -> None:
+        self.placements.pop(pod.key, None)  # the last attempt counts, in its order
+        self.placements[pod.key] = Placement(pod.namespace, pod.name, node, message)
+
+    def _schedule_one(self, queued: QueuedPodInfo) -> None:
+        pod = queued.pod_info
+        framework = self.frameworks[pod.scheduler_name]
+        state = CycleState()
+        try:
+            result = self.algorithm.schedule_pod(framework, state, pod)
+        except FitError as error:
+            self._unschedulable_pod(queued, framework, state, error)
+            return
+        except (NoNodesAvailableError, FrameworkError) as error:
+            self._record(pod, None, str(error))
+            return
+        node = result.suggested_host
+        assumed = pod.with_node(node)
+        self.snapshot.add_pod(assumed)
+        self.nominated.pop(pod.key, None)
+        status = self._reserve_to_bind(framework, state, assumed, node)
+        if not status.is_success:
+            self.snapshot.remove_pod(pod.key)
+            self._record(pod, None, status.message())
+            return
+        self._record(pod, node, None)
+
+    def _reserve_to_bind(
+        self, framework: Framework, state: CycleState, pod: PodInfo, node: str
+    ) -> Status:
+        status = framework.run_reserve(state, pod, node)
+        if status.is_success:
+            status, _ = framework.run_permit(state, pod, node)
+        if status.is_success:
+            status = framework.run_pre_bind(state, pod, node)
+        if status.is_success:
+            status = framework.run_bind(state, pod, node)
+        if status.is_success:
+            framework.run_post_bind(state, pod, node)
+            return status
+        framework.run_unreserve(state, pod, node)
+        if status.code == Code.WAIT:
+            return Status.unschedulable("pod waits on permit, which simulation does not grant")
+        return status
+
+    def _unschedulable_pod(
+        self, queued: QueuedPodInfo, framework: Framework, state: CycleState, error: FitError
+    ) -> None:
+        pod = queued.pod_info
+        self._record(pod, None, str(error))
+        nominated = None
+        if framework.has("postFilter"):
+            result, status = framework.run_post_filter(state, pod, error.diagnosis)
+            error.diagnosis.post_filter_msg = status.message()
+            self._record(pod, None, str(error))
+            if result is not None and result.nominating is not None:
+                nominated = result.nominating.node_name
+        if nominated:
+            pod.pod.setdefault("status", {})["nominatedNodeName"] = nominated
+            self.nominated[pod.key] = pod
+            self._enqueue(pod)
+        else:
+            self._unschedulable.append(queued)
+
+
+def simulate(
+    config: SchedulerConfiguration, objects: Iterable[dict[str, Any]], seed: int | None = None
+) -> list[Placement]:
+    """Places the pending pods of `objects` that name one of the profiles, in queue order."""
+    simulation = Simulation(config, seed)
+    simulation.load(objects)
+    return simulation.run()
+
+
+def format_table(placements: list[Placement]) -> str:
+    rows = [("NAMESPACE", "NAME", "NODE", "MESSAGE")]
+    rows += [(p.namespace, p.name, p.node or "<none>", p.message or "") for p in placements]
+    widths = [max(len(row[i]) for row in rows) for i in range(3)]
+    lines = [
+        "   ".join(cell.ljust(width) for cell, width in zip(row[:3], widths, strict=True))
+        + ("   " + row[3] if row[3] else "")
+        for row in rows
+    ]
+    return "\n".join(line.rstrip() for line in lines)
