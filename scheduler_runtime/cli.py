@@ -11,6 +11,7 @@ import orjson
 from scheduler_runtime.config import ConfigError, load_configuration_file
 from scheduler_runtime.framework.registry import PluginLoadError
 from scheduler_runtime.framework.runtime import FrameworkError
+from scheduler_runtime.live.command import add_run_command
 from scheduler_runtime.simulate import StateError, format_table, read_state, simulate
 
 USAGE_ERROR = 2
@@ -53,10 +54,11 @@ def _add_simulate(commands: argparse._SubParsersAction[argparse.ArgumentParser])
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="scheduler-runtime", description=__doc__)
     commands = parser.add_subparsers(title="commands", metavar="COMMAND")
+    add_run_command(commands)
     _add_simulate(commands)
     args = parser.parse_args(argv)
     if not hasattr(args, "handler"):
         parser.print_help()
-        return USAGE_ERROR
+        return 0
     result: int = args.handler(args)
     return result
