@@ -1,0 +1,171 @@
+"""Outcomes as upstream writes them, the watch line decoder, timestamps and the HTTP probes."""
+
+from __future__ import annotations
+
+import datetime
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+
+import pytest
+
+from scheduler_runtime.framework.podinfo import pod_info
+from scheduler_runtime.live.kube import _lines, micro_time, parse_micro_time
+from scheduler_runtime.live.metrics import SchedulerMetrics
+from scheduler_runtime.live.outcomes import (
+    NOTE_LIMIT,
+    condition_patch,
+    event,
+    scheduled_message,
+    truncate_note,
+)
+from scheduler_runtime.live.server import HealthServer, parse_listen
+
+POD = pod_info(
+    {
+        "metadata": {"name": "web", "namespace": "shop", "uid": "u1", "resourceVersion": "42"},
+        "spec": {"schedulerName": "bin-packer", "containers": [{"name": "c"}]},
+        "status": {"phase": "Pending"},
+    }
+)
+
+
+def test_scheduled_message_is_upstreams() -> None:
+    assert scheduled_message(POD, "node-1") == "Successfully assigned shop/web to node-1"
+
+
+def test_event_is_an_events_v1_event_reported_by_the_profile() -> None:
+    made = event(
+        POD,
+        kind="Warning",
+        reason="FailedScheduling",
+        action="Scheduling",
+        note="0/3 nodes are available: 3 Insufficient cpu.",
+        controller="bin-packer",
+        instance="bin-packer-host",
+    )
+    assert made["apiVersion"] == "events.k8s.io/v1"
+    assert made["metadata"]["name"].startswith("web.")
+    assert made["regarding"] == {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "namespace": "shop",
+        "name": "web",
+        "uid": "u1",
+        "resourceVersion": "42",
+    }
+    assert (made["reportingController"], made["action"], made["type"]) == (
+        "bin-packer",
+        "Scheduling",
+        "Warning",
+    )
+
+
+def test_long_notes_are_truncated_to_the_api_limit() -> None:
+    assert truncate_note("short") == "short"
+    cut = truncate_note("x" * 5000)
+    assert len(cut) == NOTE_LIMIT
+    assert cut.endswith("...")
+
+
+def test_condition_patch_sets_unschedulable_with_the_message() -> None:
+    patch = condition_patch(POD, "Unschedulable", "0/1 nodes are available.", None)
+    assert patch is not None
+    (condition,) = patch["status"]["conditions"]
+    assert condition["type"] == "PodScheduled"
+    assert condition["status"] == "False"
+    assert condition["reason"] == "Unschedulable"
+    assert condition["message"] == "0/1 nodes are available."
+    assert "nominatedNodeName" not in patch["status"]
+
+
+def test_condition_patch_is_skipped_when_nothing_changes() -> None:
+    already = pod_info(
+        {
+            **POD.pod,
+            "status": {
+                "conditions": [
+                    {
+                        "type": "PodScheduled",
+                        "status": "False",
+                        "reason": "Unschedulable",
+                        "message": "m",
+                        "lastTransitionTime": "2026-01-01T00:00:00Z",
+                    }
+                ]
+            },
+        }
+    )
+    assert condition_patch(already, "Unschedulable", "m", None) is None
+    changed = condition_patch(already, "Unschedulable", "other", "node-2")
+    assert changed is not None
+    assert changed["status"]["nominatedNodeName"] == "node-2"
+    # Still False: the transition time stays.
+    assert changed["status"]["conditions"][0]["lastTransitionTime"] == "2026-01-01T00:00:00Z"
+
+
+def test_watch_lines_are_decoded_across_chunk_boundaries() -> None:
+    chunks: Iterator[bytes] = iter(
+        [b'{"type":"ADDED","object":{"a":', b'1}}\n{"type":"DEL', b'ETED"}']
+    )
+    assert list(_lines(chunks)) == [{"type": "ADDED", "object": {"a": 1}}, {"type": "DELETED"}]
+
+
+def test_micro_time_is_rfc3339_with_microseconds() -> None:
+    moment = datetime.datetime(2026, 11, 22, 2, 3, 4, 56, tzinfo=datetime.UTC)
+    assert micro_time(moment) == "2026-11-22T02:03:04.000056Z"
+    assert parse_micro_time("2026-11-22T02:03:04.000056Z") == moment
+
+
+@pytest.mark.parametrize(
+    ("text", "address"),
+    [
+        ("0.0.0.0:10251", ("0.0.0.0", 10251)),
+        (":8080", ("0.0.0.0", 8080)),
+        ("[::1]:10251", ("::1", 10251)),
+    ],
+)
+def test_listen_address(text: str, address: tuple[str, int]) -> None:
+    assert parse_listen(text) == address
+
+
+@pytest.mark.parametrize("text", ["10251", "host:port", "host:70000"])
+def test_bad_listen_address_names_the_flag(text: str) -> None:
+    with pytest.raises(ValueError, match="--listen"):
+        parse_listen(text)
+
+
+def fetch(port: int, path: str) -> tuple[int, str]:
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=5) as answer:
+            return answer.status, answer.read().decode()
+    except urllib.error.HTTPError as error:
+        return error.code, error.read().decode()
+
+
+def test_probes_and_metrics_over_http() -> None:
+    metrics = SchedulerMetrics()
+    metrics.attempt("scheduled", "bin-packer", 0.01)
+    metrics.set_pending({"active": 3, "backoff": 0, "unschedulable": 1, "gated": 0})
+    problems = {"ready": "informer caches not synced"}
+    server = HealthServer(
+        ("127.0.0.1", 0),
+        live=lambda: "",
+        ready=lambda: problems["ready"],
+        registry=metrics.registry,
+    )
+    server.start()
+    try:
+        assert fetch(server.port, "/healthz") == (200, "ok")
+        assert fetch(server.port, "/livez") == (200, "ok")
+        assert fetch(server.port, "/readyz") == (500, "informer caches not synced\n")
+        problems["ready"] = ""
+        assert fetch(server.port, "/readyz") == (200, "ok")
+        assert fetch(server.port, "/nothing")[0] == 404
+        code, text = fetch(server.port, "/metrics")
+    finally:
+        server.stop()
+    assert code == 200
+    assert 'scheduler_schedule_attempts_total{profile="bin-packer",result="scheduled"} 1.0' in text
+    assert 'scheduler_pending_pods{queue="active"} 3.0' in text
+    assert "scheduler_scheduling_attempt_duration_seconds_bucket" in text

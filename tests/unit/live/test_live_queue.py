@@ -1,0 +1,198 @@
+"""The scheduling queue: PrioritySort order, exponential backoff, unschedulable pods moved on
+cluster events, the five-minute flush, scheduling gates and pods changed while in flight."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from scheduler_runtime.framework.podinfo import PodInfo, pod_info
+from scheduler_runtime.live.queue import MAX_UNSCHEDULABLE_SECONDS, SchedulingQueue
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def pending(name: str, priority: int = 0, gates: tuple[str, ...] = (), **extra: Any) -> PodInfo:
+    return pod_info(
+        {
+            "metadata": {"name": name, "namespace": "ns", **extra},
+            "spec": {
+                "priority": priority,
+                "containers": [{"name": "c", "image": "pause"}],
+                "schedulingGates": [{"name": g} for g in gates],
+            },
+        }
+    )
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()
+
+
+@pytest.fixture
+def counts() -> list[dict[str, int]]:
+    return []
+
+
+@pytest.fixture
+def queue(clock: Clock, counts: list[dict[str, int]]) -> SchedulingQueue:
+    return SchedulingQueue(initial_backoff=1, max_backoff=10, clock=clock, on_change=counts.append)
+
+
+def drain(queue: SchedulingQueue) -> list[str]:
+    names = []
+    while (queued := queue.pop(timeout=0)) is not None:
+        names.append(queued.pod_info.name)
+        queue.done(queued.key)
+    return names
+
+
+def test_higher_priority_first_then_first_queued(queue: SchedulingQueue, clock: Clock) -> None:
+    for name, priority in [("low", 0), ("high", 100), ("low-later", 0), ("mid", 50)]:
+        queue.add(pending(name, priority))
+        clock.now += 1
+    assert drain(queue) == ["high", "mid", "low", "low-later"]
+
+
+def test_pop_times_out_when_empty(queue: SchedulingQueue) -> None:
+    assert queue.pop(timeout=0) is None
+
+
+def test_unschedulable_pod_waits_for_a_cluster_event(queue: SchedulingQueue, clock: Clock) -> None:
+    queue.add(pending("a"))
+    queued = queue.pop(timeout=0)
+    assert queued is not None
+    queue.requeue(queued, unschedulable=True)
+    assert queue.pending()["unschedulable"] == 1
+    clock.now += 100
+    assert queue.pop(timeout=0) is None
+    queue.move_all("NodeAdd")
+    again = queue.pop(timeout=0)
+    assert again is queued
+    assert again.attempts == 2
+
+
+def test_moved_pod_waits_out_its_backoff(queue: SchedulingQueue, clock: Clock) -> None:
+    queue.add(pending("a"))
+    queued = queue.pop(timeout=0)
+    assert queued is not None
+    queue.requeue(queued, unschedulable=True)
+    queue.move_all("NodeAdd")
+    assert queue.pending() == {"active": 0, "backoff": 1, "unschedulable": 0, "gated": 0}
+    assert queue.pop(timeout=0) is None
+    clock.now += 1.0  # first attempt: initial backoff of one second
+    assert queue.pop(timeout=0) is queued
+
+
+@pytest.mark.parametrize(
+    ("attempts", "seconds"), [(1, 1), (2, 2), (3, 4), (4, 8), (5, 10), (12, 10)]
+)
+def test_backoff_doubles_up_to_the_maximum(
+    queue: SchedulingQueue, attempts: int, seconds: float
+) -> None:
+    assert queue.backoff_seconds(attempts) == seconds
+
+
+def test_errors_go_to_backoff_not_unschedulable(queue: SchedulingQueue, clock: Clock) -> None:
+    queue.add(pending("a"))
+    queued = queue.pop(timeout=0)
+    assert queued is not None
+    queue.requeue(queued, unschedulable=False)
+    assert queue.pending()["backoff"] == 1
+    clock.now += 1
+    assert queue.pop(timeout=0) is queued
+
+
+def test_event_while_in_flight_sends_the_pod_to_backoff(
+    queue: SchedulingQueue, clock: Clock
+) -> None:
+    queue.add(pending("a"))
+    queued = queue.pop(timeout=0)
+    assert queued is not None
+    queue.move_all("NodeAdd")  # a node arrived during the attempt: it may fit now
+    queue.requeue(queued, unschedulable=True)
+    assert queue.pending()["backoff"] == 1
+
+
+def test_move_only_helps_the_pods_the_event_can_help(queue: SchedulingQueue) -> None:
+    for name in ("a", "b"):
+        queue.add(pending(name))
+    for _ in range(2):
+        queued = queue.pop(timeout=0)
+        assert queued is not None
+        queue.requeue(queued, unschedulable=True)
+    queue.move_all("AssignedPodAdd", only=lambda pod: pod.name == "b")
+    assert queue.pending()["unschedulable"] == 1
+
+
+def test_unschedulable_pods_are_retried_after_five_minutes(
+    queue: SchedulingQueue, clock: Clock
+) -> None:
+    queue.add(pending("a"))
+    queued = queue.pop(timeout=0)
+    assert queued is not None
+    queue.requeue(queued, unschedulable=True)
+    clock.now += MAX_UNSCHEDULABLE_SECONDS - 1
+    queue.flush_unschedulable()
+    assert queue.pending()["unschedulable"] == 1
+    clock.now += 2
+    queue.flush_unschedulable()
+    assert queue.pop(timeout=0) is queued
+
+
+def test_gated_pod_waits_until_its_gates_are_removed(queue: SchedulingQueue) -> None:
+    queue.add(pending("a", gates=("example.com/wait",)))
+    assert queue.pending()["gated"] == 1
+    assert queue.pop(timeout=0) is None
+    queue.add(pending("a"))
+    assert queue.pending() == {"active": 1, "backoff": 0, "unschedulable": 0, "gated": 0}
+    assert drain(queue) == ["a"]
+
+
+def test_status_only_update_does_not_wake_an_unschedulable_pod(queue: SchedulingQueue) -> None:
+    queue.add(pending("a", resourceVersion="1"))
+    queued = queue.pop(timeout=0)
+    assert queued is not None
+    queue.requeue(queued, unschedulable=True)
+    queue.add(pending("a", resourceVersion="2"))  # e.g. our own condition patch
+    assert queue.pending()["unschedulable"] == 1
+    queue.add(pending("a", resourceVersion="3", labels={"fixed": "yes"}))
+    assert queue.pending()["unschedulable"] == 0
+
+
+def test_pod_deleted_in_flight_is_not_requeued(queue: SchedulingQueue) -> None:
+    queue.add(pending("a"))
+    queued = queue.pop(timeout=0)
+    assert queued is not None
+    queue.delete("ns/a")
+    queue.requeue(queued, unschedulable=True)
+    assert sum(queue.pending().values()) == 0
+    assert "ns/a" not in queue
+
+
+def test_update_in_flight_is_used_on_requeue(queue: SchedulingQueue) -> None:
+    queue.add(pending("a", priority=1))
+    queued = queue.pop(timeout=0)
+    assert queued is not None
+    queue.add(pending("a", priority=7))
+    queue.requeue(queued, unschedulable=True)
+    assert queued.pod_info.priority == 7
+
+
+def test_pending_counts_are_reported(queue: SchedulingQueue, counts: list[dict[str, int]]) -> None:
+    queue.add(pending("a"))
+    queue.add(pending("b", gates=("g",)))
+    assert counts[-1] == {"active": 1, "backoff": 0, "unschedulable": 0, "gated": 1}
+
+
+def test_close_wakes_a_blocked_pop(queue: SchedulingQueue) -> None:
+    queue.close()
+    assert queue.pop() is None
