@@ -73,11 +73,11 @@ class ClusterObjects:
     def all(self, kind: str) -> Iterator[dict[str, Any]]:
         yield from self.by_kind.get(kind, {}).values()
 
-    def namespace_labels(self, namespace: str) -> Mapping[str, str]:
-        """A namespace's labels ({} when the namespace is not known)."""
+    def namespace_labels(self, namespace: str) -> Mapping[str, str] | None:
+        """A namespace's labels (None when the namespace is not known)."""
         found = self.by_kind["Namespace"].get(namespace)
         if found is None:
-            return {}
+            return None
         labels: Mapping[str, str] = (found.get("metadata") or {}).get("labels") or {}
         return labels
 
