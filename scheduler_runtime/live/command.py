@@ -9,8 +9,10 @@ import sys
 from kubernetes.config import ConfigException
 
 from scheduler_runtime.config import ConfigError, load_configuration_file
+from scheduler_runtime.framework.registry import PluginLoadError
 from scheduler_runtime.framework.runtime import FrameworkError
 from scheduler_runtime.live.run import RunOptions, Runtime
+from scheduler_runtime.live.scheduler import check_profiles
 from scheduler_runtime.live.server import parse_listen
 
 USAGE_ERROR = 2
@@ -56,13 +58,18 @@ def run_command(args: argparse.Namespace) -> int:
     except (ConfigError, ValueError) as error:
         print(f"scheduler-runtime run: {error}", file=sys.stderr)
         return USAGE_ERROR
+    try:
+        check_profiles(config)
+    except (FrameworkError, PluginLoadError) as error:
+        print(f"scheduler-runtime run: {args.config}: {error}", file=sys.stderr)
+        return USAGE_ERROR
     configure_logging(args.verbosity)
     try:
         runtime = Runtime(config, RunOptions(kubeconfig=args.kubeconfig, listen=listen))
-    except FrameworkError as error:
-        print(f"scheduler-runtime run: {args.config}: {error}", file=sys.stderr)
-        return USAGE_ERROR
     except (ConfigException, OSError, ValueError) as error:
-        print(f"scheduler-runtime run: cannot connect: {error}", file=sys.stderr)
+        print(
+            f"scheduler-runtime run: cannot load the cluster configuration: {error}",
+            file=sys.stderr,
+        )
         return 1
     return runtime.run()

@@ -3,7 +3,7 @@ dashboards and alerts work unchanged. Each runtime has its own registry."""
 
 from __future__ import annotations
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, disable_created_metrics
 
 SCHEDULED, UNSCHEDULABLE, ERROR = "scheduled", "unschedulable", "error"
 
@@ -16,6 +16,7 @@ class SchedulerMetrics:
     """The metrics a scheduler exports on /metrics."""
 
     def __init__(self) -> None:
+        disable_created_metrics()  # type: ignore[no-untyped-call]  # upstream has no `_created`
         self.registry = CollectorRegistry()
         r = self.registry
         self.schedule_attempts = Counter(

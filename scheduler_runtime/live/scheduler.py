@@ -5,6 +5,7 @@ Failures are reported as upstream reports them and the pod goes back to the queu
 
 from __future__ import annotations
 
+import json
 import logging
 import random
 import threading
@@ -35,11 +36,18 @@ PREEMPTION = "DefaultPreemption"
 
 
 def fields(**values: Any) -> str:
-    """key="value" pairs for one structured log line, as klog writes them."""
+    """key="value" pairs for one structured log line, quoted as klog quotes them."""
     return " ".join(
-        f"{key}={value!r}" if isinstance(value, str) else f"{key}={value}"
+        f"{key}={json.dumps(value) if isinstance(value, str) else value}"
         for key, value in values.items()
     )
+
+
+def check_profiles(config: SchedulerConfiguration) -> None:
+    """Builds every profile's plugins once, so a plugin that cannot start is reported before
+    the scheduler touches the cluster (raises FrameworkError or PluginLoadError)."""
+    for profile in config.profiles:
+        Framework(profile, Handle(snapshot=Snapshot()))
 
 
 @dataclass
@@ -243,14 +251,17 @@ class Scheduler:
             log.warning("reporting the outcome for pod %s failed: %s", args[0].key, failure)
 
     def _log_choice(self, attempt: Attempt, result: ScheduleResult) -> None:
+        """Where the pod goes and why: the nodes weighed and, when scored, the chosen node's
+        total and per-plugin scores."""
+        why: dict[str, Any] = {}
         placement = self.algorithm.last_placement
-        scores: dict[str, int] = {}
-        total = 0
-        if placement is not None:
+        if placement is not None and result.feasible_nodes > 1:
             slot = self.snapshot.slot(attempt.node)
             position = int((placement.slots == slot).argmax())
-            total = int(placement.totals[position])
-            scores = {name: int(values[position]) for name, values in placement.by_plugin.items()}
+            why["score"] = int(placement.totals[position])
+            why["scores"] = ",".join(
+                f"{name}:{int(values[position])}" for name, values in placement.by_plugin.items()
+            )
         log.info(
             "Chose node for pod %s",
             fields(
@@ -259,8 +270,7 @@ class Scheduler:
                 node=attempt.node,
                 evaluatedNodes=result.evaluated_nodes,
                 feasibleNodes=result.feasible_nodes,
-                score=total,
-                scores=str(scores),
+                **why,
             ),
         )
 
