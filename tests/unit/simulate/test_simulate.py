@@ -1,0 +1,160 @@
+"""`scheduler-runtime simulate`: state files in, placements in queue order out."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from scheduler_runtime.cli import main
+from scheduler_runtime.config import load_configuration_file
+from scheduler_runtime.simulate import StateError, read_state, simulate
+
+DATA = Path(__file__).parents[2] / "data" / "simulate"
+CONFIG = DATA / "config.yaml"
+STATE = DATA / "state.yaml"
+
+
+def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    code = main(["simulate", *args])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_json_output_in_scheduling_order(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, "--config", str(CONFIG), "--state", str(STATE), "-o", "json")
+    assert (code, err) == (0, "")
+    assert json.loads(out) == {
+        "placements": [
+            {"namespace": "default", "name": "web", "node": "small", "message": None},
+            {"namespace": "jobs", "name": "batch", "node": "big", "message": None},
+            {
+                "namespace": "default",
+                "name": "too-big",
+                "node": None,
+                "message": "0/2 nodes are available: 1 Insufficient cpu, "
+                "1 node(s) had untolerated taint {dedicated: batch}.",
+            },
+        ]
+    }
+
+
+def test_table_output(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "--config", str(CONFIG), "--state", str(STATE), "--seed", "3")
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[0].split() == ["NAMESPACE", "NAME", "NODE", "MESSAGE"]
+    assert lines[1].split() == ["default", "web", "small"]
+    assert lines[3].startswith("default     too-big   <none>   0/2 nodes are available:")
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["--config", "missing.yaml", "--state", str(STATE)], "missing.yaml: cannot read"),
+        (["--config", str(STATE), "--state", str(STATE)], "apiVersion:"),
+        (["--config", str(CONFIG), "--state", "missing.yaml"], "missing.yaml: cannot read"),
+    ],
+)
+def test_errors_are_one_line_with_exit_code_2(
+    capsys: pytest.CaptureFixture[str], args: list[str], expected: str
+) -> None:
+    code, out, err = run(capsys, *args)
+    assert code == 2
+    assert out == ""
+    assert err.count("\n") == 1
+    assert err.startswith("error: ")
+    assert expected in err
+
+
+def test_bad_quantity_names_the_pod(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    state = tmp_path / "state.yaml"
+    state.write_text(
+        yaml.safe_dump(
+            {
+                "kind": "Pod",
+                "metadata": {"name": "bad", "namespace": "ns"},
+                "spec": {
+                    "schedulerName": "what-if",
+                    "containers": [{"name": "c", "resources": {"requests": {"cpu": "lots"}}}],
+                },
+            }
+        )
+    )
+    code, _, err = run(capsys, "--config", str(CONFIG), "--state", str(state))
+    assert code == 2
+    assert err.startswith("error: Pod ns/bad: invalid quantity 'lots'")
+
+
+def nodes_and_pods(node_count: int, pods: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    nodes = [
+        {
+            "kind": "Node",
+            "metadata": {"name": f"n{i}", "labels": {"kubernetes.io/hostname": f"n{i}"}},
+            "status": {"allocatable": {"cpu": "2", "memory": "4Gi", "pods": "110"}},
+        }
+        for i in range(node_count)
+    ]
+    return nodes + pods
+
+
+def pending(name: str, cpu: str, priority: int = 0, created: str = "2026-01-01T00:00:00Z") -> Any:
+    return {
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": "default", "creationTimestamp": created},
+        "spec": {
+            "schedulerName": "what-if",
+            "priority": priority,
+            "containers": [{"name": "c", "resources": {"requests": {"cpu": cpu}}}],
+        },
+    }
+
+
+def test_each_placement_counts_for_the_next_and_priority_goes_first() -> None:
+    config = load_configuration_file(CONFIG)
+    objects = nodes_and_pods(
+        1,
+        [
+            pending("first-come", "1500m", created="2026-01-01T00:00:00Z"),
+            pending("important", "1500m", priority=100, created="2026-01-01T00:00:05Z"),
+        ],
+    )
+    placements = simulate(config, objects, seed=1)
+    assert [(p.name, p.node) for p in placements] == [("important", "n0"), ("first-come", None)]
+    assert placements[1].message == "0/1 nodes are available: 1 Insufficient cpu."
+
+
+def test_pods_of_other_schedulers_bound_and_finished_pods() -> None:
+    config = load_configuration_file(CONFIG)
+    done = pending("done", "2")
+    done["spec"]["nodeName"] = "n0"
+    done["status"] = {"phase": "Succeeded"}
+    other = pending("other", "1")
+    other["spec"]["schedulerName"] = "default-scheduler"
+    gated = pending("gated", "1")
+    gated["spec"]["schedulingGates"] = [{"name": "wait"}]
+    placements = simulate(config, nodes_and_pods(1, [done, other, gated, pending("p", "2")]))
+    assert [(p.name, p.node) for p in placements] == [("p", "n0")]
+
+
+def test_same_seed_same_placements() -> None:
+    config = load_configuration_file(CONFIG)
+    objects = nodes_and_pods(5, [pending(f"p{i}", "100m") for i in range(20)])
+    first = simulate(config, objects, seed=11)
+    assert first == simulate(config, objects, seed=11)
+    assert len({p.node for p in first}) > 1
+
+
+def test_yaml_stream_and_typed_lists(tmp_path: Path) -> None:
+    state = tmp_path / "state.yaml"
+    node_list = {"kind": "NodeList", "items": [nodes_and_pods(1, [])[0] | {"kind": None}]}
+    del node_list["items"][0]["kind"]
+    state.write_text(yaml.safe_dump_all([node_list, pending("p", "1")]))
+    objects = read_state(state)
+    assert [o["kind"] for o in objects] == ["Node", "Pod"]
+    state.write_text("- a\n- b\n")
+    with pytest.raises(StateError, match="document 0 is not an object"):
+        read_state(state)
