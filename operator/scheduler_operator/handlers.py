@@ -37,8 +37,19 @@ def api_client() -> kubernetes.client.ApiClient:
         configuration = kubernetes.client.Configuration()
         kubernetes.config.load_incluster_config(client_configuration=configuration)  # type: ignore[no-untyped-call]
         return kubernetes.client.ApiClient(configuration)
-    client: kubernetes.client.ApiClient = kubernetes.config.new_client_from_config()  # type: ignore[no-untyped-call]
+    # The client library reads $KUBECONFIG once, at import; read it now.
+    config_file = os.environ.get("KUBECONFIG")
+    client: kubernetes.client.ApiClient = kubernetes.config.new_client_from_config(config_file)  # type: ignore[no-untyped-call]
     return client
+
+
+@kopf.on.login()
+def login(**kwargs: Any) -> kopf.ConnectionInfo | None:
+    """The pod's ServiceAccount, else $KUBECONFIG as it is when the operator starts."""
+    info: kopf.ConnectionInfo | None = kopf.login_with_service_account(
+        **kwargs
+    ) or kopf.login_with_kubeconfig(**kwargs)
+    return info
 
 
 @kopf.on.startup()

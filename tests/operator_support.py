@@ -1,0 +1,196 @@
+"""Fixtures for the operator's integration tests: its RBAC from manifests/, the operator itself
+running in-process under that ServiceAccount, and SchedulerProfiles cleaned up after each test."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import ssl
+import subprocess
+import time
+import urllib.request
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from cluster import REPO, Cluster, wait_for
+from kopf.testing import KopfRunner
+
+OPERATOR_NAMESPACE = "scheduler-operator"
+OPERATOR_ACCOUNT = "scheduler-operator"
+
+
+def operator_manifests(cluster: Cluster) -> list[dict[str, Any]]:
+    """manifests/ as kustomize builds it, minus the operator's Deployment (it runs here)."""
+    built = cluster.kubectl("kustomize", str(REPO / "manifests")).stdout
+    return [doc for doc in yaml.safe_load_all(built) if doc and doc["kind"] != "Deployment"]
+
+
+def service_account_kubeconfig(cluster: Cluster, path: Path) -> Path:
+    """A kubeconfig that authenticates as the operator's ServiceAccount, never as admin."""
+    token = cluster.kubectl(
+        "create", "token", OPERATOR_ACCOUNT, "-n", OPERATOR_NAMESPACE, "--duration=4h"
+    ).stdout.strip()
+    admin = yaml.safe_load(cluster.kubeconfig.read_text())
+    server = admin["clusters"][0]["cluster"]
+    path.write_text(
+        yaml.safe_dump(
+            {
+                "apiVersion": "v1",
+                "kind": "Config",
+                "clusters": [{"name": "local", "cluster": server}],
+                "users": [{"name": "operator", "user": {"token": token}}],
+                "contexts": [
+                    {"name": "operator", "context": {"cluster": "local", "user": "operator"}}
+                ],
+                "current-context": "operator",
+            }
+        )
+    )
+    return path
+
+
+@pytest.fixture(scope="session")
+def operator(cluster: Cluster, tmp_path_factory: pytest.TempPathFactory) -> Iterator[KopfRunner]:
+    """The operator, running in-process with the ServiceAccount and ClusterRole of manifests/."""
+    manifests = operator_manifests(cluster)
+    cluster.kubectl("apply", "--server-side", "-f", "-", input=yaml.safe_dump_all(manifests))
+    cluster.kubectl(
+        "wait", "--for=condition=Established", "crd/schedulerprofiles.scheduling.schedops.io"
+    )
+    kubeconfig = service_account_kubeconfig(cluster, tmp_path_factory.mktemp("sa") / "kubeconfig")
+    previous = os.environ.get("KUBECONFIG")
+    os.environ["KUBECONFIG"] = str(kubeconfig)
+    args = ["run", "--standalone", "--all-namespaces", "-m", "scheduler_operator.handlers"]
+    try:
+        with KopfRunner(args, timeout=60) as runner:
+            yield runner
+    finally:
+        if previous is None:
+            os.environ.pop("KUBECONFIG", None)
+        else:
+            os.environ["KUBECONFIG"] = previous
+    assert runner.exception is None, runner.output
+
+
+@pytest.fixture
+def apply_profile(
+    cluster: Cluster, operator: KopfRunner
+) -> Iterator[Callable[[dict[str, Any]], str]]:
+    """Applies SchedulerProfiles with kubectl; deletes them (and waits) after the test."""
+    applied: list[str] = []
+
+    def apply(profile: dict[str, Any]) -> str:
+        cluster.kubectl("apply", "-f", "-", input=yaml.safe_dump(profile))
+        applied.append(profile["metadata"]["name"])
+        return str(profile["metadata"]["name"])
+
+    yield apply
+    for name in applied:
+        cluster.kubectl("delete", "schedulerprofile", name, "--ignore-not-found", "--wait=true")
+
+
+def profile_body(name: str, **spec: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "scheduling.schedops.io/v1alpha1",
+        "kind": "SchedulerProfile",
+        "metadata": {"name": name},
+        "spec": spec,
+    }
+
+
+def get_json(cluster: Cluster, *args: str) -> dict[str, Any] | None:
+    """`kubectl get -o json`, or None when the object does not exist."""
+    done = cluster.kubectl("get", *args, "-o", "json", check=False)
+    if done.returncode != 0:
+        if "NotFound" in done.stderr:
+            return None
+        raise AssertionError(done.stderr)
+    found: dict[str, Any] = json.loads(done.stdout)
+    return found
+
+
+def condition(profile: dict[str, Any] | None, kind: str) -> dict[str, Any]:
+    for entry in ((profile or {}).get("status") or {}).get("conditions") or []:
+        if entry["type"] == kind:
+            return dict(entry)
+    return {}
+
+
+def wait_condition(
+    cluster: Cluster, name: str, kind: str, status: str, timeout: float = 90
+) -> dict[str, Any]:
+    """Waits for a condition of the current generation; returns the whole object."""
+
+    def probe() -> dict[str, Any] | None:
+        current = get_json(cluster, "schedulerprofile", name)
+        found = condition(current, kind)
+        generation = (current or {}).get("metadata", {}).get("generation")
+        if found.get("status") == status and found.get("observedGeneration") == generation:
+            return current
+        return None
+
+    return dict(wait_for(f"{name} {kind}={status}", probe, timeout=timeout))
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+def start_kube_scheduler(
+    cluster: Cluster, config: dict[str, Any], workdir: Path
+) -> tuple[subprocess.Popen[bytes], int, Path]:
+    """Runs the upstream kube-scheduler binary with a rendered configuration, as admin."""
+    config = {**config, "clientConnection": {"kubeconfig": str(cluster.kubeconfig)}}
+    config_file = workdir / "config.yaml"
+    config_file.write_text(yaml.safe_dump(config))
+    log = workdir / "kube-scheduler.log"
+    port = free_port()
+    process = subprocess.Popen(
+        [
+            str(cluster.bin_dir / "kube-scheduler"),
+            f"--config={config_file}",
+            f"--secure-port={port}",
+            "--bind-address=127.0.0.1",
+            f"--cert-dir={workdir}",
+            f"--authentication-kubeconfig={cluster.kubeconfig}",
+            f"--authorization-kubeconfig={cluster.kubeconfig}",
+        ],
+        stdout=log.open("wb"),
+        stderr=subprocess.STDOUT,
+    )
+    return process, port, log
+
+
+def stop(process: subprocess.Popen[bytes]) -> None:
+    process.terminate()
+    try:
+        process.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
+def healthz(port: int) -> bool:
+    """The scheduler's own health endpoint (self-signed certificate, always-allowed path)."""
+    insecure = ssl.create_default_context()
+    insecure.check_hostname = False
+    insecure.verify_mode = ssl.CERT_NONE
+    try:
+        with urllib.request.urlopen(
+            f"https://127.0.0.1:{port}/healthz", context=insecure, timeout=2
+        ) as answer:
+            return bool(answer.read() == b"ok")
+    except OSError:
+        return False
+
+
+def settle(seconds: float) -> None:
+    """Gives controllers time to act on something they should not act on."""
+    time.sleep(seconds)
