@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from importlib.metadata import entry_points
 from typing import Any
@@ -146,10 +146,20 @@ def _out_of_tree() -> list[PluginEntry]:
     return found
 
 
+def _as_implemented(entry: PluginEntry) -> PluginEntry:
+    """An in-tree entry with the extension points its class really implements (the table's
+    when the class cannot be imported: building a framework with it will then say why)."""
+    try:
+        plugin_class = entry.load()
+    except PluginLoadError:
+        return entry
+    return replace(entry, extension_points=extension_points_of(plugin_class))
+
+
 @cache
 def registry() -> Mapping[str, PluginEntry]:
     """Every plugin this scheduler can run, by name (in-tree first; out-of-tree may not shadow)."""
-    entries = {entry.name: entry for entry in IN_TREE}
+    entries = {entry.name: _as_implemented(entry) for entry in IN_TREE}
     for entry in _out_of_tree():
         if entry.name in entries:
             raise PluginLoadError(
