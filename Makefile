@@ -5,7 +5,7 @@ SHELL := /bin/bash
 VENV := .venv
 PY := $(VENV)/bin/python
 
-.PHONY: demo check lint test unit integration binaries cluster-down
+.PHONY: demo check lint test unit integration binaries cluster-down bench
 
 $(VENV)/.installed: pyproject.toml
 	python3 -m venv $(VENV)
@@ -37,3 +37,8 @@ integration: $(VENV)/.installed binaries
 
 cluster-down:
 	tools/cluster.sh down
+
+# The scheduler benchmark (not a test): BENCH_ARGS="--quick" for a one-minute run;
+# see docs/benchmarks.md.
+bench: $(VENV)/.installed binaries
+	$(PY) -m benchmarks $(BENCH_ARGS)

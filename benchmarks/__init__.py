@@ -1,0 +1,1 @@
+"""Benchmarks: this runtime side by side with the upstream kube-scheduler (`make bench`)."""

@@ -1,0 +1,276 @@
+"""`python -m benchmarks`: the upstream kube-scheduler and this runtime, side by side on the
+local control plane (tools/cluster.sh up bench), plus the API server's binding ceiling and
+the in-process `simulate` throughput. Prints tables and writes JSON (see docs/benchmarks.md)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import datetime
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from benchmarks import docs, workloads
+from benchmarks.kube import Api, ApiError, Endpoint
+from benchmarks.measure import (
+    binding_ceiling,
+    create_namespace,
+    remove_leftovers,
+    remove_namespace,
+    run_pods,
+)
+from benchmarks.nodes import ensure_nodes
+from benchmarks.report import MIB, Ceiling, Machine, Report, Scale, SchedulerRun, render
+from benchmarks.schedulers import (
+    ATTEMPT_HISTOGRAM,
+    CLIENT_QPS,
+    SCHEDULER_NAMES,
+    SCHEDULERS,
+    SchedulerProcess,
+)
+from benchmarks.simulated import simulate_throughput
+from benchmarks.stats import histogram_buckets, histogram_quantile, percentile
+from scheduler_runtime.framework.registry import PluginLoadError
+from scheduler_runtime.framework.runtime import FrameworkError
+
+REPO = Path(__file__).resolve().parent.parent
+SCALES = {"quick": (100, 300), "500": (500, 2000), "5000": (5000, 10000)}
+DEFAULT_OUTPUT = REPO / "benchmarks" / "results" / "latest.json"
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What one benchmark run covers and where it runs."""
+
+    scales: Sequence[tuple[int, int]]
+    workloads: Sequence[str]
+    schedulers: Sequence[str]
+    ceiling: bool
+    kubeconfig: Path
+    bin_dir: Path
+    workdir: Path
+    stall_seconds: float
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__)
+    parser.add_argument(
+        "--scale",
+        action="append",
+        choices=sorted(SCALES),
+        help="nodes/pods: quick 100/300, 500 500/2000, 5000 5000/10000 (repeatable; default 500)",
+    )
+    parser.add_argument("--quick", action="store_true", help="--scale quick, simulate 500 nodes")
+    parser.add_argument(
+        "--workload", action="append", choices=workloads.WORKLOADS, help="default: both"
+    )
+    parser.add_argument("--scheduler", action="append", choices=SCHEDULERS, help="default: both")
+    parser.add_argument("--no-ceiling", action="store_true", help="skip the binding ceiling")
+    parser.add_argument("--simulate-nodes", type=int, default=5000, help="0 skips simulate")
+    parser.add_argument("--simulate-pods", type=int, default=1000)
+    parser.add_argument("--cluster", default="bench", help="local cluster name (tools/cluster.sh)")
+    parser.add_argument(
+        "--stall-seconds",
+        type=float,
+        default=60,
+        help="give up on a run after this long without a new binding",
+    )
+    parser.add_argument("--output", type=Path, default=DEFAULT_OUTPUT, help="JSON results file")
+    parser.add_argument("--docs", type=Path, help="Markdown file whose results section to rewrite")
+    parser.add_argument("--note", default="", help="about the machine, e.g. 'shared with builds'")
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.scale = [*(args.scale or []), "quick"]
+        args.simulate_nodes = min(args.simulate_nodes, 500)
+        args.simulate_pods = min(args.simulate_pods, 300)
+    for name, value in (
+        ("--simulate-nodes", args.simulate_nodes),
+        ("--simulate-pods", args.simulate_pods),
+    ):
+        if value < 0:
+            parser.error(f"{name} must not be negative, got {value}")
+    return args
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    report = Report(
+        date=datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        kubernetes_version=pinned_versions()["KUBERNETES_VERSION"],
+        client_qps=CLIENT_QPS,
+        machine=machine(args.note),
+    )
+    try:
+        with tempfile.TemporaryDirectory(prefix="scheduler-bench-") as workdir:
+            settings = cluster_settings(args, Path(workdir))
+            report.scales = asyncio.run(run_scales(settings))
+    except (ApiError, OSError, RuntimeError, TimeoutError) as error:
+        print(f"benchmark: {error}", file=sys.stderr)
+        return 1
+    if args.simulate_nodes and args.simulate_pods:
+        run_simulations(args, report)
+    write(report, args.output, args.docs)
+    print(render(report))
+    return 0
+
+
+def cluster_settings(args: argparse.Namespace, workdir: Path) -> Settings:
+    """Starts (or reuses) the benchmark's own cluster, without API server inflight limits."""
+    kubeconfig = Path(cluster_tool("up", args.cluster, "--disable-qps-limits"))
+    return Settings(
+        scales=[SCALES[name] for name in dict.fromkeys(args.scale or ["500"])],
+        workloads=args.workload or workloads.WORKLOADS,
+        schedulers=args.scheduler or SCHEDULERS,
+        ceiling=not args.no_ceiling,
+        kubeconfig=kubeconfig,
+        bin_dir=Path(cluster_tool("bin").splitlines()[0]),
+        workdir=workdir,
+        stall_seconds=args.stall_seconds,
+    )
+
+
+async def run_scales(settings: Settings) -> list[Scale]:
+    async with Api.open(Endpoint.from_kubeconfig(settings.kubeconfig)) as api:
+        await remove_leftovers(api)
+        return [await run_scale(api, settings, nodes, pods) for nodes, pods in settings.scales]
+
+
+async def run_scale(api: Api, settings: Settings, nodes: int, pods: int) -> Scale:
+    progress(f"{nodes} nodes: creating and waiting until Ready")
+    await ensure_nodes(api, nodes)
+    scale = Scale(nodes=nodes, pods=pods)
+    if settings.ceiling:
+        progress(f"{nodes} nodes: binding ceiling, {pods} bindings")
+        scale.ceiling = await measure_ceiling(api, nodes, pods)
+    for workload in settings.workloads:
+        for label in settings.schedulers:
+            progress(f"{nodes} nodes: {label} scheduler, {pods} {workload} pods")
+            scale.runs.append(
+                await run_scheduler(api, settings, label, workload, nodes=nodes, pods=pods)
+            )
+    return scale
+
+
+async def measure_ceiling(api: Api, nodes: int, pods: int) -> Ceiling:
+    namespace = f"bench-ceiling-{nodes}"
+    await create_namespace(api, namespace)
+    try:
+        names = [workloads.node_name(index) for index in range(nodes)]
+        timing = await binding_ceiling(api, namespace, pods, names, CLIENT_QPS)
+    finally:
+        await remove_namespace(api, namespace)
+    return Ceiling(
+        bindings=timing.bindings,
+        seconds=timing.seconds,
+        latency_p50_ms=percentile(timing.latencies, 0.5) * 1000,
+        latency_p99_ms=percentile(timing.latencies, 0.99) * 1000,
+    )
+
+
+async def run_scheduler(
+    api: Api, settings: Settings, label: str, workload: str, *, nodes: int, pods: int
+) -> SchedulerRun:
+    """A fresh scheduler process and namespace per run, so figures and peak RSS are its own."""
+    namespace = f"bench-{label}-{workload}-{nodes}"
+    process = SchedulerProcess.for_scheduler(
+        label, settings.workdir, settings.kubeconfig, settings.bin_dir
+    )
+    await create_namespace(api, namespace)
+    process.start()
+    try:
+        await process.wait_ready()
+        manifests = workloads.pods(workload, pods, SCHEDULER_NAMES[label])
+        binding = await run_pods(api, namespace, manifests, settings.stall_seconds)
+        process.check_running()
+        buckets = histogram_buckets(await process.metrics(), ATTEMPT_HISTOGRAM)
+        peak_rss = process.peak_rss_bytes()
+    finally:
+        process.stop()
+        await remove_namespace(api, namespace)
+    return SchedulerRun(
+        scheduler=label,
+        workload=workload,
+        pods=binding.pods,
+        bound=binding.bound,
+        create_seconds=binding.create_seconds,
+        bound_seconds=binding.bound_seconds,
+        attempt_p50_ms=milliseconds(quantile(0.5, buckets)),
+        attempt_p99_ms=milliseconds(quantile(0.99, buckets)),
+        peak_rss_mib=peak_rss / MIB,
+    )
+
+
+def quantile(q: float, buckets: list[tuple[float, float]]) -> float | None:
+    return histogram_quantile(q, buckets) if buckets else None
+
+
+def milliseconds(seconds: float | None) -> float | None:
+    return None if seconds is None else seconds * 1000
+
+
+def run_simulations(args: argparse.Namespace, report: Report) -> None:
+    """Each workload through `simulate`; a runtime that cannot run it is noted, not fatal."""
+    for workload in args.workload or workloads.WORKLOADS:
+        progress(f"simulate: {args.simulate_nodes} nodes, {args.simulate_pods} {workload} pods")
+        try:
+            report.simulations.append(
+                simulate_throughput(args.simulate_nodes, workload, args.simulate_pods)
+            )
+        except (FrameworkError, PluginLoadError) as error:
+            report.notes.append(f"simulate {workload}: {error}")
+
+
+def write(report: Report, output: Path, docs_file: Path | None) -> None:
+    output.parent.mkdir(parents=True, exist_ok=True)
+    output.write_text(report.model_dump_json(indent=2) + "\n")
+    if docs_file is not None:
+        docs.replace_results(docs_file, render(report, markdown=True))
+
+
+def machine(note: str) -> Machine:
+    """This machine as the docs describe it; the load average shows whether it was shared."""
+    load = os.getloadavg()[0]
+    return Machine(
+        nproc=os.cpu_count() or 0,
+        memory_gib=os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 1024**3,
+        cpu_model=cpu_model(),
+        load_average_before=load,
+        note=note or f"load average {load:.1f} before the run",
+    )
+
+
+def cpu_model() -> str:
+    for line in Path("/proc/cpuinfo").read_text().splitlines():
+        if line.startswith("model name"):
+            return line.split(":", 1)[1].strip()
+    return platform.processor() or platform.machine()
+
+
+def pinned_versions() -> dict[str, str]:
+    """tools/versions.env, the one place the control plane's versions are pinned."""
+    pairs = (
+        line.split("=", 1)
+        for line in (REPO / "tools" / "versions.env").read_text().splitlines()
+        if "=" in line and not line.lstrip().startswith("#")
+    )
+    return {key.strip(): value.strip() for key, value in pairs}
+
+
+def cluster_tool(*args: str) -> str:
+    done = subprocess.run(
+        [str(REPO / "tools" / "cluster.sh"), *args], capture_output=True, text=True, check=False
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"tools/cluster.sh {' '.join(args)} failed:\n{done.stderr[-3000:]}")
+    return done.stdout.strip()
+
+
+def progress(message: str) -> None:
+    stamp = datetime.datetime.now(datetime.UTC).strftime("%H:%M:%S")
+    print(f"{stamp} {message}", file=sys.stderr, flush=True)

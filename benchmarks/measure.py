@@ -1,0 +1,138 @@
+"""The timed parts: a workload's pods created and watched until bound, and the binding
+ceiling of the API server for a minimal client."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from aiolimiter import AsyncLimiter
+
+from benchmarks import workloads
+from benchmarks.kube import Api, gather_all
+
+PART_OF = {"app.kubernetes.io/part-of": "scheduler-benchmark"}
+UNKNOWN_SCHEDULER = "bench-nobody"
+BOUND = "fieldSelector=spec.nodeName%21%3D"  # spec.nodeName!=
+
+
+@dataclass(frozen=True)
+class Binding:
+    """How many of a run's pods were bound and when, in seconds from the first creation."""
+
+    pods: int
+    bound: int
+    create_seconds: float
+    bound_seconds: float
+
+
+@dataclass(frozen=True)
+class CeilingTiming:
+    """Bindings posted by the minimal client: how many, how long, and each call's latency."""
+
+    bindings: int
+    seconds: float
+    latencies: Sequence[float]
+
+
+def pods_path(namespace: str) -> str:
+    return f"/api/v1/namespaces/{namespace}/pods"
+
+
+async def create_namespace(api: Api, name: str) -> None:
+    await api.post("/api/v1/namespaces", {"metadata": {"name": name, "labels": PART_OF}})
+
+
+async def remove_namespace(api: Api, name: str, timeout: float = 300) -> None:
+    """Force-deletes the pods (so no scheduler counts them any longer), then the namespace."""
+    await api.delete(f"{pods_path(name)}?gracePeriodSeconds=0")
+    deadline = time.monotonic() + timeout
+    while (await api.get(f"{pods_path(name)}?limit=1"))["items"]:
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"pods of namespace {name} still there after {timeout}s")
+        await asyncio.sleep(1)
+    await api.delete(f"/api/v1/namespaces/{name}")
+
+
+async def remove_leftovers(api: Api) -> None:
+    """Namespaces an interrupted earlier run left behind."""
+    listing = await api.get(
+        "/api/v1/namespaces?labelSelector=app.kubernetes.io%2Fpart-of%3D"
+        + PART_OF["app.kubernetes.io/part-of"]
+    )
+    for item in listing["items"]:
+        if not item["metadata"].get("deletionTimestamp"):
+            await remove_namespace(api, item["metadata"]["name"])
+
+
+async def run_pods(
+    api: Api, namespace: str, manifests: Sequence[dict[str, Any]], stall_seconds: float = 60
+) -> Binding:
+    """Creates the pods concurrently while a watch notes when each gets a node; stops when all
+    are bound or none was bound for stall_seconds."""
+    path = pods_path(namespace)
+    version = (await api.get(f"{path}?limit=1"))["metadata"]["resourceVersion"]
+    bound_at: dict[str, float] = {}
+    watcher = asyncio.create_task(watch_bound(api, path, version, len(manifests), bound_at))
+    first = time.monotonic()
+    await gather_all(api.post(path, manifest) for manifest in manifests)
+    created = time.monotonic()
+    await wait_while_progressing(watcher, bound_at, stall_seconds)
+    last = max(bound_at.values(), default=first)
+    return Binding(len(manifests), len(bound_at), created - first, last - first)
+
+
+async def watch_bound(
+    api: Api, path: str, version: str, expected: int, bound_at: dict[str, float]
+) -> None:
+    async for event in api.watch(f"{path}?{BOUND}", version):
+        bound_at.setdefault(event["object"]["metadata"]["name"], time.monotonic())
+        if len(bound_at) >= expected:
+            return
+
+
+async def wait_while_progressing(
+    watcher: asyncio.Task[None], bound_at: dict[str, float], stall_seconds: float
+) -> None:
+    seen = -1
+    while len(bound_at) != seen:
+        seen = len(bound_at)
+        done, _ = await asyncio.wait({watcher}, timeout=stall_seconds)
+        if done:
+            watcher.result()  # a failed watch fails the run
+            return
+    watcher.cancel()
+
+
+async def binding_ceiling(
+    api: Api, namespace: str, count: int, node_names: Sequence[str], qps: int
+) -> CeilingTiming:
+    """Pre-creates pods no scheduler owns, then binds them round-robin as fast as `qps` lets."""
+    path = pods_path(namespace)
+    manifests = workloads.pods("basic", count, UNKNOWN_SCHEDULER)
+    await gather_all(api.post(path, manifest) for manifest in manifests)
+    limiter = AsyncLimiter(qps, time_period=1)
+
+    async def bind(index: int, pod: dict[str, Any]) -> float:
+        name = pod["metadata"]["name"]
+        body = {
+            "apiVersion": "v1",
+            "kind": "Binding",
+            "metadata": {"name": name},
+            "target": {
+                "apiVersion": "v1",
+                "kind": "Node",
+                "name": node_names[index % len(node_names)],
+            },
+        }
+        async with limiter:
+            started = time.monotonic()
+            await api.post(f"{path}/{name}/binding", body)
+            return time.monotonic() - started
+
+    started = time.monotonic()
+    latencies = await gather_all(bind(index, pod) for index, pod in enumerate(manifests))
+    return CeilingTiming(count, time.monotonic() - started, latencies)

@@ -1,0 +1,56 @@
+"""The benchmark's kwok nodes: exactly N of them, created concurrently, waited on until Ready."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+from benchmarks import workloads
+from benchmarks.kube import Api, gather_all
+
+NODES = "/api/v1/nodes"
+SELECTOR = "labelSelector=type%3Dkwok"
+
+
+async def ensure_nodes(api: Api, count: int, timeout: float = 600) -> None:
+    """Creates the missing bench nodes, deletes those beyond `count`, waits until all are Ready."""
+    existing = {item["metadata"]["name"] for item in await list_nodes(api)}
+    wanted = {workloads.node_name(index): index for index in range(count)}
+    await gather_all(
+        create_node(api, workloads.node(index))
+        for name, index in wanted.items()
+        if name not in existing
+    )
+    await gather_all(api.delete(f"{NODES}/{name}") for name in existing - wanted.keys())
+    await wait_ready(api, set(wanted), timeout)
+
+
+async def list_nodes(api: Api) -> list[dict[str, Any]]:
+    items: list[dict[str, Any]] = (await api.get(f"{NODES}?{SELECTOR}"))["items"]
+    return items
+
+
+async def create_node(api: Api, manifest: dict[str, Any]) -> None:
+    """kwok keeps the status it finds, so capacity is written once, right after creation."""
+    body = {key: value for key, value in manifest.items() if key != "status"}
+    await api.post(NODES, body)
+    name = manifest["metadata"]["name"]
+    await api.merge_patch(f"{NODES}/{name}/status", {"status": manifest["status"]})
+
+
+async def wait_ready(api: Api, names: set[str], timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while True:
+        ready = {item["metadata"]["name"] for item in await list_nodes(api) if is_ready(item)}
+        missing = names - ready
+        if not missing:
+            return
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{len(missing)} of {len(names)} nodes not Ready after {timeout}s")
+        await asyncio.sleep(1)
+
+
+def is_ready(node: dict[str, Any]) -> bool:
+    conditions = node.get("status", {}).get("conditions") or []
+    return any(c["type"] == "Ready" and c["status"] == "True" for c in conditions)

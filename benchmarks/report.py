@@ -1,0 +1,224 @@
+"""Results: the JSON document a run writes, and the tables it prints (plain and Markdown)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from pydantic import BaseModel, computed_field
+
+from benchmarks.schedulers import PYTHON, UPSTREAM
+
+MIB = 1024 * 1024
+
+
+def per_second(count: int, seconds: float) -> float:
+    return count / seconds if seconds > 0 else 0.0
+
+
+def ratio(ours: float | None, upstream: float | None) -> float | None:
+    """ours / upstream, or None when either is unknown or upstream is zero."""
+    if ours is None or upstream is None or upstream == 0:
+        return None
+    return ours / upstream
+
+
+class Machine(BaseModel):
+    nproc: int
+    memory_gib: float
+    cpu_model: str
+    load_average_before: float
+    note: str
+
+
+class SchedulerRun(BaseModel):
+    """One scheduler on one workload: throughput from the first creation to the last binding."""
+
+    scheduler: str
+    workload: str
+    pods: int
+    bound: int
+    create_seconds: float
+    bound_seconds: float
+    attempt_p50_ms: float | None
+    attempt_p99_ms: float | None
+    peak_rss_mib: float
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def throughput(self) -> float:
+        return per_second(self.bound, self.bound_seconds)
+
+
+class Ceiling(BaseModel):
+    """Bindings per second a minimal client gets from the API server at the same QPS."""
+
+    bindings: int
+    seconds: float
+    latency_p50_ms: float
+    latency_p99_ms: float
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def throughput(self) -> float:
+        return per_second(self.bindings, self.seconds)
+
+
+class Scale(BaseModel):
+    nodes: int
+    pods: int
+    ceiling: Ceiling | None = None
+    runs: list[SchedulerRun] = []
+
+    def run(self, scheduler: str, workload: str) -> SchedulerRun | None:
+        found = (r for r in self.runs if r.scheduler == scheduler and r.workload == workload)
+        return next(found, None)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def ratios(self) -> dict[str, dict[str, float | None]]:
+        """Per workload, ours/upstream for each figure."""
+        result = {}
+        for workload in dict.fromkeys(r.workload for r in self.runs):
+            ours, upstream = self.run(PYTHON, workload), self.run(UPSTREAM, workload)
+            if ours is None or upstream is None:
+                continue
+            result[workload] = {
+                "throughput": ratio(ours.throughput, upstream.throughput),
+                "attempt_p50": ratio(ours.attempt_p50_ms, upstream.attempt_p50_ms),
+                "attempt_p99": ratio(ours.attempt_p99_ms, upstream.attempt_p99_ms),
+                "peak_rss": ratio(ours.peak_rss_mib, upstream.peak_rss_mib),
+            }
+        return result
+
+
+class Simulation(BaseModel):
+    """`scheduler-runtime simulate` in-process: the algorithm alone, no API server."""
+
+    nodes: int
+    workload: str
+    pods: int
+    placed: int
+    seconds: float
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def pods_per_second(self) -> float:
+        return per_second(self.pods, self.seconds)
+
+
+class Report(BaseModel):
+    date: str
+    kubernetes_version: str
+    client_qps: int
+    machine: Machine
+    scales: list[Scale] = []
+    simulations: list[Simulation] = []
+    notes: list[str] = []
+
+
+# ----- formatting
+
+
+def number(value: float | None, unit: str = "", digits: int = 1) -> str:
+    return "-" if value is None else f"{value:.{digits}f}{unit}"
+
+
+def times(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}x"
+
+
+def percent(part: float, whole: float | None) -> str:
+    return "-" if not whole else f"{100 * part / whole:.0f}%"
+
+
+RUN_HEADER = ("workload", "scheduler", "bound", "pods/s", "of ceiling", "p50", "p99", "peak RSS")
+
+
+def run_rows(scale: Scale) -> list[tuple[str, ...]]:
+    """A row per scheduler and workload, then the ours/upstream ratios of that workload."""
+    ceiling = scale.ceiling.throughput if scale.ceiling else None
+    rows: list[tuple[str, ...]] = []
+    for run in scale.runs:
+        rows.append(
+            (
+                run.workload,
+                run.scheduler,
+                f"{run.bound}/{run.pods}",
+                number(run.throughput),
+                percent(run.throughput, ceiling),
+                number(run.attempt_p50_ms, " ms"),
+                number(run.attempt_p99_ms, " ms"),
+                number(run.peak_rss_mib, " MiB", 0),
+            )
+        )
+        figures = scale.ratios.get(run.workload)
+        if run.scheduler == PYTHON and figures and scale.run(UPSTREAM, run.workload):
+            rows.append(
+                (
+                    run.workload,
+                    "ours/upstream",
+                    "",
+                    times(figures["throughput"]),
+                    "",
+                    times(figures["attempt_p50"]),
+                    times(figures["attempt_p99"]),
+                    times(figures["peak_rss"]),
+                )
+            )
+    return rows
+
+
+def scale_title(scale: Scale) -> str:
+    title = f"{scale.nodes} nodes, {scale.pods} pods per scheduler and workload"
+    if scale.ceiling:
+        c = scale.ceiling
+        title += (
+            f"; binding ceiling {c.throughput:.1f}/s "
+            f"(call p50 {c.latency_p50_ms:.1f} ms, p99 {c.latency_p99_ms:.1f} ms)"
+        )
+    return title
+
+
+SIMULATION_HEADER = ("nodes", "workload", "pods", "placed", "pods/s")
+
+
+def simulation_rows(simulations: Sequence[Simulation]) -> list[tuple[str, ...]]:
+    return [
+        (str(s.nodes), s.workload, str(s.pods), str(s.placed), number(s.pods_per_second))
+        for s in simulations
+    ]
+
+
+def text_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    """Columns padded to their widest cell, two spaces apart."""
+    widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
+    lines = [
+        "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
+        for row in [header, *rows]
+    ]
+    return "\n".join(lines)
+
+
+def markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    lines = [header, ["---"] * len(header), *rows]
+    return "\n".join("| " + " | ".join(cell or " " for cell in row) + " |" for row in lines)
+
+
+def render(report: Report, *, markdown: bool = False) -> str:
+    """The whole report as text tables, or as Markdown for the docs."""
+    draw = markdown_table if markdown else text_table
+    heading = "### " if markdown else ""
+    parts = [
+        f"{heading}Scheduler benchmark, {report.date}: Kubernetes {report.kubernetes_version}, "
+        f"{report.machine.nproc} CPUs, {report.machine.memory_gib:.0f} GiB "
+        f"({report.machine.note}); client QPS/burst {report.client_qps}/{report.client_qps}"
+    ]
+    for scale in report.scales:
+        parts += [scale_title(scale), draw(RUN_HEADER, run_rows(scale))]
+    if report.simulations:
+        parts += [
+            "simulate, in-process (the algorithm alone)",
+            draw(SIMULATION_HEADER, simulation_rows(report.simulations)),
+        ]
+    parts += [f"note: {note}" for note in report.notes]
+    return "\n\n".join(parts) + "\n"

@@ -1,0 +1,135 @@
+"""The results document and the tables printed from it."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from benchmarks.docs import BEGIN, END, replace_section
+from benchmarks.report import (
+    Ceiling,
+    Machine,
+    Report,
+    Scale,
+    SchedulerRun,
+    Simulation,
+    markdown_table,
+    ratio,
+    render,
+    run_rows,
+    text_table,
+)
+
+
+def run(scheduler: str, workload: str, *, bound: int, seconds: float, p99: float) -> SchedulerRun:
+    return SchedulerRun(
+        scheduler=scheduler,
+        workload=workload,
+        pods=100,
+        bound=bound,
+        create_seconds=0.5,
+        bound_seconds=seconds,
+        attempt_p50_ms=1.0,
+        attempt_p99_ms=p99,
+        peak_rss_mib=100.0 if scheduler == "upstream" else 150.0,
+    )
+
+
+def scale() -> Scale:
+    return Scale(
+        nodes=500,
+        pods=100,
+        ceiling=Ceiling(bindings=100, seconds=0.25, latency_p50_ms=2.0, latency_p99_ms=9.0),
+        runs=[
+            run("upstream", "basic", bound=100, seconds=0.5, p99=4.0),
+            run("python", "basic", bound=100, seconds=1.0, p99=8.0),
+            run("upstream", "mixed", bound=100, seconds=1.0, p99=4.0),
+        ],
+    )
+
+
+def report() -> Report:
+    machine = Machine(
+        nproc=2, memory_gib=24, cpu_model="cpu", load_average_before=2.5, note="shared"
+    )
+    return Report(
+        date="2026-11-22 03:00 UTC",
+        kubernetes_version="v1.36.3",
+        client_qps=1000,
+        machine=machine,
+        scales=[scale()],
+        simulations=[Simulation(nodes=5000, workload="basic", pods=10, placed=10, seconds=2.0)],
+        notes=["simulate mixed: plugin 'X' is not available"],
+    )
+
+
+def test_throughput_is_bound_pods_over_the_span() -> None:
+    assert scale().runs[0].throughput == 200.0
+    assert scale().ceiling.throughput == 400.0  # type: ignore[union-attr]
+
+
+def test_a_run_without_a_span_has_zero_throughput() -> None:
+    assert run("python", "basic", bound=0, seconds=0.0, p99=1.0).throughput == 0.0
+
+
+@pytest.mark.parametrize(
+    ("ours", "upstream", "expected"),
+    [(2.0, 4.0, 0.5), (None, 4.0, None), (2.0, None, None), (2.0, 0.0, None)],
+)
+def test_ratio_is_ours_over_upstream(
+    ours: float | None, upstream: float | None, expected: float | None
+) -> None:
+    assert ratio(ours, upstream) == expected
+
+
+def test_ratios_only_for_workloads_both_schedulers_ran() -> None:
+    assert scale().ratios == {
+        "basic": {"throughput": 0.5, "attempt_p50": 1.0, "attempt_p99": 2.0, "peak_rss": 1.5}
+    }
+
+
+def test_rows_show_share_of_the_ceiling_and_a_ratio_row() -> None:
+    rows = run_rows(scale())
+    assert rows[0] == (
+        "basic", "upstream", "100/100", "200.0", "50%", "1.0 ms", "4.0 ms", "100 MiB"
+    )  # fmt: skip
+    assert rows[2] == ("basic", "ours/upstream", "", "0.50x", "", "1.00x", "2.00x", "1.50x")
+    assert [r[1] for r in rows] == ["upstream", "python", "ours/upstream", "upstream"]
+
+
+def test_text_table_pads_columns() -> None:
+    assert text_table(("a", "bb"), [("ccc", "d")]) == "a    bb\nccc  d"
+
+
+def test_markdown_table_has_a_separator_and_no_empty_cells() -> None:
+    assert markdown_table(("a", "b"), [("1", "")]) == "| a | b |\n| --- | --- |\n| 1 |   |"
+
+
+def test_render_names_version_machine_scale_simulation_and_notes() -> None:
+    text = render(report())
+    assert "Kubernetes v1.36.3, 2 CPUs, 24 GiB (shared)" in text
+    assert "500 nodes, 100 pods per scheduler and workload; binding ceiling 400.0/s" in text
+    assert "5000   basic     10    10      5.0" in text
+    assert "note: simulate mixed: plugin 'X' is not available" in text
+    assert render(report(), markdown=True).startswith("### Scheduler benchmark")
+
+
+def test_json_carries_the_computed_figures() -> None:
+    document = json.loads(report().model_dump_json())
+    first = document["scales"][0]
+    assert first["runs"][0]["throughput"] == 200.0
+    assert first["ceiling"]["throughput"] == 400.0
+    assert first["ratios"]["basic"]["throughput"] == 0.5
+    assert document["simulations"][0]["pods_per_second"] == 5.0
+
+
+def test_docs_section_is_replaced_between_the_markers() -> None:
+    text = f"# Benchmarks\n\nintro\n\n{BEGIN}\nold table\n{END}\n\nafter\n"
+    replaced = replace_section(text, "new table\n")
+    assert replaced == f"# Benchmarks\n\nintro\n\n{BEGIN}\nnew table\n{END}\n\nafter\n"
+    assert replace_section(replaced, "new table") == replaced
+
+
+def test_docs_section_is_appended_when_the_markers_are_missing() -> None:
+    assert replace_section("# Benchmarks\n", "table") == f"# Benchmarks\n\n{BEGIN}\ntable\n{END}\n"

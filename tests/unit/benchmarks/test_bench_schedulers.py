@@ -1,0 +1,52 @@
+"""Both schedulers get the same configuration; the command line checks its options."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from benchmarks.cli import SCALES, parse_args
+from benchmarks.schedulers import configuration, runtime_command, upstream_command
+from scheduler_runtime.config import load_configuration
+
+
+def test_configurations_differ_only_in_the_scheduler_name() -> None:
+    upstream = configuration("bench-upstream", Path("/k"))
+    ours = configuration("bench-python", Path("/k"))
+    assert upstream["profiles"] == [{"schedulerName": "bench-upstream"}]
+    assert {**upstream, "profiles": None} == {**ours, "profiles": None}
+
+
+def test_the_runtime_reads_the_configuration_as_upstream_would() -> None:
+    config = load_configuration(configuration("bench-python", Path("/k")))
+    assert config.scheduler_names == ("bench-python",)
+    assert config.client_connection.qps == 1000
+    assert config.client_connection.burst == 1000
+    assert config.leader_election.leader_elect is False
+
+
+def test_upstream_serves_metrics_without_a_token_review() -> None:
+    command = upstream_command(Path("/bin/kube-scheduler"), Path("/c.yaml"), 10259)
+    assert "--config=/c.yaml" in command
+    assert "--secure-port=10259" in command
+    assert "--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics" in command
+
+
+def test_the_runtime_listens_on_loopback() -> None:
+    command = runtime_command(Path("/c.yaml"), Path("/k"), 4321)
+    assert command[1:3] == ["run", "--config=/c.yaml"]
+    assert "--listen=127.0.0.1:4321" in command
+
+
+def test_quick_picks_the_small_scale_and_a_small_simulation() -> None:
+    args = parse_args(["--quick"])
+    assert [SCALES[name] for name in args.scale] == [(100, 300)]
+    assert (args.simulate_nodes, args.simulate_pods) == (500, 300)
+
+
+def test_negative_simulation_size_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        parse_args(["--simulate-pods", "-1"])
+    assert exit_info.value.code == 2
+    assert "--simulate-pods must not be negative, got -1" in capsys.readouterr().err
