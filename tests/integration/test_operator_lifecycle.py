@@ -1,0 +1,251 @@
+"""A SchedulerProfile over its life: changes, drift, conflicts, bad input, leadership."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import yaml
+from cluster import Cluster, kwok_node, wait_for
+from operator_support import (
+    condition,
+    get_json,
+    profile_body,
+    settle,
+    start_kube_scheduler,
+    stop,
+    wait_condition,
+)
+from scheduler_operator.model import parse
+from scheduler_operator.render import HASH_ANNOTATION, render
+
+Apply = Callable[[dict[str, Any]], str]
+
+
+def unique(prefix: str) -> str:
+    return f"{prefix}-{uuid.uuid4().hex[:6]}"
+
+
+def replica_sets(cluster: Cluster, name: str, namespace: str) -> list[dict[str, Any]]:
+    shown = cluster.kubectl(
+        "get", "rs", "-n", namespace, "-l", f"app.kubernetes.io/instance={name}", "-o", "json"
+    ).stdout
+    items: list[dict[str, Any]] = json.loads(shown)["items"]
+    return items
+
+
+def deployment(cluster: Cluster, name: str, namespace: str) -> dict[str, Any]:
+    found = get_json(cluster, "deployment", name, "-n", namespace)
+    assert found is not None, f"deployment {namespace}/{name} is missing"
+    return found
+
+
+def config_text(cluster: Cluster, name: str, namespace: str) -> str:
+    found = get_json(cluster, "configmap", f"{name}-config", "-n", namespace)
+    assert found is not None
+    return str(found["data"]["config.yaml"])
+
+
+def test_a_configuration_change_rolls_the_pods_once_and_nothing_else_does(
+    cluster: Cluster, make_nodes: Callable[..., list[str]], namespace: str, apply_profile: Apply
+) -> None:
+    make_nodes(kwok_node(unique("roll")))
+    name = apply_profile(profile_body(unique("roll"), namespace=namespace, replicas=2))
+    wait_condition(cluster, name, "Ready", "True")
+    before = deployment(cluster, name, namespace)
+    assert len(replica_sets(cluster, name, namespace)) == 1
+
+    # Scaling (leader election stays on) and labelling the profile change no configuration.
+    scaled = profile_body(name, namespace=namespace, replicas=3)
+    scaled["metadata"]["labels"] = {"team": "a"}
+    apply_profile(scaled)
+    wait_condition(cluster, name, "Ready", "True")
+    assert deployment(cluster, name, namespace)["spec"]["replicas"] == 3
+    assert len(replica_sets(cluster, name, namespace)) == 1
+
+    changed = {"profiles": [{"percentageOfNodesToScore": 30}]}
+    apply_profile(profile_body(name, namespace=namespace, replicas=3, **changed))
+    ready = wait_condition(cluster, name, "Ready", "True")
+    assert "percentageOfNodesToScore: 30" in config_text(cluster, name, namespace)
+    after = deployment(cluster, name, namespace)
+    new_hash = after["spec"]["template"]["metadata"]["annotations"][HASH_ANNOTATION]
+    assert new_hash != before["spec"]["template"]["metadata"]["annotations"][HASH_ANNOTATION]
+    assert new_hash == ready["status"]["configHash"]
+    settle(3)
+    assert len(replica_sets(cluster, name, namespace)) == 2
+    assert (
+        deployment(cluster, name, namespace)["metadata"]["generation"]
+        == (after["metadata"]["generation"])
+    )
+
+
+def test_children_edited_or_deleted_by_hand_are_restored(
+    cluster: Cluster, make_nodes: Callable[..., list[str]], namespace: str, apply_profile: Apply
+) -> None:
+    make_nodes(kwok_node(unique("drift")))
+    name = apply_profile(profile_body(unique("drift"), namespace=namespace))
+    wait_condition(cluster, name, "Ready", "True")
+    original = config_text(cluster, name, namespace)
+
+    cluster.kubectl("delete", "configmap", f"{name}-config", "-n", namespace)
+    cluster.kubectl("delete", "clusterrolebinding", f"schedulerprofile:{name}:kube-scheduler")
+    cluster.kubectl("delete", "serviceaccount", name, "-n", namespace)
+    cluster.kubectl(
+        "patch", "configmap", f"{name}-config", "-n", namespace, "--type=merge",
+        "-p", json.dumps({"data": {"config.yaml": "tampered"}}), check=False,
+    )  # fmt: skip
+    cluster.kubectl("scale", "deployment", name, "-n", namespace, "--replicas=3")
+    wait_for(
+        "the deleted and edited children to be restored",
+        lambda: (
+            get_json(cluster, "clusterrolebinding", f"schedulerprofile:{name}:kube-scheduler")
+            and get_json(cluster, "serviceaccount", name, "-n", namespace)
+            and get_json(cluster, "configmap", f"{name}-config", "-n", namespace)
+            and config_text(cluster, name, namespace) == original
+            and deployment(cluster, name, namespace)["spec"]["replicas"] == 1
+        ),
+        timeout=20,
+    )
+
+
+def test_a_duplicate_scheduler_name_is_refused_until_the_first_claim_goes(
+    cluster: Cluster, make_nodes: Callable[..., list[str]], namespace: str, apply_profile: Apply
+) -> None:
+    make_nodes(kwok_node(unique("dup")))
+    shared = unique("shared")
+    first = apply_profile(profile_body(unique("first"), namespace=namespace, schedulerName=shared))
+    wait_condition(cluster, first, "Ready", "True")
+    second = apply_profile(
+        profile_body(unique("second"), namespace=namespace, schedulerName=shared)
+    )
+    refused = condition(wait_condition(cluster, second, "ConfigValid", "False"), "ConfigValid")
+    assert refused["reason"] == "SchedulerNameConflict"
+    assert refused["message"] == (
+        f"schedulerName {shared!r} is already served by SchedulerProfile {first!r}"
+    )
+    assert condition(get_json(cluster, "schedulerprofile", second), "Ready")["status"] == "False"
+    assert get_json(cluster, "deployment", second, "-n", namespace) is None
+    assert (
+        get_json(cluster, "clusterrolebinding", f"schedulerprofile:{second}:kube-scheduler") is None
+    )
+
+    cluster.kubectl("delete", "schedulerprofile", first, "--wait=true")
+    wait_condition(cluster, second, "Ready", "True")
+    assert get_json(cluster, "deployment", second, "-n", namespace) is not None
+
+
+def test_the_default_scheduler_name_is_refused(
+    cluster: Cluster, namespace: str, apply_profile: Apply
+) -> None:
+    name = apply_profile(
+        profile_body(unique("default"), namespace=namespace, schedulerName="default-scheduler")
+    )
+    refused = condition(wait_condition(cluster, name, "ConfigValid", "False"), "ConfigValid")
+    assert refused["reason"] == "SchedulerNameConflict"
+    assert "belongs to the cluster's default scheduler" in refused["message"]
+    assert get_json(cluster, "serviceaccount", name, "-n", namespace) is None
+
+
+def test_bad_input_is_reported_and_the_last_good_deployment_keeps_running(
+    cluster: Cluster, make_nodes: Callable[..., list[str]], namespace: str, apply_profile: Apply
+) -> None:
+    make_nodes(kwok_node(unique("bad")))
+    good = profile_body(unique("bad"), namespace=namespace, engine="KubeScheduler")
+    name = apply_profile(good)
+    wait_condition(cluster, name, "Ready", "True")
+    last_good = deployment(cluster, name, namespace)
+    last_config = config_text(cluster, name, namespace)
+
+    bad_args = {"name": "NodeResourcesFit", "args": {"scoringStrategy": "MostAllocated"}}
+    apply_profile({**good, "spec": {**good["spec"], "profiles": [{"pluginConfig": [bad_args]}]}})
+    invalid = condition(wait_condition(cluster, name, "ConfigValid", "False"), "ConfigValid")
+    assert invalid["reason"] == "InvalidSpec"
+    assert (
+        invalid["message"]
+        == "spec.profiles[0].pluginConfig[0].args.scoringStrategy: must be an object"
+    )
+    ready = condition(get_json(cluster, "schedulerprofile", name), "Ready")
+    assert (ready["status"], ready["reason"]) == ("False", "InvalidSpec")
+
+    settle(3)
+    still = deployment(cluster, name, namespace)
+    assert still["metadata"]["generation"] == last_good["metadata"]["generation"]
+    assert still["status"].get("readyReplicas") == 1
+    assert config_text(cluster, name, namespace) == last_config
+
+
+def test_the_schema_refuses_what_it_can_check_statically(cluster: Cluster, operator: Any) -> None:
+    body = profile_body(
+        unique("schema"),
+        replicas=0,
+        profiles=[
+            {
+                "schedulerName": "x",
+                "plugins": {"score": {"enabled": [{"name": "A", "weight": 500}]}},
+            },
+            {"schedulerName": "x"},
+        ],
+    )
+    done = cluster.kubectl("apply", "-f", "-", input=yaml.safe_dump(body), check=False)
+    assert done.returncode != 0
+    assert "spec.replicas in body should be greater than or equal to 1" in done.stderr
+    assert "should be less than or equal to 100" in done.stderr
+    assert "profile schedulerNames must be unique" in done.stderr
+
+
+def test_children_carry_standard_labels_not_the_profiles_own(
+    cluster: Cluster, namespace: str, apply_profile: Apply
+) -> None:
+    body = profile_body(unique("labels"), namespace=namespace)
+    body["metadata"]["labels"] = {"argocd.argoproj.io/instance": "platform", "team": "a"}
+    name = apply_profile(body)
+    wait_for(
+        "the Deployment", lambda: get_json(cluster, "deployment", name, "-n", namespace), timeout=30
+    )
+    for kind in ("serviceaccount", "configmap", "deployment", "role", "rolebinding"):
+        shown = cluster.kubectl(
+            "get", kind, "-n", namespace, "-l", f"app.kubernetes.io/instance={name}", "-o", "json"
+        ).stdout
+        items = json.loads(shown)["items"]
+        assert items, kind
+        for item in items:
+            labels = item["metadata"]["labels"]
+            assert labels["app.kubernetes.io/managed-by"] == "scheduler-operator"
+            assert "team" not in labels
+            assert "argocd.argoproj.io/instance" not in labels
+            assert item["metadata"]["ownerReferences"][0]["name"] == name
+
+
+def test_the_leader_is_reported_from_the_schedulers_lease(
+    cluster: Cluster, namespace: str, apply_profile: Apply, tmp_path: Path
+) -> None:
+    body = profile_body(unique("leader"), namespace=namespace, engine="KubeScheduler", replicas=2)
+    name = apply_profile(body)
+    wait_condition(cluster, name, "ConfigValid", "True")
+    config = render(parse({**body, "metadata": {"name": name}})).config
+    process, _, _ = start_kube_scheduler(cluster, config, tmp_path)
+    try:
+        lease = wait_for(
+            "the scheduler's own Lease to be held",
+            lambda: (
+                (found := get_json(cluster, "lease", name, "-n", namespace))
+                and found["spec"].get("holderIdentity")
+                and found
+            ),
+            timeout=60,
+        )
+        holder = lease["spec"]["holderIdentity"]
+        wait_for(
+            "status.leader",
+            lambda: (
+                (get_json(cluster, "schedulerprofile", name) or {}).get("status", {}).get("leader")
+                == holder
+            ),
+            timeout=30,
+        )
+    finally:
+        stop(process)
+    assert get_json(cluster, "lease", "kube-scheduler", "-n", namespace) is None
