@@ -177,7 +177,13 @@ class NominatingInfo:
 
 @dataclass(frozen=True, slots=True)
 class PostFilterResult:
+    """`victims` are the pods preemption evicts for the nominated node (already handed to
+    the `delete_pod` service when the handle has one); `cleared` are lower-priority pods
+    whose nomination to that node is withdrawn."""
+
     nominating: NominatingInfo | None = None
+    victims: tuple[PodInfo, ...] = ()
+    cleared: tuple[PodInfo, ...] = ()
 
 
 Binder = Callable[[PodInfo, str], None]
@@ -190,7 +196,9 @@ class Handle:
 
     `binder` binds a pod through the API (the live scheduler provides it); `nominator` lists
     the pods nominated to a node (after preemption); `services` holds anything else a plugin
-    needs (listers for PVCs, PDBs, a pod deleter for preemption, ...).
+    needs (listers for PVCs, PDBs, a pod deleter for preemption, ...). `framework` is the
+    profile's own framework (set when it builds its plugins): preemption runs the filters
+    again on node copies through it.
     """
 
     snapshot: Snapshot
@@ -199,6 +207,7 @@ class Handle:
     rng: random.Random = field(default_factory=random.Random)
     parallelism: int = 16
     services: Mapping[str, Any] = field(default_factory=dict)
+    framework: Any = None
 
 
 class Plugin(Protocol):

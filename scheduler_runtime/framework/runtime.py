@@ -3,6 +3,7 @@ pkg/scheduler/framework/runtime/framework.go)."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
@@ -44,10 +45,11 @@ class Framework:
         self.handle = handle
         entries = registry()
         self.plugins: dict[str, Any] = {}
+        own_handle = dataclasses.replace(handle, framework=self)
         for name in profile.plugin_names:
             plugin_class = entries[name].load()
             try:
-                self.plugins[name] = plugin_class(profile.plugin_args.get(name), handle)
+                self.plugins[name] = plugin_class(profile.plugin_args.get(name), own_handle)
             except (TypeError, ValueError) as error:
                 raise FrameworkError(f"plugin {name!r} cannot be built: {error}") from error
         self.points: dict[str, list[Any]] = {}
@@ -158,6 +160,30 @@ class Framework:
             if not status.is_success:
                 return status.with_plugin(plugin.name)
         return SUCCESS
+
+    def run_filters_with_nominated_pods(
+        self, state: CycleState, pod: PodInfo, node: NodeInfo
+    ) -> Status:
+        """RunFilterPluginsWithNominatedPods for one node: the pod must fit both with the
+        pods nominated to the node (of at least its priority) counted and without them."""
+        nominator = self.handle.nominator
+        others = [
+            p
+            for p in (nominator(node.name) if nominator is not None else ())
+            if p.priority >= pod.priority and p.key != pod.key
+        ]
+        if others:
+            with_others = node.clone()
+            scratch = state.clone()
+            for other in others:
+                with_others.add_pod(other)
+                status = self.run_pre_filter_extension_add_pod(scratch, pod, other, with_others)
+                if not status.is_success:
+                    return status
+            status = self.run_filters_on_node(scratch, pod, with_others)
+            if not status.is_success:
+                return status
+        return self.run_filters_on_node(state, pod, node)
 
     def run_pre_filter_extension_add_pod(
         self, state: CycleState, pod: PodInfo, pod_to_add: PodInfo, node: NodeInfo
