@@ -1,0 +1,300 @@
+"""The runtime as a process on the real cluster: pods that name its profile are placed for
+the seed scenarios, failures are reported as upstream reports them, and pods of other
+schedulers are left alone."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from cluster import kwok_node, wait_for
+from runtime_support import (
+    Pods,
+    RuntimeProcess,
+    make_pod,
+    plugins_not_installed,
+    pods,
+    scheduler_config,
+    settle,
+    start_runtime,
+    unique_scheduler_name,
+)
+
+__all__ = ["pods", "start_runtime"]  # fixtures
+
+MiB = 1024 * 1024
+
+
+@pytest.fixture
+def scheduler(start_runtime: Callable[..., RuntimeProcess]) -> str:
+    """A running runtime with the default plugins under a scheduler name of its own."""
+    name = unique_scheduler_name()
+    start_runtime(scheduler_config(name))
+    return name
+
+
+def affinity(*expressions: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [{"matchExpressions": list(expressions)}]
+            }
+        }
+    }
+
+
+def test_pods_go_where_their_resources_fit(make_nodes, pods: Pods, scheduler: str) -> None:
+    make_nodes(kwok_node("res-big", cpu="7"), kwok_node("res-small", cpu="2"))
+    # Created together, so each is chosen before the previous binding is seen: the assumed
+    # pods must already count against their nodes.
+    pods.create(
+        make_pod("large", scheduler, cpu="6"),
+        make_pod("medium", scheduler, cpu="2"),
+        make_pod("small", scheduler, cpu="1"),
+    )
+    assert pods.wait_placed("large", "medium", "small") == {
+        "large": "res-big",
+        "medium": "res-small",
+        "small": "res-big",
+    }
+
+
+def test_least_allocated_spreads_equal_pods(make_nodes, pods: Pods, scheduler: str) -> None:
+    make_nodes(kwok_node("spread-a", cpu="4"), kwok_node("spread-b", cpu="4"))
+    pods.create(make_pod("first", scheduler, cpu="2", memory="1Gi"))
+    pods.wait_placed("first")
+    pods.create(make_pod("second", scheduler, cpu="2", memory="1Gi"))
+    placed = pods.wait_placed("first", "second")
+    assert {placed["first"], placed["second"]} == {"spread-a", "spread-b"}
+
+
+def test_taints_and_prefer_no_schedule(make_nodes, pods: Pods, scheduler: str) -> None:
+    make_nodes(
+        kwok_node(
+            "taint-hard", taints=[{"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}]
+        ),
+        kwok_node(
+            "taint-soft", taints=[{"key": "spot", "value": "yes", "effect": "PreferNoSchedule"}]
+        ),
+        kwok_node("taint-none"),
+    )
+    gpu_toleration = {
+        "key": "dedicated",
+        "operator": "Equal",
+        "value": "gpu",
+        "effect": "NoSchedule",
+    }
+    pods.create(
+        make_pod("plain-1", scheduler),
+        make_pod("plain-2", scheduler),
+        make_pod(
+            "gpu",
+            scheduler,
+            tolerations=[gpu_toleration],
+            nodeSelector={"kubernetes.io/hostname": "taint-hard"},
+        ),
+    )
+    assert pods.wait_placed("plain-1", "plain-2", "gpu") == {
+        "plain-1": "taint-none",
+        "plain-2": "taint-none",
+        "gpu": "taint-hard",
+    }
+
+
+def test_node_selector_and_node_affinity_operators(make_nodes, pods: Pods, scheduler: str) -> None:
+    make_nodes(
+        kwok_node("aff-ssd", labels={"disk": "ssd", "cores": "16"}),
+        kwok_node("aff-hdd", labels={"disk": "hdd", "cores": "4"}),
+        kwok_node("aff-bare"),
+    )
+    preferred = {
+        "nodeAffinity": {
+            "preferredDuringSchedulingIgnoredDuringExecution": [
+                {
+                    "weight": 100,
+                    "preference": {
+                        "matchExpressions": [{"key": "disk", "operator": "In", "values": ["hdd"]}]
+                    },
+                }
+            ]
+        }
+    }
+    pods.create(
+        make_pod("selector", scheduler, nodeSelector={"disk": "ssd"}),
+        make_pod(
+            "in", scheduler, affinity=affinity({"key": "disk", "operator": "In", "values": ["hdd"]})
+        ),
+        make_pod(
+            "notin-exists",
+            scheduler,
+            affinity=affinity(
+                {"key": "disk", "operator": "NotIn", "values": ["ssd"]},
+                {"key": "disk", "operator": "Exists"},
+            ),
+        ),
+        make_pod(
+            "absent", scheduler, affinity=affinity({"key": "disk", "operator": "DoesNotExist"})
+        ),
+        make_pod(
+            "gt", scheduler, affinity=affinity({"key": "cores", "operator": "Gt", "values": ["8"]})
+        ),
+        make_pod("preferred", scheduler, affinity=preferred),
+    )
+    assert pods.wait_placed("selector", "in", "notin-exists", "absent", "gt", "preferred") == {
+        "selector": "aff-ssd",
+        "in": "aff-hdd",
+        "notin-exists": "aff-hdd",
+        "absent": "aff-bare",
+        "gt": "aff-ssd",
+        "preferred": "aff-hdd",
+    }
+
+
+def test_pod_affinity_and_anti_affinity_by_topology(make_nodes, pods: Pods, scheduler: str) -> None:
+    make_nodes(
+        kwok_node("pa-1", zone="zone-a"),
+        kwok_node("pa-2", zone="zone-a"),
+        kwok_node("pa-3", zone="zone-b"),
+    )
+    pods.create(
+        make_pod(
+            "db", scheduler, labels={"app": "db"}, nodeSelector={"kubernetes.io/hostname": "pa-3"}
+        )
+    )
+    pods.wait_placed("db")
+    with_db = {
+        "podAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": [
+                {
+                    "labelSelector": {"matchLabels": {"app": "db"}},
+                    "topologyKey": "topology.kubernetes.io/zone",
+                }
+            ]
+        }
+    }
+    apart = {
+        "podAntiAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": [
+                {
+                    "labelSelector": {"matchLabels": {"app": "spread"}},
+                    "topologyKey": "kubernetes.io/hostname",
+                }
+            ]
+        }
+    }
+    pods.create(
+        make_pod("web", scheduler, affinity=with_db),
+        *(
+            make_pod(f"spread-{i}", scheduler, labels={"app": "spread"}, affinity=apart)
+            for i in range(3)
+        ),
+    )
+    placed = pods.wait_placed("web", "spread-0", "spread-1", "spread-2")
+    assert placed["web"] == "pa-3"
+    assert {placed[f"spread-{i}"] for i in range(3)} == {"pa-1", "pa-2", "pa-3"}
+
+
+def test_host_ports_keep_pods_apart(make_nodes, pods: Pods, scheduler: str) -> None:
+    make_nodes(kwok_node("port-a"), kwok_node("port-b"))
+
+    def with_port(name: str) -> dict[str, Any]:
+        pod = make_pod(name, scheduler)
+        pod["spec"]["containers"][0]["ports"] = [{"containerPort": 80, "hostPort": 8080}]
+        return pod
+
+    pods.create(with_port("web-1"), with_port("web-2"), with_port("web-3"))
+    ports_taken = (
+        "0/2 nodes are available: 2 node(s) didn't have free ports for the requested pod ports."
+    )
+
+    def two_placed_one_refused() -> bool:
+        nodes = pods.nodes()
+        placed = sorted(str(n) for n in nodes.values() if n)
+        refused = [name for name, node in nodes.items() if not node]
+        return (
+            placed == ["port-a", "port-b"]
+            and len(refused) == 1
+            and any(e["note"].startswith(ports_taken) for e in pods.events(refused[0]))
+        )
+
+    wait_for("two pods placed apart and the third refused for its port", two_placed_one_refused)
+
+
+def test_image_locality_splits_two_versions(make_nodes, pods: Pods, scheduler: str) -> None:
+    make_nodes(
+        kwok_node("img-1", images=[("example.com/app:v1", 500 * MiB)]),
+        kwok_node("img-2", images=[("example.com/app:v2", 500 * MiB)]),
+    )
+    pods.create(
+        *(make_pod(f"v1-{i}", scheduler, image="example.com/app:v1") for i in range(2)),
+        *(make_pod(f"v2-{i}", scheduler, image="example.com/app:v2") for i in range(2)),
+    )
+    assert pods.wait_placed("v1-0", "v1-1", "v2-0", "v2-1") == {
+        "v1-0": "img-1",
+        "v1-1": "img-1",
+        "v2-0": "img-2",
+        "v2-1": "img-2",
+    }
+
+
+def test_unschedulable_pod_gets_upstreams_message_then_fits_a_new_node(
+    make_nodes, pods: Pods, scheduler: str
+) -> None:
+    make_nodes(
+        kwok_node("fail-small", cpu="1"),
+        kwok_node(
+            "fail-gpu", taints=[{"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}]
+        ),
+    )
+    pods.create(make_pod("hungry", scheduler, cpu="2"))
+    expected = (
+        "0/2 nodes are available: 1 Insufficient cpu, 1 node(s) had untolerated taint "
+        "{dedicated: gpu}."
+    )
+    if "DefaultPreemption" not in plugins_not_installed():
+        expected += (
+            " preemption: 0/2 nodes are available: 1 No preemption victims found for incoming "
+            "pod, 1 Preemption is not helpful for scheduling."
+        )
+    event = pods.wait_event("hungry", "FailedScheduling")
+    assert event["note"] == expected
+    assert event["type"] == "Warning"
+    assert event["reportingController"] == scheduler
+    assert event["action"] == "Scheduling"
+    condition = pods.condition("hungry")
+    assert condition is not None
+    assert (condition["status"], condition["reason"], condition["message"]) == (
+        "False",
+        "Unschedulable",
+        expected,
+    )
+    # A node that fits is a cluster event that sends the pod back to the active queue.
+    make_nodes(kwok_node("fail-big", cpu="4"))
+    assert pods.wait_placed("hungry") == {"hungry": "fail-big"}
+    scheduled = pods.wait_event("hungry", "Scheduled")
+    assert scheduled["note"] == f"Successfully assigned {pods.namespace}/hungry to fail-big"
+    assert (scheduled["type"], scheduled["action"]) == ("Normal", "Binding")
+    assert scheduled["reportingController"] == scheduler
+
+
+def test_pod_for_an_unknown_scheduler_stays_pending_without_events(
+    make_nodes, pods: Pods, scheduler: str
+) -> None:
+    make_nodes(kwok_node("other-1"))
+    pods.create(make_pod("not-ours", "no-such-scheduler"), make_pod("ours", scheduler))
+    pods.wait_placed("ours")
+    settle(3)
+    assert pods.nodes()["not-ours"] is None
+    assert pods.events("not-ours") == []
+    assert pods.condition("not-ours") is None
+
+
+def test_gated_pod_waits_for_its_gates(make_nodes, pods: Pods, scheduler: str) -> None:
+    make_nodes(kwok_node("gate-1"))
+    pods.create(make_pod("gated", scheduler, schedulingGates=[{"name": "example.com/quota"}]))
+    settle(3)
+    assert pods.nodes()["gated"] is None
+    assert pods.events("gated") == []
+    pods.core.patch_namespaced_pod("gated", pods.namespace, {"spec": {"schedulingGates": None}})
+    assert pods.wait_placed("gated") == {"gated": "gate-1"}
