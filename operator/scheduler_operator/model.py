@@ -182,7 +182,7 @@ class SchedulerProfileSpec(ApiModel):
     node_selector: dict[str, str] = Field(default_factory=dict)
     tolerations: list[FreeForm] = Field(default_factory=list, max_length=64)
     affinity: FreeForm | None = None
-    log_verbosity: int = Field(default=0, ge=0, le=10)
+    log_verbosity: int = Field(default=2, ge=0, le=10, description="klog-style -v level.")
 
     def leader_elect(self) -> bool:
         election = self.leader_election
