@@ -1,0 +1,264 @@
+"""DefaultPreemption (postFilter): when no node fits, find nodes where evicting lower-priority
+pods would make room, keep as many of those pods as still allows the pod to fit (sparing pods
+whose eviction would violate a PodDisruptionBudget first), pick one node by upstream's
+ordering, evict its victims and nominate the pod to it.
+
+Victims are evicted through the handle's `delete_pod` service; nominations of lower-priority
+pods to that node are withdrawn through `clear_nomination`. Both lists also come back in the
+PostFilterResult."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from pydantic import BaseModel
+
+from scheduler_runtime.config.args import DefaultPreemptionArgs
+from scheduler_runtime.framework.interface import (
+    SUCCESS,
+    Code,
+    CycleState,
+    Handle,
+    NominatingInfo,
+    PostFilterResult,
+    Status,
+)
+from scheduler_runtime.framework.nodeinfo import NodeInfo
+from scheduler_runtime.framework.podinfo import PodInfo
+from scheduler_runtime.framework.types import Diagnosis, FitError, NodeToStatus
+from scheduler_runtime.plugins.defaultpreemption.pdb import Budgets, split_by_pdb_violation
+
+NOT_HELPFUL = "Preemption is not helpful for scheduling"
+NO_VICTIMS = "No preemption victims found for incoming pod"
+NO_CANDIDATE = "no candidate node for preemption"
+NEVER = "not eligible due to preemptionPolicy=Never."
+TERMINATING = "not eligible due to a terminating pod on the nominated node."
+PREFIX = "preemption: "
+MAX_INT32 = 2**31 - 1
+# A pod that has not started sorts as starting now, after every real start time.
+NOT_STARTED = "9999-12-31T23:59:59Z"
+
+
+def start_time(pod: PodInfo) -> str:
+    """GetPodStartTime as a sortable RFC 3339 string."""
+    return str((pod.pod.get("status") or {}).get("startTime") or NOT_STARTED)
+
+
+def importance(pod: PodInfo) -> tuple[int, str]:
+    """MoreImportantPod as a sort key: higher priority first, then earlier start."""
+    return (-pod.priority, start_time(pod))
+
+
+def _terminating_by_preemption(pod: PodInfo) -> bool:
+    if not (pod.pod.get("metadata") or {}).get("deletionTimestamp"):
+        return False
+    return any(
+        c.get("type") == "DisruptionTarget"
+        and c.get("status") == "True"
+        and c.get("reason") == "PreemptionByScheduler"
+        for c in (pod.pod.get("status") or {}).get("conditions") or ()
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """A node and the pods to evict there, most important first."""
+
+    node: str
+    victims: tuple[PodInfo, ...]
+    pdb_violations: int
+
+
+def _earliest_start_of_most_important(victims: Sequence[PodInfo]) -> str:
+    """GetEarliestPodStartTime: the earliest start among the highest-priority victims."""
+    top = max(p.priority for p in victims)
+    return min(start_time(p) for p in victims if p.priority == top)
+
+
+# pickOneNodeForPreemption: each rule keeps the candidates with the best value; the first
+# rule that leaves one candidate decides, else the first remaining candidate wins.
+RULES: tuple[Callable[[Candidate], Any], ...] = (
+    lambda c: -c.pdb_violations,
+    lambda c: -c.victims[0].priority,
+    lambda c: -sum(p.priority + MAX_INT32 + 1 for p in c.victims),
+    lambda c: -len(c.victims),
+    lambda c: _earliest_start_of_most_important(c.victims),
+)
+
+
+def pick_one_node(candidates: Sequence[Candidate]) -> Candidate:
+    remaining = list(candidates)
+    for rule in RULES:
+        best = max(rule(c) for c in remaining)
+        remaining = [c for c in remaining if rule(c) == best]
+        if len(remaining) == 1:
+            break
+    return remaining[0]
+
+
+class DefaultPreemption:
+    name: ClassVar[str] = "DefaultPreemption"
+
+    def __init__(self, args: BaseModel | None, handle: Handle) -> None:
+        self.args = args if isinstance(args, DefaultPreemptionArgs) else DefaultPreemptionArgs()
+        self.handle = handle
+
+    def post_filter(
+        self, state: CycleState, pod: PodInfo, diagnosis: Diagnosis
+    ) -> tuple[PostFilterResult | None, Status]:
+        result, status = self.preempt(state, pod, diagnosis.node_to_status)
+        if status.reasons and status.message():
+            return result, Status(status.code, (PREFIX + status.message(),), self.name)
+        return result, status
+
+    # ----- Evaluator.Preempt
+
+    def preempt(
+        self, state: CycleState, pod: PodInfo, statuses: NodeToStatus
+    ) -> tuple[PostFilterResult | None, Status]:
+        eligible, reason = self.eligible_to_preempt(pod, statuses)
+        if not eligible:
+            return None, Status.unschedulable(reason)
+        snapshot = self.handle.snapshot
+        potential = self.potential_nodes(statuses)
+        if not potential:
+            self._clear_nominations((pod,))
+            return self._no_candidates(pod, NodeToStatus(snapshot))
+        candidates, failures = self.dry_run(state, pod, potential)
+        if not candidates:
+            return self._no_candidates(pod, failures)
+        best = pick_one_node(candidates)
+        cleared = self._lower_priority_nominated(pod, best.node)
+        self._evict(best)
+        self._clear_nominations(cleared)
+        result = PostFilterResult(NominatingInfo(best.node), best.victims, cleared)
+        return result, SUCCESS
+
+    def _no_candidates(
+        self, pod: PodInfo, failures: NodeToStatus
+    ) -> tuple[PostFilterResult, Status]:
+        failures.absent = Status.unresolvable(NOT_HELPFUL)
+        error = FitError(pod, len(self.handle.snapshot), Diagnosis(failures))
+        return PostFilterResult(NominatingInfo("")), Status.unschedulable(str(error))
+
+    def eligible_to_preempt(self, pod: PodInfo, statuses: NodeToStatus) -> tuple[bool, str]:
+        """PodEligibleToPreemptOthers."""
+        if pod.preemption_policy == "Never":
+            return False, NEVER
+        nominated = pod.nominated_node_name
+        if not nominated:
+            return True, ""
+        if statuses.get(nominated).code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+            return True, ""
+        node = self.handle.snapshot.get(nominated)
+        if node is not None and any(
+            p.priority < pod.priority and _terminating_by_preemption(p) for p in node.pods.values()
+        ):
+            return False, TERMINATING
+        return True, ""
+
+    def potential_nodes(self, statuses: NodeToStatus) -> list[NodeInfo]:
+        """Nodes whose filters said Unschedulable (not UnschedulableAndUnresolvable), in
+        node-tree order."""
+        snapshot = self.handle.snapshot
+        return [
+            node
+            for node in snapshot.node_infos()
+            if statuses.get(node.name).code == Code.UNSCHEDULABLE
+        ]
+
+    def candidates_to_find(self, potential: int) -> int:
+        """calculateNumCandidates: a percentage of the nodes, at least the absolute number,
+        at most all of them."""
+        wanted = potential * self.args.min_candidate_nodes_percentage // 100
+        wanted = max(wanted, self.args.min_candidate_nodes_absolute)
+        return min(wanted, potential)
+
+    def dry_run(
+        self, state: CycleState, pod: PodInfo, potential: list[NodeInfo]
+    ) -> tuple[list[Candidate], NodeToStatus]:
+        """DryRunPreemption: nodes from a random offset until enough candidates (at least
+        one without PDB violations) are found; candidates without violations come first."""
+        wanted = self.candidates_to_find(len(potential))
+        offset = self.handle.rng.randrange(len(potential))
+        budgets = Budgets.of(self.handle.snapshot)
+        clean: list[Candidate] = []
+        violating: list[Candidate] = []
+        failures = NodeToStatus(self.handle.snapshot)
+        for index in range(len(potential)):
+            node = potential[(offset + index) % len(potential)]
+            victims, violations, status = self.select_victims_on_node(
+                state.clone(), pod, node.clone(), budgets
+            )
+            if status.is_success:
+                found = Candidate(node.name, tuple(victims), violations)
+                target = violating if violations else clean
+                if len(target) < wanted:
+                    target.append(found)
+                if clean and len(clean) + len(violating) >= wanted:
+                    break
+            else:
+                failures.set(node.name, status)
+        return clean + violating, failures
+
+    def select_victims_on_node(
+        self, state: CycleState, pod: PodInfo, node: NodeInfo, budgets: Budgets
+    ) -> tuple[list[PodInfo], int, Status]:
+        """SelectVictimsOnNode on a copy of the node and the cycle state."""
+        framework = self.handle.framework
+        lower = [p for p in node.pods.values() if p.priority < pod.priority]
+        if not lower:
+            return [], 0, Status.unresolvable(NO_VICTIMS)
+        for victim in lower:
+            node.remove_pod(victim.key)
+            framework.run_pre_filter_extension_remove_pod(state, pod, victim, node)
+        status: Status = framework.run_filters_with_nominated_pods(state, pod, node)
+        if not status.is_success:
+            return [], 0, status
+        lower.sort(key=importance)
+        violating, sparing = split_by_pdb_violation(lower, budgets)
+        victims: list[PodInfo] = []
+        violations = 0
+        violating_keys = {p.key for p in violating}
+        for candidate in violating + sparing:
+            node.add_pod(candidate)
+            framework.run_pre_filter_extension_add_pod(state, pod, candidate, node)
+            if framework.run_filters_with_nominated_pods(state, pod, node).is_success:
+                continue
+            node.remove_pod(candidate.key)
+            framework.run_pre_filter_extension_remove_pod(state, pod, candidate, node)
+            victims.append(candidate)
+            violations += candidate.key in violating_keys
+        if violating and sparing:
+            victims.sort(key=importance)
+        return victims, violations, SUCCESS
+
+    # ----- prepareCandidate
+
+    def _lower_priority_nominated(self, pod: PodInfo, node_name: str) -> tuple[PodInfo, ...]:
+        nominator = self.handle.nominator
+        if nominator is None:
+            return ()
+        return tuple(
+            p for p in nominator(node_name) if p.priority < pod.priority and p.key != pod.key
+        )
+
+    def _evict(self, best: Candidate) -> None:
+        delete = self.handle.services.get("delete_pod")
+        if delete is None:
+            return
+        for victim in best.victims:
+            delete(victim)
+
+    def _clear_nominations(self, pods: Sequence[PodInfo]) -> None:
+        clear = self.handle.services.get("clear_nomination")
+        if clear is None:
+            return
+        for pod in pods:
+            if pod.nominated_node_name:
+                clear(pod)
+
+
+__all__ = ["DefaultPreemption"]
