@@ -262,11 +262,9 @@ def test_result_names_the_victims_for_the_caller() -> None:
     framework = simulation.frameworks["default-scheduler"]
     urgent = pod_info(pod("urgent", "1", priority=10))
     state = CycleState()
-    try:
+    with pytest.raises(FitError) as failure:
         simulation.algorithm.schedule_pod(framework, state, urgent)
-    except Exception as error:
-        diagnosis = error.diagnosis  # type: ignore[attr-defined]
-    result, status = framework.run_post_filter(state, urgent, diagnosis)
+    result, status = framework.run_post_filter(state, urgent, failure.value.diagnosis)
     assert status.is_success
     assert result is not None
     assert result.nominating is not None
