@@ -215,7 +215,12 @@ for child in CHILDREN:
     child_handler(*child)
 
 
-@kopf.on.event("coordination.k8s.io", "v1", "leases")
+def is_scheduler_lease(name: str, **kwargs: Any) -> bool:
+    """Only the Leases named after a served scheduler; nodes renew theirs every few seconds."""
+    return first_claim(claims_of(kwargs), name) is not None
+
+
+@kopf.on.event("coordination.k8s.io", "v1", "leases", when=is_scheduler_lease)
 def leader_changed(
     body: kopf.Body,
     name: str,

@@ -1,0 +1,142 @@
+#!/usr/bin/env bash
+# The full demo on the local cluster (`make demo`):
+#   1. the CRD and the operator's RBAC from manifests/, the operator as a local process under
+#      its own ServiceAccount;
+#   2. the sample SchedulerProfile manifests/samples/extra-scheduler.yaml and its children;
+#   3. its scheduler: the Python runtime as a local process with the generated configuration,
+#      under the ServiceAccount the operator created for it (the cluster's nodes are simulated,
+#      so the scheduler's own pod cannot run a program);
+#   4. sample pods that name the scheduler, placed on the simulated nodes;
+#   5. `kubectl get schedulerprofiles`, the pods' nodes and the scheduling events.
+# The cluster is left running; the two local processes stop when the demo ends.
+set -euo pipefail
+
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$repo"
+venv=$repo/.venv/bin
+cluster=${DEMO_CLUSTER:-scheduler-operator}
+work=${TMPDIR:-/tmp}/scheduler-operator-demo
+mkdir -p "$work"
+
+step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+kubeconfig=$(tools/cluster.sh up "$cluster")
+bin=$(tools/cluster.sh bin | head -n 1)
+k() { "$bin/kubectl" --kubeconfig "$kubeconfig" "$@"; }
+
+# A kubeconfig that authenticates as a ServiceAccount: the demo never runs a part as admin.
+service_account_kubeconfig() { # NAMESPACE NAME FILE
+  local token server ca
+  token=$(k create token "$2" -n "$1" --duration=2h)
+  server=$(k config view --raw --minify -o jsonpath='{.clusters[0].cluster.server}')
+  ca=$(k config view --raw --minify -o jsonpath='{.clusters[0].cluster.certificate-authority}')
+  KUBECONFIG=$3 "$bin/kubectl" config set-cluster local --server="$server" \
+    --certificate-authority="$ca" --embed-certs >/dev/null
+  KUBECONFIG=$3 "$bin/kubectl" config set-credentials "$2" --token="$token" >/dev/null
+  KUBECONFIG=$3 "$bin/kubectl" config set-context local --cluster=local --user="$2" >/dev/null
+  KUBECONFIG=$3 "$bin/kubectl" config use-context local >/dev/null
+}
+
+wait_until() { # SECONDS DESCRIPTION COMMAND...
+  local deadline=$((SECONDS + $1)) what=$2
+  shift 2
+  until "$@" >/dev/null 2>&1; do
+    if ((SECONDS > deadline)); then
+      echo "timed out waiting for $what" >&2
+      return 1
+    fi
+    sleep 1
+  done
+}
+
+pids=()
+cleanup() { for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done; }
+trap cleanup EXIT
+
+step "Simulated nodes (kwok)"
+for i in 0 1 2 3; do
+  k apply -f - >/dev/null <<EOF
+apiVersion: v1
+kind: Node
+metadata:
+  name: demo-node-$i
+  labels: {kubernetes.io/hostname: demo-node-$i, kubernetes.io/os: linux, type: kwok,
+           topology.kubernetes.io/zone: zone-$((i % 2))}
+  annotations: {kwok.x-k8s.io/node: fake, node.alpha.kubernetes.io/ttl: "0"}
+EOF
+  k patch node "demo-node-$i" --subresource=status --type=merge \
+    -p '{"status":{"allocatable":{"cpu":"8","memory":"32Gi","pods":"110"},"capacity":{"cpu":"8","memory":"32Gi","pods":"110"}}}' >/dev/null
+done
+k wait --for=condition=Ready node -l type=kwok --timeout=60s >/dev/null
+k get nodes -l type=kwok
+
+step "CRD and the operator's RBAC (manifests/, the operator itself runs locally)"
+k kustomize manifests |
+  "$venv/python" -c 'import sys, yaml; docs = [d for d in yaml.safe_load_all(sys.stdin) if d and d["kind"] != "Deployment"]; print(yaml.safe_dump_all(docs))' |
+  k apply --server-side -f -
+k wait --for=condition=Established crd/schedulerprofiles.scheduling.schedops.io >/dev/null
+
+step "The operator, as a local process under its ServiceAccount (log: $work/operator.log)"
+service_account_kubeconfig scheduler-operator scheduler-operator "$work/operator.kubeconfig"
+KUBECONFIG=$work/operator.kubeconfig "$venv/scheduler-operator" run \
+  --liveness http://127.0.0.1:18080/healthz >"$work/operator.log" 2>&1 &
+pids+=($!)
+wait_until 60 "the operator to be alive" curl -sf http://127.0.0.1:18080/healthz
+
+step "A SchedulerProfile: manifests/samples/extra-scheduler.yaml"
+cat manifests/samples/extra-scheduler.yaml
+k apply -f manifests/samples/extra-scheduler.yaml
+wait_until 60 "the generated configuration" k -n kube-system get configmap extra-scheduler-config
+
+step "What the operator created for it"
+k -n kube-system get serviceaccount,role,rolebinding,configmap,deployment \
+  -l app.kubernetes.io/instance=extra-scheduler
+k get clusterrolebinding -l app.kubernetes.io/instance=extra-scheduler
+k -n kube-system get configmap extra-scheduler-config -o jsonpath='{.data.config\.yaml}' |
+  tee "$work/config.yaml"
+
+step "Its scheduler: the runtime as a local process with that configuration (log: $work/scheduler.log)"
+service_account_kubeconfig kube-system extra-scheduler "$work/scheduler.kubeconfig"
+POD_NAME=extra-scheduler-local "$venv/scheduler-runtime" run --config "$work/config.yaml" \
+  --kubeconfig "$work/scheduler.kubeconfig" --listen 127.0.0.1:10251 >"$work/scheduler.log" 2>&1 &
+pids+=($!)
+wait_until 60 "the scheduler to be ready" curl -sf http://127.0.0.1:10251/readyz
+
+step "Sample pods that ask for schedulerName: extra-scheduler"
+k create namespace demo --dry-run=client -o yaml | k apply -f - >/dev/null
+k -n demo delete pods -l app=demo --ignore-not-found >/dev/null
+for i in 0 1 2 3 4 5; do
+  k apply -f - >/dev/null <<EOF
+apiVersion: v1
+kind: Pod
+metadata: {name: demo-$i, namespace: demo, labels: {app: demo}}
+spec:
+  schedulerName: extra-scheduler
+  containers:
+    - name: app
+      image: registry.k8s.io/pause:3.10
+      resources: {requests: {cpu: 500m, memory: 256Mi}}
+EOF
+done
+wait_until 90 "every sample pod to be placed" \
+  bash -c "! $bin/kubectl --kubeconfig $kubeconfig -n demo get pods -l app=demo -o jsonpath='{range .items[*]}{.spec.nodeName}{\"\\n\"}{end}' | grep -qx ''"
+wait_until 90 "the SchedulerProfile to be Ready" \
+  k wait --for=condition=Ready schedulerprofile/extra-scheduler --timeout=1s
+
+step "kubectl get schedulerprofiles"
+k get schedulerprofiles -o wide
+
+step "The pods and their nodes"
+k -n demo get pods -o custom-columns=POD:.metadata.name,SCHEDULER:.spec.schedulerName,NODE:.spec.nodeName,PHASE:.status.phase
+
+step "Scheduling events"
+k -n demo get events --field-selector reason=Scheduled \
+  -o custom-columns=REASON:.reason,FROM:.reportingComponent,MESSAGE:.message
+
+cat <<EOF
+
+The cluster "$cluster" is still running:
+  export KUBECONFIG=$kubeconfig
+  kubectl get schedulerprofiles
+Tear it down with:
+  tools/cluster.sh down $cluster
+EOF
