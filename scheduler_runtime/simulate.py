@@ -122,7 +122,7 @@ class Simulation:
             nominator=self._nominated_to,
             rng=self.rng,
             parallelism=config.parallelism,
-            services={"delete_pod": self._delete_pod},
+            services={"delete_pod": self._delete_pod, "clear_nomination": self._clear_nomination},
         )
         self.frameworks = {p.scheduler_name: Framework(p, handle) for p in config.profiles}
         self.algorithm = SchedulingAlgorithm(
@@ -177,6 +177,10 @@ class Simulation:
 
     def _nominated_to(self, node_name: str) -> list[PodInfo]:
         return [p for p in self.nominated.values() if p.nominated_node_name == node_name]
+
+    def _clear_nomination(self, pod: PodInfo) -> None:
+        self.nominated.pop(pod.key, None)
+        (pod.pod.get("status") or {}).pop("nominatedNodeName", None)
 
     def _delete_pod(self, pod: PodInfo) -> None:
         """A preemption victim goes; pods that could not be placed get another chance."""

@@ -1,4 +1,5 @@
-"""Upstream's default plugin set (pkg/scheduler/apis/config/v1/default_plugins.go)."""
+"""Upstream's default plugin set (pkg/scheduler/apis/config/v1/default_plugins.go), with
+DynamicResources before DefaultPreemption as upstream adds it since DRA is on by default."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ DEFAULT_MULTI_POINT: tuple[tuple[str, int], ...] = (
     ("VolumeZone", 0),
     ("PodTopologySpread", 2),
     ("InterPodAffinity", 2),
+    ("DynamicResources", 0),
     ("DefaultPreemption", 0),
     ("NodeResourcesBalancedAllocation", 1),
     ("ImageLocality", 1),

@@ -109,6 +109,7 @@ IN_TREE: tuple[PluginEntry, ...] = (
         "PodTopologySpread", "podtopologyspread", {"preFilter", "filter", "preScore", "score"}
     ),
     _in_tree("InterPodAffinity", "interpodaffinity", {"preFilter", "filter", "preScore", "score"}),
+    _in_tree("DynamicResources", "dynamicresources", {"preFilter", "postFilter"}),
     _in_tree("DefaultPreemption", "defaultpreemption", {"postFilter"}),
     _in_tree("NodeResourcesBalancedAllocation", "noderesources", {"preScore", "score"}),
     _in_tree("ImageLocality", "imagelocality", {"score"}),

@@ -136,7 +136,7 @@ class FitError(Exception):
             if histogram:
                 message += f" {', '.join(histogram)}."
         if diagnosis.post_filter_msg:
-            message += f" {diagnosis.post_filter_msg}."
+            message += f" {diagnosis.post_filter_msg}"  # no period: the plugins end their own
         return message
 
 

@@ -35,8 +35,8 @@ def untolerated_taint(
     return None
 
 
-def reason(taint: Taint) -> str:
-    return f"node(s) had untolerated taint {{{taint.key}: {taint.value}}}"
+# Upstream stopped naming the taint in 1.31 (a user may not see other tenants' taints).
+REASON = "node(s) had untolerated taint(s)"
 
 
 def count_intolerable(taints: tuple[Taint, ...], tolerations: tuple[Toleration, ...]) -> int:
@@ -59,23 +59,17 @@ class TaintToleration:
 
     def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status:
         taint = untolerated_taint(node.taints, pod.tolerations)
-        return SUCCESS if taint is None else Status.unresolvable(reason(taint))
+        return SUCCESS if taint is None else Status.unresolvable(REASON)
 
     def filter_nodes(
         self, state: CycleState, pod: PodInfo, snapshot: Snapshot, slots: Slots
     ) -> NodeVerdicts:
         ids = snapshot.taint_set[slots]
         rejected = np.zeros(len(slots), dtype=np.bool_)
-        by_reason: dict[str, np.ndarray] = {}
         for taint_set in np.unique(ids):
-            taint = untolerated_taint(snapshot.taint_sets[int(taint_set)], pod.tolerations)
-            if taint is None:
-                continue
-            mask = ids == taint_set
-            rejected |= mask
-            text = reason(taint)
-            by_reason[text] = by_reason[text] | mask if text in by_reason else mask
-        return NodeVerdicts(rejected, rejected, list(by_reason.items()))
+            if untolerated_taint(snapshot.taint_sets[int(taint_set)], pod.tolerations):
+                rejected |= ids == taint_set
+        return NodeVerdicts.rejecting(rejected, REASON, unresolvable=True)
 
     def pre_score(
         self, state: CycleState, pod: PodInfo, snapshot: Snapshot, slots: Slots

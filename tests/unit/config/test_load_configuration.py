@@ -71,7 +71,7 @@ def test_default_plugins_per_extension_point() -> None:
     assert resolved.enabled("queueSort") == ("PrioritySort",)
     assert resolved.enabled("preEnqueue") == ("SchedulingGates",)
     assert resolved.enabled("filter") == DEFAULT_FILTERS
-    assert resolved.enabled("postFilter") == ("DefaultPreemption",)
+    assert resolved.enabled("postFilter") == ("DynamicResources", "DefaultPreemption")
     assert resolved.enabled("bind") == ("DefaultBinder",)
     assert resolved.enabled("score") == (
         "TaintToleration",

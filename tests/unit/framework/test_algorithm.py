@@ -134,7 +134,7 @@ def test_fit_error_message_is_upstream_format() -> None:
     with pytest.raises(FitError) as caught:
         algorithm.schedule_pod(fwk, CycleState(), pod(cpu="2"))
     assert str(caught.value) == (
-        "0/4 nodes are available: 1 node(s) had untolerated taint {dedicated: gpu}, "
+        "0/4 nodes are available: 1 node(s) had untolerated taint(s), "
         "1 node(s) were unschedulable, 2 Insufficient cpu."
     )
 
@@ -169,7 +169,7 @@ def test_pre_filter_rejection_and_post_filter_messages() -> None:
     message = str(FitError(pod(), 5, diagnosis))
     assert message == (
         "0/5 nodes are available: pod affinity terms conflict. "
-        "preemption: not eligible due to preemptionPolicy=Never.."
+        "preemption: not eligible due to preemptionPolicy=Never."
     )
 
 

@@ -36,7 +36,9 @@ def test_json_output_in_scheduling_order(capsys: pytest.CaptureFixture[str]) -> 
                 "name": "too-big",
                 "node": None,
                 "message": "0/2 nodes are available: 1 Insufficient cpu, "
-                "1 node(s) had untolerated taint {dedicated: batch}.",
+                "1 node(s) had untolerated taint(s). no new claims to deallocate, "
+                "preemption: 0/2 nodes are available: 2 Preemption is not helpful for "
+                "scheduling.",
             },
         ]
     }

@@ -1,0 +1,48 @@
+"""DynamicResources, as far as pods without resource claims go (the only pods this scheduler
+places): upstream enables it by default since DRA went GA (1.34), between InterPodAffinity
+and DefaultPreemption, and its PostFilter adds "no new claims to deallocate" to every
+FailedScheduling message. Pods that do reference resource claims are refused with a clear
+reason, because allocating devices is not supported."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from pydantic import BaseModel
+
+from scheduler_runtime.framework.interface import (
+    SKIP,
+    CycleState,
+    Handle,
+    PostFilterResult,
+    PreFilterResult,
+    Status,
+)
+from scheduler_runtime.framework.podinfo import PodInfo
+from scheduler_runtime.framework.snapshot import Snapshot
+from scheduler_runtime.framework.types import Diagnosis
+
+NO_CLAIMS_TO_DEALLOCATE = "no new claims to deallocate"
+CLAIMS_NOT_SUPPORTED = "pod has resource claims, which this scheduler does not allocate"
+
+
+class DynamicResources:
+    name: ClassVar[str] = "DynamicResources"
+
+    def __init__(self, args: BaseModel | None, handle: Handle) -> None:
+        del args, handle
+
+    def pre_filter(
+        self, state: CycleState, pod: PodInfo, snapshot: Snapshot
+    ) -> tuple[PreFilterResult | None, Status]:
+        if pod.spec.get("resourceClaims"):
+            return None, Status.unresolvable(CLAIMS_NOT_SUPPORTED)
+        return None, SKIP
+
+    def post_filter(
+        self, state: CycleState, pod: PodInfo, diagnosis: Diagnosis
+    ) -> tuple[PostFilterResult | None, Status]:
+        return None, Status.unschedulable(NO_CLAIMS_TO_DEALLOCATE)
+
+
+__all__ = ["DynamicResources"]
