@@ -42,3 +42,14 @@ cluster-down:
 # see docs/benchmarks.md.
 bench: $(VENV)/.installed binaries
 	$(PY) -m benchmarks $(BENCH_ARGS)
+
+# The container image holding the operator and the runtime; its name and tag come from
+# operator/scheduler_operator/version.py.
+IMAGE = $(shell $(PY) -c 'from scheduler_operator.version import IMAGE; print(IMAGE)')
+
+.PHONY: image push
+image: $(VENV)/.installed
+	docker build -t $(IMAGE) .
+
+push: image
+	docker push $(IMAGE)
