@@ -162,7 +162,7 @@ async def measure_ceiling(api: Api, nodes: int, pods: int) -> Ceiling:
     await create_namespace(api, namespace)
     try:
         names = [workloads.node_name(index) for index in range(nodes)]
-        timing = await binding_ceiling(api, namespace, pods, names, CLIENT_QPS)
+        timing = await binding_ceiling(api, namespace, pods, names, qps=CLIENT_QPS)
     finally:
         await remove_namespace(api, namespace)
     return Ceiling(

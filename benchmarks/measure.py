@@ -46,6 +46,16 @@ async def create_namespace(api: Api, name: str) -> None:
     await api.post("/api/v1/namespaces", {"metadata": {"name": name, "labels": PART_OF}})
 
 
+async def wait_default_service_account(api: Api, namespace: str, timeout: float = 60) -> None:
+    """Pods are admitted once their namespace's default ServiceAccount exists."""
+    deadline = time.monotonic() + timeout
+    path = f"/api/v1/namespaces/{namespace}/serviceaccounts?fieldSelector=metadata.name%3Ddefault"
+    while not (await api.get(path))["items"]:
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"namespace {namespace} has no default ServiceAccount")
+        await asyncio.sleep(0.2)
+
+
 async def remove_namespace(api: Api, name: str, timeout: float = 300) -> None:
     """Force-deletes the pods (so no scheduler counts them any longer), then the namespace."""
     await api.delete(f"{pods_path(name)}?gracePeriodSeconds=0")
@@ -73,6 +83,7 @@ async def run_pods(
 ) -> Binding:
     """Creates the pods concurrently while a watch notes when each gets a node; stops when all
     are bound or none was bound for stall_seconds."""
+    await wait_default_service_account(api, namespace)
     path = pods_path(namespace)
     version = (await api.get(f"{path}?limit=1"))["metadata"]["resourceVersion"]
     bound_at: dict[str, float] = {}
@@ -108,13 +119,22 @@ async def wait_while_progressing(
 
 
 async def binding_ceiling(
-    api: Api, namespace: str, count: int, node_names: Sequence[str], qps: int
+    api: Api,
+    namespace: str,
+    count: int,
+    node_names: Sequence[str],
+    *,
+    qps: int,
+    in_flight: int = 48,
 ) -> CeilingTiming:
-    """Pre-creates pods no scheduler owns, then binds them round-robin as fast as `qps` lets."""
+    """Pre-creates pods no scheduler owns, then binds them round-robin as fast as `qps` lets,
+    `in_flight` at a time; a call's latency is timed from when it may start."""
+    await wait_default_service_account(api, namespace)
     path = pods_path(namespace)
     manifests = workloads.pods("basic", count, UNKNOWN_SCHEDULER)
     await gather_all(api.post(path, manifest) for manifest in manifests)
     limiter = AsyncLimiter(qps, time_period=1)
+    slots = asyncio.Semaphore(in_flight)
 
     async def bind(index: int, pod: dict[str, Any]) -> float:
         name = pod["metadata"]["name"]
@@ -128,7 +148,7 @@ async def binding_ceiling(
                 "name": node_names[index % len(node_names)],
             },
         }
-        async with limiter:
+        async with slots, limiter:
             started = time.monotonic()
             await api.post(f"{path}/{name}/binding", body)
             return time.monotonic() - started

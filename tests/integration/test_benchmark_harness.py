@@ -1,0 +1,78 @@
+"""The benchmark's measuring parts against the real control plane (counts, not timings):
+a scheduler process is started, probed, scraped and measured; the ceiling client binds."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+
+import kubernetes
+from cluster import Cluster, kwok_node
+
+from benchmarks import workloads
+from benchmarks.kube import Api, Endpoint
+from benchmarks.measure import Binding, CeilingTiming, binding_ceiling, run_pods
+from benchmarks.schedulers import (
+    ATTEMPT_HISTOGRAM,
+    SCHEDULER_NAMES,
+    UPSTREAM,
+    SchedulerProcess,
+)
+from benchmarks.stats import histogram_buckets, histogram_quantile
+
+PODS = 10
+
+
+def test_upstream_run_is_watched_until_every_pod_is_bound(
+    cluster: Cluster, make_nodes: Callable[..., list[str]], namespace: str, tmp_path: Path
+) -> None:
+    suffix = uuid.uuid4().hex[:6]
+    make_nodes(*(kwok_node(f"bench-h-{suffix}-{i}") for i in range(2)))
+    process = SchedulerProcess.for_scheduler(
+        UPSTREAM, tmp_path, cluster.kubeconfig, cluster.bin_dir
+    )
+    manifests = workloads.pods("basic", PODS, SCHEDULER_NAMES[UPSTREAM])
+
+    async def scenario() -> tuple[Binding, str]:
+        await process.wait_ready()
+        async with Api.open(Endpoint.from_kubeconfig(cluster.kubeconfig)) as api:
+            binding = await run_pods(api, namespace, manifests, stall_seconds=60)
+        return binding, await process.metrics()
+
+    process.start()
+    try:
+        binding, metrics = asyncio.run(scenario())
+        peak_rss = process.peak_rss_bytes()
+    finally:
+        process.stop()
+
+    assert (binding.pods, binding.bound) == (PODS, PODS)
+    assert binding.create_seconds > 0
+    assert binding.bound_seconds > 0
+    pods = kubernetes.client.CoreV1Api(cluster.api).list_namespaced_pod(namespace).items
+    assert all(pod.spec.node_name for pod in pods)
+    buckets = histogram_buckets(metrics, ATTEMPT_HISTOGRAM)
+    assert buckets[-1][1] >= PODS  # every pod took at least one attempt
+    assert histogram_quantile(0.99, buckets) is not None
+    assert peak_rss > 10 * 1024 * 1024
+
+
+def test_ceiling_client_binds_every_pod_round_robin(
+    cluster: Cluster, make_nodes: Callable[..., list[str]], namespace: str
+) -> None:
+    suffix = uuid.uuid4().hex[:6]
+    nodes = make_nodes(*(kwok_node(f"bench-c-{suffix}-{i}") for i in range(2)))
+
+    async def scenario() -> CeilingTiming:
+        async with Api.open(Endpoint.from_kubeconfig(cluster.kubeconfig)) as api:
+            return await binding_ceiling(api, namespace, PODS, nodes, qps=1000)
+
+    timing = asyncio.run(scenario())
+
+    assert timing.bindings == PODS
+    assert len(timing.latencies) == PODS
+    pods = kubernetes.client.CoreV1Api(cluster.api).list_namespaced_pod(namespace).items
+    placed = sorted(pod.spec.node_name for pod in pods)
+    assert placed == sorted(nodes * (PODS // 2))
