@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import datetime
 import os
 import platform
@@ -26,10 +27,12 @@ from benchmarks.measure import (
     run_pods,
 )
 from benchmarks.nodes import ensure_nodes
+from benchmarks.profile import Profile, hot_spots, recording
 from benchmarks.report import MIB, Ceiling, Machine, Report, Scale, SchedulerRun, render
 from benchmarks.schedulers import (
     ATTEMPT_HISTOGRAM,
     CLIENT_QPS,
+    PYTHON,
     SCHEDULER_NAMES,
     SCHEDULERS,
     SchedulerProcess,
@@ -56,6 +59,7 @@ class Settings:
     bin_dir: Path
     workdir: Path
     stall_seconds: float
+    profile_dir: Path | None
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -83,6 +87,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--output", type=Path, default=DEFAULT_OUTPUT, help="JSON results file")
     parser.add_argument("--docs", type=Path, help="Markdown file whose results section to rewrite")
+    parser.add_argument(
+        "--profile",
+        type=Path,
+        metavar="DIR",
+        help="sample the runtime with py-spy during its runs; stacks go to DIR",
+    )
     parser.add_argument("--note", default="", help="about the machine, e.g. 'shared with builds'")
     args = parser.parse_args(argv)
     if args.quick:
@@ -105,6 +115,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         kubernetes_version=pinned_versions()["KUBERNETES_VERSION"],
         client_qps=CLIENT_QPS,
         machine=machine(args.note),
+        profiled=args.profile is not None,
     )
     try:
         with tempfile.TemporaryDirectory(prefix="scheduler-bench-") as workdir:
@@ -132,6 +143,7 @@ def cluster_settings(args: argparse.Namespace, workdir: Path) -> Settings:
         bin_dir=Path(cluster_tool("bin").splitlines()[0]),
         workdir=workdir,
         stall_seconds=args.stall_seconds,
+        profile_dir=args.profile,
     )
 
 
@@ -151,9 +163,11 @@ async def run_scale(api: Api, settings: Settings, nodes: int, pods: int) -> Scal
     for workload in settings.workloads:
         for label in settings.schedulers:
             progress(f"{nodes} nodes: {label} scheduler, {pods} {workload} pods")
-            scale.runs.append(
-                await run_scheduler(api, settings, label, workload, nodes=nodes, pods=pods)
+            run, profile = await run_scheduler(
+                api, settings, label, workload, nodes=nodes, pods=pods
             )
+            scale.runs.append(run)
+            scale.profiles += [profile] if profile else []
     return scale
 
 
@@ -175,7 +189,7 @@ async def measure_ceiling(api: Api, nodes: int, pods: int) -> Ceiling:
 
 async def run_scheduler(
     api: Api, settings: Settings, label: str, workload: str, *, nodes: int, pods: int
-) -> SchedulerRun:
+) -> tuple[SchedulerRun, Profile | None]:
     """A fresh scheduler process and namespace per run, so figures and peak RSS are its own."""
     namespace = f"bench-{label}-{workload}-{nodes}"
     process = SchedulerProcess.for_scheduler(
@@ -186,14 +200,16 @@ async def run_scheduler(
     try:
         await process.wait_ready()
         manifests = workloads.pods(workload, pods, SCHEDULER_NAMES[label])
-        binding = await run_pods(api, namespace, manifests, settings.stall_seconds)
+        samples = profile_file(settings, label, workload, nodes)
+        with recording(process.pid, samples) if samples else contextlib.nullcontext():
+            binding = await run_pods(api, namespace, manifests, settings.stall_seconds)
         process.check_running()
         buckets = histogram_buckets(await process.metrics(), ATTEMPT_HISTOGRAM)
         peak_rss = process.peak_rss_bytes()
     finally:
         process.stop()
         await remove_namespace(api, namespace)
-    return SchedulerRun(
+    run = SchedulerRun(
         scheduler=label,
         workload=workload,
         pods=binding.pods,
@@ -203,6 +219,26 @@ async def run_scheduler(
         attempt_p50_ms=milliseconds(quantile(0.5, buckets)),
         attempt_p99_ms=milliseconds(quantile(0.99, buckets)),
         peak_rss_mib=peak_rss / MIB,
+    )
+    return run, summarize_profile(samples, workload, nodes) if samples else None
+
+
+def profile_file(settings: Settings, label: str, workload: str, nodes: int) -> Path | None:
+    """Where py-spy writes this run's stacks; only the runtime is profiled."""
+    if settings.profile_dir is None or label != PYTHON:
+        return None
+    settings.profile_dir.mkdir(parents=True, exist_ok=True)
+    return settings.profile_dir / f"{label}-{workload}-{nodes}.txt"
+
+
+def summarize_profile(samples: Path, workload: str, nodes: int) -> Profile:
+    collapsed = samples.read_text()
+    return Profile(
+        workload=workload,
+        nodes=nodes,
+        samples_file=str(samples),
+        by_own=hot_spots(collapsed),
+        by_total=hot_spots(collapsed, rank_by="total", path_part="scheduler_runtime"),
     )
 
 

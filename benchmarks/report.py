@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, computed_field
 
+from benchmarks.profile import Profile
 from benchmarks.schedulers import PYTHON, UPSTREAM
 
 MIB = 1024 * 1024
@@ -68,6 +69,7 @@ class Scale(BaseModel):
     pods: int
     ceiling: Ceiling | None = None
     runs: list[SchedulerRun] = []
+    profiles: list[Profile] = []
 
     def run(self, scheduler: str, workload: str) -> SchedulerRun | None:
         found = (r for r in self.runs if r.scheduler == scheduler and r.workload == workload)
@@ -110,6 +112,7 @@ class Report(BaseModel):
     date: str
     kubernetes_version: str
     client_qps: int
+    profiled: bool = False
     machine: Machine
     scales: list[Scale] = []
     simulations: list[Simulation] = []
@@ -179,6 +182,16 @@ def scale_title(scale: Scale) -> str:
     return title
 
 
+PROFILE_HEADER = ("function (own time)", "own", "on stack")
+
+
+def profile_rows(profile: Profile) -> list[tuple[str, ...]]:
+    return [
+        (spot.function, f"{100 * spot.own:.1f}%", f"{100 * spot.total:.1f}%")
+        for spot in profile.by_own
+    ]
+
+
 SIMULATION_HEADER = ("nodes", "workload", "pods", "placed", "pods/s")
 
 
@@ -213,8 +226,16 @@ def render(report: Report, *, markdown: bool = False) -> str:
         f"{report.machine.nproc} CPUs, {report.machine.memory_gib:.0f} GiB "
         f"({report.machine.note}); client QPS/burst {report.client_qps}/{report.client_qps}"
     ]
+    if report.profiled:
+        parts.append("profiled: py-spy sampled the runtime, so its figures are slowed")
     for scale in report.scales:
         parts += [scale_title(scale), draw(RUN_HEADER, run_rows(scale))]
+        for profile in scale.profiles:
+            parts += [
+                f"where the runtime spent its time: {profile.workload}, {profile.nodes} nodes "
+                f"(samples: {profile.samples_file})",
+                draw(PROFILE_HEADER, profile_rows(profile)),
+            ]
     if report.simulations:
         parts += [
             "simulate, in-process (the algorithm alone)",

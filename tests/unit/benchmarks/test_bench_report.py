@@ -7,6 +7,7 @@ import json
 import pytest
 
 from benchmarks.docs import BEGIN, END, replace_section
+from benchmarks.profile import HotSpot, Profile
 from benchmarks.report import (
     Ceiling,
     Machine,
@@ -133,3 +134,16 @@ def test_docs_section_is_replaced_between_the_markers() -> None:
 
 def test_docs_section_is_appended_when_the_markers_are_missing() -> None:
     assert replace_section("# Benchmarks\n", "table") == f"# Benchmarks\n\n{BEGIN}\ntable\n{END}\n"
+
+
+def test_render_shows_the_profile_of_a_profiled_run() -> None:
+    profiled = report()
+    profiled.profiled = True
+    spot = HotSpot(function="score (scheduler_runtime/framework/runtime.py)", own=0.4, total=0.9)
+    profiled.scales[0].profiles = [
+        Profile(workload="basic", nodes=500, samples_file="p.txt", by_own=[spot], by_total=[spot])
+    ]
+    text = render(profiled)
+    assert "profiled: py-spy sampled the runtime, so its figures are slowed" in text
+    assert "where the runtime spent its time: basic, 500 nodes (samples: p.txt)" in text
+    assert "score (scheduler_runtime/framework/runtime.py)  40.0%  90.0%" in text
