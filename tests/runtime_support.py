@@ -162,6 +162,32 @@ def start_runtime(
         print(f"----- {runtime.name} log -----\n{runtime.log()[-6000:]}")
 
 
+@pytest.fixture
+def schedulable_nodes(
+    cluster: Cluster, make_nodes: Callable[..., list[str]]
+) -> Callable[..., list[str]]:
+    """make_nodes, then waits until the node lifecycle controller has lifted its
+    `node.kubernetes.io/*` taints and gives the runtime's node watch a moment to see the
+    capacity make_nodes writes after creating each node (nodes and pods are separate watches,
+    so a pod created at once could otherwise be seen before its node's final status)."""
+
+    def make(*nodes: dict[str, Any]) -> list[str]:
+        names = make_nodes(*nodes)
+        wait_for(
+            f"nodes {names} without node.kubernetes.io taints",
+            lambda: all(not _condition_taints(cluster, name) for name in names),
+        )
+        settle(1)
+        return names
+
+    return make
+
+
+def _condition_taints(cluster: Cluster, name: str) -> list[str]:
+    node = kubernetes.client.CoreV1Api(cluster.api).read_node(name)
+    return [t.key for t in node.spec.taints or () if t.key.startswith("node.kubernetes.io/")]
+
+
 def unique_scheduler_name() -> str:
     return f"live-{uuid.uuid4().hex[:8]}"
 

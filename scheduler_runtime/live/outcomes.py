@@ -14,6 +14,7 @@ from scheduler_runtime.live.kube import STRATEGIC_MERGE_PATCH, Kube, micro_time
 NORMAL, WARNING = "Normal", "Warning"
 SCHEDULED, FAILED_SCHEDULING = "Scheduled", "FailedScheduling"
 BINDING, SCHEDULING = "Binding", "Scheduling"
+PREEMPTED, PREEMPTING = "Preempted", "Preempting"
 UNSCHEDULABLE_REASON, SCHEDULER_ERROR_REASON = "Unschedulable", "SchedulerError"
 NOTE_LIMIT = 1024  # events.k8s.io/v1 rejects longer notes; upstream truncates to fit
 
@@ -38,10 +39,10 @@ def event(
     note: str,
     controller: str,
     instance: str,
+    related: PodInfo | None = None,
 ) -> dict[str, Any]:
     """An events.k8s.io/v1 Event about a pod, named as client-go's recorder names it."""
-    metadata = pod.pod.get("metadata") or {}
-    return {
+    made = {
         "apiVersion": "events.k8s.io/v1",
         "kind": "Event",
         "metadata": {"name": f"{pod.name}.{time.time_ns():x}", "namespace": pod.namespace},
@@ -52,14 +53,21 @@ def event(
         "reason": reason,
         "type": kind,
         "note": truncate_note(note),
-        "regarding": {
-            "apiVersion": "v1",
-            "kind": "Pod",
-            "namespace": pod.namespace,
-            "name": pod.name,
-            "uid": pod.uid,
-            "resourceVersion": metadata.get("resourceVersion", ""),
-        },
+        "regarding": _reference(pod),
+    }
+    if related is not None:
+        made["related"] = _reference(related)
+    return made
+
+
+def _reference(pod: PodInfo) -> dict[str, str]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "namespace": pod.namespace,
+        "name": pod.name,
+        "uid": pod.uid,
+        "resourceVersion": (pod.pod.get("metadata") or {}).get("resourceVersion", ""),
     }
 
 
@@ -93,6 +101,18 @@ def condition_patch(
     if nomination_changes:
         patch["nominatedNodeName"] = nominated_node or None
     return {"status": patch}
+
+
+def disruption_patch(scheduler_name: str) -> dict[str, Any]:
+    """The DisruptionTarget condition upstream puts on a victim before deleting it."""
+    condition = {
+        "type": "DisruptionTarget",
+        "status": "True",
+        "reason": "PreemptionByScheduler",
+        "message": f"{scheduler_name}: preempting to accommodate a higher priority pod",
+        "lastTransitionTime": _now(),
+    }
+    return {"status": {"conditions": [condition]}}
 
 
 def _now() -> str:
@@ -131,15 +151,44 @@ class Outcomes:
             path = f"/api/v1/namespaces/{pod.namespace}/pods/{pod.name}/status"
             self.kube.request("PATCH", path, body=patch, content_type=STRATEGIC_MERGE_PATCH)
 
-    def _event(self, pod: PodInfo, kind: str, reason: str, action: str, note: str) -> None:
+    def preempt(self, victim: PodInfo, preemptor: PodInfo) -> None:
+        """Evicts a preemption victim as upstream's prepareCandidate does: mark it as a
+        disruption target, delete it, and tell its owner why."""
+        path = f"/api/v1/namespaces/{victim.namespace}/pods/{victim.name}"
+        patch = disruption_patch(preemptor.scheduler_name)
+        self.kube.request("PATCH", f"{path}/status", body=patch, content_type=STRATEGIC_MERGE_PATCH)
+        self.kube.request("DELETE", path, body={"preconditions": {"uid": victim.uid}})
+        note = f"Preempted by pod {preemptor.uid} on node {victim.node_name}"
+        self._event(victim, NORMAL, PREEMPTED, PREEMPTING, note, by=preemptor)
+
+    def clear_nomination(self, pod: PodInfo) -> None:
+        """ClearNominatedNodeName: the pod no longer waits for that node."""
+        path = f"/api/v1/namespaces/{pod.namespace}/pods/{pod.name}/status"
+        body = {"status": {"nominatedNodeName": None}}
+        self.kube.request("PATCH", path, body=body, content_type=STRATEGIC_MERGE_PATCH)
+
+    def _event(
+        self,
+        pod: PodInfo,
+        kind: str,
+        reason: str,
+        action: str,
+        note: str,
+        *,
+        by: PodInfo | None = None,
+    ) -> None:
+        """An event about `pod`, reported by the scheduler of `by` (the pod that acted) or of
+        the pod itself."""
+        controller = (by or pod).scheduler_name
         body = event(
             pod,
             kind=kind,
             reason=reason,
             action=action,
             note=note,
-            controller=pod.scheduler_name,
-            instance=f"{pod.scheduler_name}-{self.hostname}",
+            controller=controller,
+            instance=f"{controller}-{self.hostname}",
+            related=by,
         )
         self.kube.request(
             "POST", f"/apis/events.k8s.io/v1/namespaces/{pod.namespace}/events", body=body

@@ -59,6 +59,7 @@ class Attempt:
     state: CycleState
     started: float
     node: str = ""
+    nomination: str | None = None  # from postFilter; "" withdraws an earlier nomination
 
     @property
     def pod(self) -> PodInfo:
@@ -99,6 +100,7 @@ class Scheduler:
         )
         self.binding = ThreadPoolExecutor(BINDING_WORKERS, thread_name_prefix="binding")
         self.stopping = threading.Event()
+        self._cycle_pod: PodInfo | None = None  # the pod of the running scheduling cycle
 
     def _handle(self, config: SchedulerConfiguration) -> Handle:
         return Handle(
@@ -107,8 +109,23 @@ class Scheduler:
             nominator=self._nominated_pods,
             rng=self.rng,
             parallelism=config.parallelism,
-            services={"kube": self.kube},
+            services={
+                "kube": self.kube,
+                "delete_pod": self._evict,
+                "clear_nomination": self._clear_nomination,
+            },
         )
+
+    def _evict(self, victim: PodInfo) -> None:
+        """The delete_pod service of preemption; runs off the scheduling loop. The victim
+        stops counting when its deletion arrives through the watch, as upstream's does."""
+        preemptor = self._cycle_pod
+        if preemptor is not None:
+            self.binding.submit(self._report, self.outcomes.preempt, victim, preemptor)
+
+    def _clear_nomination(self, pod: PodInfo) -> None:
+        self.cache.nominate(pod, "")
+        self.binding.submit(self._report, self.outcomes.clear_nomination, pod)
 
     def _nominated_pods(self, node_name: str) -> list[PodInfo]:
         return self.cache.nominated_pods(node_name)
@@ -142,7 +159,11 @@ class Scheduler:
             self.queue.done(pod.key)
             return
         with self.cache.frozen():
-            status = self._scheduling_cycle(attempt)
+            self._cycle_pod = pod
+            try:
+                status = self._scheduling_cycle(attempt)
+            finally:
+                self._cycle_pod = None
         if not status.is_success:
             self._fail(attempt, status)
             return
@@ -191,8 +212,8 @@ class Scheduler:
                 return Status.as_error(failure)
             error.diagnosis.post_filter_msg = status.message()
             if result is not None and result.nominating is not None:
-                attempt.node = result.nominating.node_name
-                self.cache.nominate(pod, attempt.node)
+                attempt.nomination = result.nominating.node_name
+                self.cache.nominate(pod, attempt.nomination)
         return Status(Code.UNSCHEDULABLE, (str(error),), "", error)
 
     # ----- the binding cycle (thread pool)
@@ -230,7 +251,7 @@ class Scheduler:
         message = status.message()
         result = ERROR if error else UNSCHEDULABLE
         self.metrics.attempt(result, pod.scheduler_name, time.monotonic() - attempt.started)
-        nominated = attempt.node if not error and attempt.node else None
+        nominated = None if error else attempt.nomination
         log.info(
             "Unable to schedule pod %s",
             fields(

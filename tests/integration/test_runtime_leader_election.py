@@ -16,12 +16,13 @@ from runtime_support import (
     RuntimeProcess,
     make_pod,
     pods,
+    schedulable_nodes,
     scheduler_config,
     start_runtime,
     unique_scheduler_name,
 )
 
-__all__ = ["pods", "start_runtime"]  # fixtures
+__all__ = ["pods", "schedulable_nodes", "start_runtime"]  # fixtures
 
 LEASE_SECONDS, RENEW_SECONDS, RETRY_SECONDS = 6, 4, 1
 # The test polls the lease every 0.2s and the candidates jitter their retries by up to 10%.
@@ -53,12 +54,12 @@ def scheduled_by(pods: Pods) -> dict[str, list[str]]:
 
 def test_only_the_leader_binds_and_a_killed_leader_is_replaced(
     cluster: Cluster,
-    make_nodes,
+    schedulable_nodes,
     namespace: str,
     pods: Pods,
     start_runtime: Callable[..., RuntimeProcess],
 ) -> None:
-    make_nodes(kwok_node("le-1"), kwok_node("le-2"))
+    schedulable_nodes(kwok_node("le-1"), kwok_node("le-2"))
     scheduler = unique_scheduler_name()
     lease_name = f"{scheduler}-lease"
     config = scheduler_config(

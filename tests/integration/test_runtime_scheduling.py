@@ -4,24 +4,25 @@ schedulers are left alone."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
+import kubernetes
 import pytest
-from cluster import kwok_node, wait_for
+from cluster import Cluster, kwok_node, wait_for
 from runtime_support import (
     Pods,
     RuntimeProcess,
     make_pod,
-    plugins_not_installed,
     pods,
+    schedulable_nodes,
     scheduler_config,
     settle,
     start_runtime,
     unique_scheduler_name,
 )
 
-__all__ = ["pods", "start_runtime"]  # fixtures
+__all__ = ["pods", "schedulable_nodes", "start_runtime"]  # fixtures
 
 MiB = 1024 * 1024
 
@@ -44,8 +45,8 @@ def affinity(*expressions: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def test_pods_go_where_their_resources_fit(make_nodes, pods: Pods, scheduler: str) -> None:
-    make_nodes(kwok_node("res-big", cpu="7"), kwok_node("res-small", cpu="2"))
+def test_pods_go_where_their_resources_fit(schedulable_nodes, pods: Pods, scheduler: str) -> None:
+    schedulable_nodes(kwok_node("res-big", cpu="7"), kwok_node("res-small", cpu="2"))
     # Created together, so each is chosen before the previous binding is seen: the assumed
     # pods must already count against their nodes.
     pods.create(
@@ -60,8 +61,8 @@ def test_pods_go_where_their_resources_fit(make_nodes, pods: Pods, scheduler: st
     }
 
 
-def test_least_allocated_spreads_equal_pods(make_nodes, pods: Pods, scheduler: str) -> None:
-    make_nodes(kwok_node("spread-a", cpu="4"), kwok_node("spread-b", cpu="4"))
+def test_least_allocated_spreads_equal_pods(schedulable_nodes, pods: Pods, scheduler: str) -> None:
+    schedulable_nodes(kwok_node("spread-a", cpu="4"), kwok_node("spread-b", cpu="4"))
     pods.create(make_pod("first", scheduler, cpu="2", memory="1Gi"))
     pods.wait_placed("first")
     pods.create(make_pod("second", scheduler, cpu="2", memory="1Gi"))
@@ -69,8 +70,8 @@ def test_least_allocated_spreads_equal_pods(make_nodes, pods: Pods, scheduler: s
     assert {placed["first"], placed["second"]} == {"spread-a", "spread-b"}
 
 
-def test_taints_and_prefer_no_schedule(make_nodes, pods: Pods, scheduler: str) -> None:
-    make_nodes(
+def test_taints_and_prefer_no_schedule(schedulable_nodes, pods: Pods, scheduler: str) -> None:
+    schedulable_nodes(
         kwok_node(
             "taint-hard", taints=[{"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}]
         ),
@@ -102,8 +103,10 @@ def test_taints_and_prefer_no_schedule(make_nodes, pods: Pods, scheduler: str) -
     }
 
 
-def test_node_selector_and_node_affinity_operators(make_nodes, pods: Pods, scheduler: str) -> None:
-    make_nodes(
+def test_node_selector_and_node_affinity_operators(
+    schedulable_nodes, pods: Pods, scheduler: str
+) -> None:
+    schedulable_nodes(
         kwok_node("aff-ssd", labels={"disk": "ssd", "cores": "16"}),
         kwok_node("aff-hdd", labels={"disk": "hdd", "cores": "4"}),
         kwok_node("aff-bare"),
@@ -151,8 +154,10 @@ def test_node_selector_and_node_affinity_operators(make_nodes, pods: Pods, sched
     }
 
 
-def test_pod_affinity_and_anti_affinity_by_topology(make_nodes, pods: Pods, scheduler: str) -> None:
-    make_nodes(
+def test_pod_affinity_and_anti_affinity_by_topology(
+    schedulable_nodes, pods: Pods, scheduler: str
+) -> None:
+    schedulable_nodes(
         kwok_node("pa-1", zone="zone-a"),
         kwok_node("pa-2", zone="zone-a"),
         kwok_node("pa-3", zone="zone-b"),
@@ -195,8 +200,8 @@ def test_pod_affinity_and_anti_affinity_by_topology(make_nodes, pods: Pods, sche
     assert {placed[f"spread-{i}"] for i in range(3)} == {"pa-1", "pa-2", "pa-3"}
 
 
-def test_host_ports_keep_pods_apart(make_nodes, pods: Pods, scheduler: str) -> None:
-    make_nodes(kwok_node("port-a"), kwok_node("port-b"))
+def test_host_ports_keep_pods_apart(schedulable_nodes, pods: Pods, scheduler: str) -> None:
+    schedulable_nodes(kwok_node("port-a"), kwok_node("port-b"))
 
     def with_port(name: str) -> dict[str, Any]:
         pod = make_pod(name, scheduler)
@@ -221,8 +226,8 @@ def test_host_ports_keep_pods_apart(make_nodes, pods: Pods, scheduler: str) -> N
     wait_for("two pods placed apart and the third refused for its port", two_placed_one_refused)
 
 
-def test_image_locality_splits_two_versions(make_nodes, pods: Pods, scheduler: str) -> None:
-    make_nodes(
+def test_image_locality_splits_two_versions(schedulable_nodes, pods: Pods, scheduler: str) -> None:
+    schedulable_nodes(
         kwok_node("img-1", images=[("example.com/app:v1", 500 * MiB)]),
         kwok_node("img-2", images=[("example.com/app:v2", 500 * MiB)]),
     )
@@ -239,26 +244,23 @@ def test_image_locality_splits_two_versions(make_nodes, pods: Pods, scheduler: s
 
 
 def test_unschedulable_pod_gets_upstreams_message_then_fits_a_new_node(
-    make_nodes, pods: Pods, scheduler: str
+    schedulable_nodes, pods: Pods, scheduler: str
 ) -> None:
-    make_nodes(
+    schedulable_nodes(
         kwok_node("fail-small", cpu="1"),
         kwok_node(
             "fail-gpu", taints=[{"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}]
         ),
     )
-    pods.create(make_pod("hungry", scheduler, cpu="2"))
-    expected = (
-        "0/2 nodes are available: 1 Insufficient cpu, 1 node(s) had untolerated taint "
-        "{dedicated: gpu}."
+    # The same pod for the cluster's own kube-scheduler tells what upstream reports.
+    pods.create(
+        make_pod("hungry", scheduler, cpu="2"),
+        make_pod("hungry-upstream", "default-scheduler", cpu="2"),
     )
-    if "DefaultPreemption" not in plugins_not_installed():
-        expected += (
-            " preemption: 0/2 nodes are available: 1 No preemption victims found for incoming "
-            "pod, 1 Preemption is not helpful for scheduling."
-        )
+    upstream = pods.wait_event("hungry-upstream", "FailedScheduling")["note"]
+    assert upstream.startswith("0/2 nodes are available: 1 Insufficient cpu, 1 node(s) had")
     event = pods.wait_event("hungry", "FailedScheduling")
-    assert event["note"] == expected
+    assert event["note"] == upstream
     assert event["type"] == "Warning"
     assert event["reportingController"] == scheduler
     assert event["action"] == "Scheduling"
@@ -267,10 +269,10 @@ def test_unschedulable_pod_gets_upstreams_message_then_fits_a_new_node(
     assert (condition["status"], condition["reason"], condition["message"]) == (
         "False",
         "Unschedulable",
-        expected,
+        upstream,
     )
     # A node that fits is a cluster event that sends the pod back to the active queue.
-    make_nodes(kwok_node("fail-big", cpu="4"))
+    schedulable_nodes(kwok_node("fail-big", cpu="4"))
     assert pods.wait_placed("hungry") == {"hungry": "fail-big"}
     scheduled = pods.wait_event("hungry", "Scheduled")
     assert scheduled["note"] == f"Successfully assigned {pods.namespace}/hungry to fail-big"
@@ -279,9 +281,9 @@ def test_unschedulable_pod_gets_upstreams_message_then_fits_a_new_node(
 
 
 def test_pod_for_an_unknown_scheduler_stays_pending_without_events(
-    make_nodes, pods: Pods, scheduler: str
+    schedulable_nodes, pods: Pods, scheduler: str
 ) -> None:
-    make_nodes(kwok_node("other-1"))
+    schedulable_nodes(kwok_node("other-1"))
     pods.create(make_pod("not-ours", "no-such-scheduler"), make_pod("ours", scheduler))
     pods.wait_placed("ours")
     settle(3)
@@ -290,11 +292,87 @@ def test_pod_for_an_unknown_scheduler_stays_pending_without_events(
     assert pods.condition("not-ours") is None
 
 
-def test_gated_pod_waits_for_its_gates(make_nodes, pods: Pods, scheduler: str) -> None:
-    make_nodes(kwok_node("gate-1"))
+def test_gated_pod_waits_for_its_gates(schedulable_nodes, pods: Pods, scheduler: str) -> None:
+    schedulable_nodes(kwok_node("gate-1"))
     pods.create(make_pod("gated", scheduler, schedulingGates=[{"name": "example.com/quota"}]))
     settle(3)
     assert pods.nodes()["gated"] is None
     assert pods.events("gated") == []
     pods.core.patch_namespaced_pod("gated", pods.namespace, {"spec": {"schedulingGates": None}})
     assert pods.wait_placed("gated") == {"gated": "gate-1"}
+
+
+def test_topology_spread_overrides_resource_preference(
+    schedulable_nodes, pods: Pods, scheduler: str
+) -> None:
+    schedulable_nodes(kwok_node("ts-a", zone="zone-a"), kwok_node("ts-b", zone="zone-b"))
+    on_a = {"kubernetes.io/hostname": "ts-a"}
+    pods.create(
+        *(
+            make_pod(f"old-{i}", scheduler, labels={"app": "ts"}, nodeSelector=on_a)
+            for i in range(2)
+        ),
+        make_pod("busy", scheduler, cpu="20", nodeSelector={"kubernetes.io/hostname": "ts-b"}),
+    )
+    pods.wait_placed("old-0", "old-1", "busy")
+    spread = [
+        {
+            "maxSkew": 1,
+            "topologyKey": "topology.kubernetes.io/zone",
+            "whenUnsatisfiable": "DoNotSchedule",
+            "labelSelector": {"matchLabels": {"app": "ts"}},
+        }
+    ]
+    # ts-a is far less loaded, but zone-a already holds two of the pods: skew forces zone-b.
+    pods.create(make_pod("new", scheduler, labels={"app": "ts"}, topologySpreadConstraints=spread))
+    assert pods.wait_placed("new") == {"new": "ts-b"}
+
+
+@pytest.fixture
+def priority_classes(cluster: Cluster, namespace: str) -> Iterator[dict[str, str]]:
+    """A low and a high PriorityClass, named after the test's namespace."""
+    api = kubernetes.client.SchedulingV1Api(cluster.api)
+    names = {"low": f"{namespace}-low", "high": f"{namespace}-high"}
+    for level, value in (("low", 100), ("high", 1000)):
+        api.create_priority_class({"metadata": {"name": names[level]}, "value": value})
+    yield names
+    for name in names.values():
+        api.delete_priority_class(name)
+
+
+def test_preemption_evicts_a_lower_priority_pod(
+    schedulable_nodes, pods: Pods, scheduler: str, priority_classes: dict[str, str]
+) -> None:
+    schedulable_nodes(kwok_node("pre-1", cpu="2"))
+    hold = "example.com/hold"  # keeps a victim terminating until the test lets it go
+    low = [
+        make_pod(f"low-{i}", scheduler, cpu="1", priorityClassName=priority_classes["low"])
+        for i in range(2)
+    ]
+    for pod in low:
+        pod["metadata"]["finalizers"] = [hold]
+    pods.create(*low)
+    pods.wait_placed("low-0", "low-1")
+    pods.create(make_pod("high", scheduler, cpu="1", priorityClassName=priority_classes["high"]))
+    failed = pods.wait_event("high", "FailedScheduling")
+    assert failed["note"].startswith("0/1 nodes are available: 1 Insufficient cpu.")
+
+    def victims() -> list[str]:
+        return [n for n, p in pods.all().items() if p["metadata"].get("deletionTimestamp")]
+
+    (victim,) = wait_for("one victim to be evicted", victims)
+    (survivor,) = {"low-0", "low-1"} - {victim}
+    high = pods.all()["high"]
+    assert high["status"].get("nominatedNodeName") == "pre-1"
+    assert not high["spec"].get("nodeName")  # the victim still holds its place
+    disruption = pods.condition(victim, "DisruptionTarget")
+    assert disruption is not None
+    assert (disruption["status"], disruption["reason"]) == ("True", "PreemptionByScheduler")
+    preempted = pods.wait_event(victim, "Preempted")
+    assert preempted["note"] == f"Preempted by pod {high['metadata']['uid']} on node pre-1"
+    assert preempted["reportingController"] == scheduler
+
+    for name in (victim, survivor):
+        pods.core.patch_namespaced_pod(name, pods.namespace, {"metadata": {"finalizers": None}})
+    assert pods.wait_placed("high") == {"high": "pre-1"}
+    assert pods.nodes()[survivor] == "pre-1"
