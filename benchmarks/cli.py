@@ -35,6 +35,7 @@ from benchmarks.schedulers import (
     PYTHON,
     SCHEDULER_NAMES,
     SCHEDULERS,
+    SchedulerFailedError,
     SchedulerProcess,
 )
 from benchmarks.simulated import simulate_throughput
@@ -163,9 +164,14 @@ async def run_scale(api: Api, settings: Settings, nodes: int, pods: int) -> Scal
     for workload in settings.workloads:
         for label in settings.schedulers:
             progress(f"{nodes} nodes: {label} scheduler, {pods} {workload} pods")
-            run, profile = await run_scheduler(
-                api, settings, label, workload, nodes=nodes, pods=pods
-            )
+            try:
+                run, profile = await run_scheduler(
+                    api, settings, label, workload, nodes=nodes, pods=pods
+                )
+            except SchedulerFailedError as error:
+                progress(f"failed: {error}")
+                scale.failures.append(f"{label} on {workload}: {error}")
+                continue
             scale.runs.append(run)
             scale.profiles += [profile] if profile else []
     return scale

@@ -70,6 +70,7 @@ class Scale(BaseModel):
     ceiling: Ceiling | None = None
     runs: list[SchedulerRun] = []
     profiles: list[Profile] = []
+    failures: list[str] = []
 
     def run(self, scheduler: str, workload: str) -> SchedulerRun | None:
         found = (r for r in self.runs if r.scheduler == scheduler and r.workload == workload)
@@ -230,6 +231,7 @@ def render(report: Report, *, markdown: bool = False) -> str:
         parts.append("profiled: py-spy sampled the runtime, so its figures are slowed")
     for scale in report.scales:
         parts += [scale_title(scale), draw(RUN_HEADER, run_rows(scale))]
+        parts += [f"failed: {failure}" for failure in scale.failures]
         for profile in scale.profiles:
             parts += [
                 f"where the runtime spent its time: {profile.workload}, {profile.nodes} nodes "

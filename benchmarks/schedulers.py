@@ -24,6 +24,10 @@ CLIENT_QPS = 1000
 ATTEMPT_HISTOGRAM = "scheduler_scheduling_attempt_duration_seconds"
 
 
+class SchedulerFailedError(RuntimeError):
+    """A scheduler process that exited or never became ready; its log's tail says why."""
+
+
 def configuration(scheduler_name: str, kubeconfig: Path) -> dict[str, Any]:
     """The configuration both schedulers run with; only the name differs."""
     return {
@@ -117,11 +121,13 @@ class SchedulerProcess:
             except aiohttp.ClientError:
                 pass
             await asyncio.sleep(0.5)
-        raise TimeoutError(f"{self.label} scheduler not ready after {timeout}s; {self.log_tail()}")
+        raise SchedulerFailedError(
+            f"{self.label} scheduler not ready after {timeout}s; {self.log_tail()}"
+        )
 
     def check_running(self) -> None:
         if self.process is not None and self.process.poll() is not None:
-            raise RuntimeError(
+            raise SchedulerFailedError(
                 f"{self.label} scheduler exited with {self.process.returncode}; {self.log_tail()}"
             )
 

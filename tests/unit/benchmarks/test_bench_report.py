@@ -108,7 +108,10 @@ def test_markdown_table_has_a_separator_and_no_empty_cells() -> None:
 
 
 def test_render_names_version_machine_scale_simulation_and_notes() -> None:
-    text = render(report())
+    failed = report()
+    failed.scales[0].failures = ["python on mixed: python scheduler exited with 2"]
+    text = render(failed)
+    assert "failed: python on mixed: python scheduler exited with 2" in text
     assert "Kubernetes v1.36.3, 2 CPUs, 24 GiB (shared)" in text
     assert "500 nodes, 100 pods per scheduler and workload; binding ceiling 400.0/s" in text
     assert "5000   basic     10    10      5.0" in text
