@@ -6,6 +6,9 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from scheduler_runtime.config import ConfigError, load_configuration
+from scheduler_runtime.framework.registry import PluginLoadError
+from scheduler_runtime.framework.runtime import FrameworkError
+from scheduler_runtime.live.scheduler import check_profiles
 
 from .model import Engine, Profile, SchedulerProfile, SpecError
 from .render.config import scheduler_configuration
@@ -84,11 +87,16 @@ def validate(profile: SchedulerProfile) -> None:
 def check_runtime(profile: SchedulerProfile) -> None:
     """The Python runtime judges its own configuration, installed plugins included."""
     try:
-        load_configuration(scheduler_configuration(profile))
+        config = load_configuration(scheduler_configuration(profile))
     except ConfigError as error:
         # The configuration mirrors the spec field for field, so only the root differs.
         path = "spec" if error.path == "<root>" else f"spec.{error.path}"
         raise SpecError(path, error.reason) from None
+    try:
+        # Builds each profile's plugins as the scheduler will at start-up.
+        check_profiles(config)
+    except (FrameworkError, PluginLoadError) as error:
+        raise SpecError("spec.profiles", str(error)) from None
 
 
 def check_duplicates(path: str, profile: Profile) -> None:
