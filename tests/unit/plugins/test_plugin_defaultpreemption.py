@@ -25,24 +25,7 @@ from scheduler_runtime.simulate import Simulation
 CONFIG = {
     "apiVersion": "kubescheduler.config.k8s.io/v1",
     "kind": "KubeSchedulerConfiguration",
-    "profiles": [
-        {
-            "schedulerName": "default-scheduler",
-            "plugins": {
-                "multiPoint": {
-                    "disabled": [
-                        {"name": name}
-                        for name in (
-                            "VolumeRestrictions",
-                            "NodeVolumeLimits",
-                            "VolumeBinding",
-                            "VolumeZone",
-                        )
-                    ]
-                }
-            },
-        }
-    ],
+    "profiles": [{"schedulerName": "default-scheduler"}],
 }
 
 
@@ -149,8 +132,9 @@ def test_no_victims_message() -> None:
     )
     assert placed["urgent"] == (
         None,
-        "0/2 nodes are available: 2 Insufficient cpu. preemption: 0/2 nodes are available: "
-        "2 No preemption victims found for incoming pod..",
+        "0/2 nodes are available: 2 Insufficient cpu. no new claims to deallocate, "
+        "preemption: 0/2 nodes are available: "
+        "2 No preemption victims found for incoming pod.",
     )
 
 
@@ -164,7 +148,8 @@ def test_unresolvable_nodes_are_not_helped_by_preemption() -> None:
     assert placed["urgent"] == (
         None,
         "0/2 nodes are available: 2 node(s) didn't match Pod's node affinity/selector. "
-        "preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling..",
+        "no new claims to deallocate, preemption: 0/2 nodes are available: "
+        "2 Preemption is not helpful for scheduling.",
     )
 
 
@@ -177,7 +162,8 @@ def test_resource_beyond_the_node_is_not_helped_by_preemption() -> None:
     )
     assert placed["urgent"][1] == (
         "0/2 nodes are available: 2 Insufficient cpu. "
-        "preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.."
+        "no new claims to deallocate, preemption: 0/2 nodes are available: "
+        "2 Preemption is not helpful for scheduling."
     )
 
 
@@ -190,7 +176,7 @@ def test_preemption_policy_never() -> None:
     assert placed["polite"] == (
         None,
         "0/1 nodes are available: 1 Insufficient cpu. "
-        "preemption: not eligible due to preemptionPolicy=Never..",
+        "no new claims to deallocate, preemption: not eligible due to preemptionPolicy=Never.",
     )
 
 

@@ -1,0 +1,129 @@
+"""NodeVolumeLimits (upstream's CSILimits): the CSI volumes of the pods on a node, per driver,
+may not exceed what the node's CSINode says the driver can attach."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+from pydantic import BaseModel
+
+from scheduler_runtime.framework.interface import (
+    SKIP,
+    SUCCESS,
+    CycleState,
+    Handle,
+    PreFilterResult,
+    Status,
+)
+from scheduler_runtime.framework.nodeinfo import NodeInfo
+from scheduler_runtime.framework.podinfo import PodInfo
+from scheduler_runtime.framework.snapshot import Snapshot
+from scheduler_runtime.framework.volumes import Volumes, claim_class, claim_refs, not_found
+
+REASON = "node(s) exceed max volume count"
+CSI_LIMIT_PREFIX = "attachable-volumes-csi-"
+RESOURCE_NAME_LIMIT = 63
+STATE_KEY = "PreFilterNodeVolumeLimits"
+
+
+def attach_limit_key(driver: str) -> str:
+    """volumeutil.GetCSIAttachLimitKey: long driver names are shortened with a hash."""
+    if len(CSI_LIMIT_PREFIX) + len(driver) < RESOURCE_NAME_LIMIT:
+        return CSI_LIMIT_PREFIX + driver
+    digest = hashlib.sha1(driver.encode(), usedforsecurity=False).hexdigest()
+    return CSI_LIMIT_PREFIX + driver[:23] + digest[:16]
+
+
+def volume_limits(csi_node: Mapping[str, Any] | None) -> dict[str, int]:
+    """The attach limit of each driver the node's CSINode reports a count for."""
+    limits: dict[str, int] = {}
+    for driver in ((csi_node or {}).get("spec") or {}).get("drivers") or ():
+        count = (driver.get("allocatable") or {}).get("count")
+        if count is not None:
+            limits[attach_limit_key(driver.get("name") or "")] = int(count)
+    return limits
+
+
+class MissingClaimError(LookupError):
+    """A pod being scheduled names a claim that does not exist."""
+
+
+class NodeVolumeLimits:
+    name: ClassVar[str] = "NodeVolumeLimits"
+
+    def __init__(self, args: BaseModel | None, handle: Handle) -> None:
+        del args
+        self.handle = handle
+
+    def pre_filter(
+        self, state: CycleState, pod: PodInfo, snapshot: Snapshot
+    ) -> tuple[PreFilterResult | None, Status]:
+        if not claim_refs(pod):
+            return None, SKIP
+        try:
+            state.write(STATE_KEY, self.attachable(pod, new=True))
+        except MissingClaimError as error:
+            state.write(STATE_KEY, error)  # each node reports it, as upstream's filter does
+        return None, SUCCESS
+
+    def attachable(self, pod: PodInfo, *, new: bool) -> dict[str, str]:
+        """filterAttachableVolumes: unique volume name -> limit key, for the pod's CSI
+        volumes (bound: the PV's driver and handle; unbound: the class's provisioner)."""
+        volumes = Volumes(self.handle.snapshot, pod.namespace)
+        found: dict[str, str] = {}
+        for ref in claim_refs(pod):
+            claim = volumes.claim(ref.claim)
+            if claim is None:
+                if new:
+                    raise MissingClaimError(
+                        f"looking up PVC {pod.namespace}/{ref.claim}: "
+                        + not_found("PersistentVolumeClaim", ref.claim)
+                    )
+                continue
+            driver, handle = self._driver_and_handle(volumes, claim, pod.namespace, ref.claim)
+            if driver and handle:
+                found[f"{driver}/{handle}"] = attach_limit_key(driver)
+        return found
+
+    @staticmethod
+    def _driver_and_handle(
+        volumes: Volumes, claim: Mapping[str, Any], namespace: str, name: str
+    ) -> tuple[str, str]:
+        bound_to = (claim.get("spec") or {}).get("volumeName")
+        if not bound_to:
+            storage_class = volumes.storage_class(claim_class(claim))
+            provisioner = (storage_class or {}).get("provisioner") or ""
+            return provisioner, f"unbound-{namespace}/{name}"
+        csi = ((volumes.volume(bound_to) or {}).get("spec") or {}).get("csi") or {}
+        return csi.get("driver") or "", csi.get("volumeHandle") or ""
+
+    def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status:
+        computed: dict[str, str] | MissingClaimError = state.read(STATE_KEY)
+        if isinstance(computed, MissingClaimError):
+            return Status.unresolvable(str(computed))
+        wanted = dict(computed)
+        if not wanted:
+            return SUCCESS
+        csi_node = self.handle.snapshot.objects.get("CSINode", node.name)
+        limits = volume_limits(csi_node)
+        if not limits:
+            return SUCCESS
+        attached: dict[str, str] = {}
+        for existing in node.pods.values():
+            attached.update(self.attachable(existing, new=False))
+        attached_count: dict[str, int] = {}
+        for unique, key in attached.items():
+            wanted.pop(unique, None)  # a volume several pods share counts once
+            attached_count[key] = attached_count.get(key, 0) + 1
+        new_count: dict[str, int] = {}
+        for key in wanted.values():
+            new_count[key] = new_count.get(key, 0) + 1
+        for key, count in new_count.items():
+            if key in limits and attached_count.get(key, 0) + count > limits[key]:
+                return Status.unschedulable(REASON)
+        return SUCCESS
+
+
+__all__ = ["NodeVolumeLimits"]

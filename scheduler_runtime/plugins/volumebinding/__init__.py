@@ -1,0 +1,154 @@
+"""VolumeBinding: a pod's bound PersistentVolumeClaims must be usable from the node (the
+PersistentVolumes' node affinity), and its unbound WaitForFirstConsumer claims must find an
+Available PersistentVolume there or be provisionable there (the class's allowedTopologies).
+
+Reserve records the chosen PersistentVolumes and provisioning nodes in the snapshot's objects
+so the next pod does not count on them; PreBind hands them to the `bind_pod_volumes` service
+(the live scheduler writes them to the API server). Scoring by volume capacity is behind an
+upstream alpha feature gate, off by default: the score step skips, as upstream's does."""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from pydantic import BaseModel
+
+from scheduler_runtime.config.args import VolumeBindingArgs
+from scheduler_runtime.framework.interface import (
+    SKIP,
+    SUCCESS,
+    CycleState,
+    Handle,
+    PreFilterResult,
+    Status,
+)
+from scheduler_runtime.framework.nodeinfo import NodeInfo
+from scheduler_runtime.framework.objects import object_key
+from scheduler_runtime.framework.podinfo import PodInfo
+from scheduler_runtime.framework.snapshot import Slots, Snapshot
+from scheduler_runtime.framework.volumes import Volumes, claim_refs
+from scheduler_runtime.plugins.volumebinding.binder import (
+    SELECTED_NODE,
+    ClaimError,
+    PodClaims,
+    PodVolumes,
+    eligible_nodes,
+    find_pod_volumes,
+    pod_claims,
+)
+
+REASON_UNBOUND_IMMEDIATE = "pod has unbound immediate PersistentVolumeClaims"
+STATE_KEY = "VolumeBinding"
+
+
+@dataclass
+class BindingState:
+    claims: PodClaims
+    by_node: dict[str, PodVolumes] = field(default_factory=dict)
+    # Objects replaced in the snapshot by Reserve, to put back on Unreserve.
+    replaced: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+
+
+class VolumeBinding:
+    name: ClassVar[str] = "VolumeBinding"
+
+    def __init__(self, args: BaseModel | None, handle: Handle) -> None:
+        self.args = args if isinstance(args, VolumeBindingArgs) else VolumeBindingArgs()
+        self.handle = handle
+
+    def pre_filter(
+        self, state: CycleState, pod: PodInfo, snapshot: Snapshot
+    ) -> tuple[PreFilterResult | None, Status]:
+        if not claim_refs(pod):
+            return None, SKIP
+        volumes = Volumes(snapshot, pod.namespace)
+        try:
+            claims = pod_claims(pod, volumes)
+        except ClaimError as error:
+            return None, Status.unresolvable(str(error))
+        if claims.immediate:
+            return None, Status.unresolvable(REASON_UNBOUND_IMMEDIATE)
+        state.write(STATE_KEY, BindingState(claims))
+        eligible = eligible_nodes(volumes, claims.bound)
+        return (None if eligible is None else PreFilterResult(frozenset(eligible))), SUCCESS
+
+    def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status:
+        found: BindingState = state.read(STATE_KEY)
+        volumes = Volumes(self.handle.snapshot, pod.namespace)
+        try:
+            verdict = find_pod_volumes(volumes, found.claims, node)
+        except ClaimError as error:
+            return Status.unresolvable(str(error))
+        if verdict.reasons:
+            return Status.unresolvable(*verdict.reasons)
+        found.by_node[node.name] = verdict.volumes
+        return SUCCESS
+
+    def pre_score(
+        self, state: CycleState, pod: PodInfo, snapshot: Snapshot, slots: Slots
+    ) -> Status:
+        return SKIP
+
+    def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> tuple[int, Status]:
+        return 0, SUCCESS
+
+    def reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status:
+        """AssumePodVolumes: the chosen PVs count as bound and the claims to provision as
+        having their node selected, in the snapshot, until Unreserve."""
+        found: BindingState | None = state.get(STATE_KEY)
+        if found is None:
+            return SUCCESS
+        chosen = found.by_node.get(node_name)
+        if chosen is None:
+            return SUCCESS
+        for volume, claim in chosen.bindings:
+            assumed = copy.deepcopy(dict(volume))
+            metadata = claim.get("metadata") or {}
+            assumed.setdefault("spec", {})["claimRef"] = {
+                "kind": "PersistentVolumeClaim",
+                "namespace": metadata.get("namespace"),
+                "name": metadata.get("name"),
+                "uid": metadata.get("uid"),
+            }
+            self._assume(found, "PersistentVolume", assumed)
+        for claim in chosen.provisions:
+            assumed = copy.deepcopy(dict(claim))
+            assumed.setdefault("metadata", {}).setdefault("annotations", {})[SELECTED_NODE] = (
+                node_name
+            )
+            self._assume(found, "PersistentVolumeClaim", assumed)
+        return SUCCESS
+
+    def _assume(self, found: BindingState, kind: str, obj: dict[str, Any]) -> None:
+        objects = self.handle.snapshot.objects
+        original = objects.get(kind, object_key(obj))
+        if original is not None:
+            found.replaced.append((kind, original))
+        objects.apply({**obj, "kind": kind})
+
+    def unreserve(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
+        found: BindingState | None = state.get(STATE_KEY)
+        if found is None:
+            return
+        objects = self.handle.snapshot.objects
+        for kind, original in reversed(found.replaced):
+            objects.apply({**original, "kind": kind})
+        found.replaced.clear()
+
+    def pre_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status:
+        """BindPodVolumes through the `bind_pod_volumes` service, when there is anything
+        to bind and a service to do it."""
+        found: BindingState | None = state.get(STATE_KEY)
+        chosen = None if found is None else found.by_node.get(node_name)
+        if chosen is None or not (chosen.bindings or chosen.provisions):
+            return SUCCESS
+        bind = self.handle.services.get("bind_pod_volumes")
+        if bind is None:
+            return SUCCESS
+        status: Status = bind(pod, node_name, chosen, self.args.bind_timeout_seconds)
+        return status
+
+
+__all__ = ["VolumeBinding"]
