@@ -20,7 +20,7 @@ mkdir -p "$work"
 
 step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 kubeconfig=$(tools/cluster.sh up "$cluster")
-bin=$(tools/cluster.sh bin | head -n 1)
+bin=$(tools/cluster.sh bin | sed -n 1p)
 k() { "$bin/kubectl" --kubeconfig "$kubeconfig" "$@"; }
 
 # A kubeconfig that authenticates as a ServiceAccount: the demo never runs a part as admin.
@@ -102,8 +102,8 @@ pids+=($!)
 wait_until 60 "the scheduler to be ready" curl -sf http://127.0.0.1:10251/readyz
 
 step "Sample pods that ask for schedulerName: extra-scheduler"
-k create namespace demo --dry-run=client -o yaml | k apply -f - >/dev/null
-k -n demo delete pods -l app=demo --ignore-not-found >/dev/null
+k get namespace demo >/dev/null 2>&1 || k create namespace demo >/dev/null
+k -n demo delete pods -l app=demo --ignore-not-found --wait=true >/dev/null
 for i in 0 1 2 3 4 5; do
   k apply -f - >/dev/null <<EOF
 apiVersion: v1
