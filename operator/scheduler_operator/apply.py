@@ -7,10 +7,14 @@ from typing import Any
 
 import kubernetes
 from kubernetes.dynamic import DynamicClient
-from kubernetes.dynamic.exceptions import NotFoundError
+from kubernetes.dynamic.exceptions import DynamicApiError, NotFoundError
 
 from .model import GROUP, PLURAL, VERSION
 from .render import MANAGER
+
+
+class ApplyError(RuntimeError):
+    """The API server refused a child; the message says which and why."""
 
 
 class Cluster:
@@ -25,9 +29,15 @@ class Cluster:
 
     def apply(self, desired: Mapping[str, Any]) -> None:
         """Applies with force: the operator owns every field it renders."""
-        self.resource(desired["apiVersion"], desired["kind"]).server_side_apply(
-            body=dict(desired), field_manager=MANAGER, force_conflicts=True
-        )
+        try:
+            self.resource(desired["apiVersion"], desired["kind"]).server_side_apply(
+                body=dict(desired), field_manager=MANAGER, force_conflicts=True
+            )
+        except DynamicApiError as error:
+            metadata = desired["metadata"]
+            where = "/".join(filter(None, (metadata.get("namespace"), metadata["name"])))
+            summary = error.summary()  # type: ignore[no-untyped-call]
+            raise ApplyError(f"cannot apply {desired['kind']} {where}: {summary}") from None
 
     def get(
         self, api_version: str, kind: str, name: str, namespace: str | None = None

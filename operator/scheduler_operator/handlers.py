@@ -14,12 +14,15 @@ import kopf
 import kubernetes
 
 from . import engines, status
-from .apply import Cluster
+from .apply import ApplyError, Cluster
 from .model import GROUP, KIND, PLURAL, VERSION, SchedulerProfile, SpecError, parse
 from .render import INSTANCE_LABEL, MANAGED_BY, render
 
 API_VERSION: Final = f"{GROUP}/{VERSION}"
-RESERVED_NAME: Final = "default-scheduler"
+DEFAULT_SCHEDULER: Final = "default-scheduler"
+# The default scheduler's Lease; a scheduler's Lease is named after the scheduler.
+DEFAULT_LEASE: Final = "kube-scheduler"
+RETRY_DELAY: Final = 15
 CHILDREN: Final = (
     ("", "v1", "serviceaccounts"),
     ("", "v1", "configmaps"),
@@ -78,7 +81,11 @@ def claims(body: kopf.Body, meta: kopf.Meta, name: str, **_: Any) -> dict[str, C
 @kopf.on.create(GROUP, VERSION, PLURAL)
 @kopf.on.update(GROUP, VERSION, PLURAL)
 def reconcile(body: kopf.Body, patch: kopf.Patch, memo: kopf.Memo, **kwargs: Any) -> None:
-    patch.status.update(reconciled_status(body, memo.cluster, claims_of(kwargs)))
+    reported = reconciled_status(body, memo.cluster, claims_of(kwargs))
+    patch.status.update(reported)
+    ready = status.find(reported["conditions"], status.READY)
+    if ready is not None and ready["reason"] == "ApplyFailed":
+        raise kopf.TemporaryError(ready["message"], delay=RETRY_DELAY)
 
 
 @kopf.on.event(GROUP, VERSION, PLURAL)
@@ -133,8 +140,6 @@ def reconciled_status(
                 previous, [refused, missing, status.ready(refused, missing, None, generation)]
             ),
         }
-    for desired in rendered.objects:
-        cluster.apply(desired)
     valid = status.condition(
         status.CONFIG_VALID,
         True,
@@ -142,6 +147,12 @@ def reconciled_status(
         f"the configuration is valid for engine {profile.spec.engine.value}",
         generation,
     )
+    try:
+        for desired in rendered.objects:
+            cluster.apply(desired)
+    except ApplyError as error:
+        failed = status.condition(status.READY, False, "ApplyFailed", str(error), generation)
+        return {"observedGeneration": generation, "conditions": merged(previous, [valid, failed])}
     deployment = cluster.get("apps/v1", "Deployment", profile.name, profile.spec.namespace)
     return {
         "observedGeneration": generation,
@@ -183,8 +194,10 @@ def first_claim(claims: kopf.Index[str, Claim], scheduler_name: str) -> str | No
 
 def claim_conflict(profile: SchedulerProfile, claims: kopf.Index[str, Claim]) -> str | None:
     """Why this SchedulerProfile may not serve its names, or None when it may."""
+    if profile.scheduler_name == DEFAULT_LEASE:
+        return f"schedulerName {DEFAULT_LEASE!r} names the default scheduler's Lease"
     for name in profile.scheduler_names():
-        if name == RESERVED_NAME:
+        if name == DEFAULT_SCHEDULER:
             return f"schedulerName {name!r} belongs to the cluster's default scheduler"
         owner = first_claim(claims, name)
         if owner is not None and owner != profile.name:

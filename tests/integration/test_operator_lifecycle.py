@@ -249,3 +249,30 @@ def test_the_leader_is_reported_from_the_schedulers_lease(
     finally:
         stop(process)
     assert get_json(cluster, "lease", "kube-scheduler", "-n", namespace) is None
+
+
+def test_a_refused_apply_is_reported_and_retried(
+    cluster: Cluster, make_nodes: Callable[..., list[str]], apply_profile: Apply
+) -> None:
+    make_nodes(kwok_node(unique("later")))
+    missing = unique("later-ns")
+    name = apply_profile(profile_body(unique("later"), namespace=missing))
+    failed = wait_for(
+        "Ready=False with reason ApplyFailed",
+        lambda: (
+            condition(get_json(cluster, "schedulerprofile", name), "Ready").get("reason")
+            == "ApplyFailed"
+            and get_json(cluster, "schedulerprofile", name)
+        ),
+        timeout=30,
+    )
+    message = condition(failed, "Ready")["message"]
+    assert message.startswith(f"cannot apply ServiceAccount {missing}/{name}: ")
+    assert f'namespaces "{missing}" not found' in message
+
+    cluster.kubectl("create", "namespace", missing)
+    try:
+        wait_condition(cluster, name, "Ready", "True", timeout=90)
+    finally:
+        cluster.kubectl("delete", "schedulerprofile", name, "--wait=true")
+        cluster.kubectl("delete", "namespace", missing, "--wait=false")
