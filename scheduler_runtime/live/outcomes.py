@@ -81,7 +81,15 @@ def condition_patch(
     current = next(
         (c for c in status.get("conditions") or () if c.get("type") == "PodScheduled"), None
     )
-    wanted = {"type": "PodScheduled", "status": "False", "reason": reason, "message": message}
+    wanted: dict[str, Any] = {
+        "type": "PodScheduled",
+        "status": "False",
+        "reason": reason,
+        "message": message,
+    }
+    generation = (pod.pod.get("metadata") or {}).get("generation")
+    if generation is not None:
+        wanted["observedGeneration"] = generation  # as upstream since 1.33
     same_condition = current is not None and all(current.get(k) == v for k, v in wanted.items())
     nomination_changes = nominated_node is not None and nominated_node != (
         status.get("nominatedNodeName") or ""

@@ -264,13 +264,14 @@ def test_unschedulable_pod_gets_upstreams_message_then_fits_a_new_node(
     assert event["type"] == "Warning"
     assert event["reportingController"] == scheduler
     assert event["action"] == "Scheduling"
-    condition = pods.condition("hungry")
-    assert condition is not None
-    assert (condition["status"], condition["reason"], condition["message"]) == (
-        "False",
-        "Unschedulable",
-        upstream,
-    )
+    ours, theirs = pods.condition("hungry"), pods.condition("hungry-upstream")
+    assert ours is not None
+    assert theirs is not None
+    untimed = ("lastTransitionTime", "lastProbeTime")
+    assert {k: v for k, v in ours.items() if k not in untimed} == {
+        k: v for k, v in theirs.items() if k not in untimed
+    }
+    assert (ours["status"], ours["reason"], ours["message"]) == ("False", "Unschedulable", upstream)
     # A node that fits is a cluster event that sends the pod back to the active queue.
     schedulable_nodes(kwok_node("fail-big", cpu="4"))
     assert pods.wait_placed("hungry") == {"hungry": "fail-big"}
