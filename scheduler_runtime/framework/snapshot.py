@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from scheduler_runtime.framework.labelselector import LabelSelector
 from scheduler_runtime.framework.nodeinfo import NodeInfo, zone_key
 from scheduler_runtime.framework.objects import ClusterObjects
 from scheduler_runtime.framework.podinfo import PodInfo, Taint
@@ -86,6 +87,8 @@ class Snapshot:
         self._waiting: dict[str, dict[str, PodInfo]] = {}
         # Pods on known nodes with pod (anti-)affinity, so InterPodAffinity skips the rest.
         self.pods_with_affinity: dict[str, PodInfo] = {}
+        # Pods on known nodes by label, so selectors find their pods without a full scan.
+        self.pods_by_label: dict[tuple[str, str], dict[str, PodInfo]] = {}
         self.objects = ClusterObjects()
 
     # ----- reading
@@ -219,8 +222,9 @@ class Snapshot:
         info = self.info(slot)
         if info.pods:
             self._waiting[name] = dict(info.pods)
-            for key in info.pods:
-                self.pods_with_affinity.pop(key, None)
+            for pod in info.pods.values():
+                self.pods_with_affinity.pop(pod.key, None)
+                self._index_labels(pod, -1)
         self._clear_node_columns(slot, info)
         self._leave_zone(zone_key(info.labels), name)
         self.infos[slot] = None
@@ -285,6 +289,33 @@ class Snapshot:
                 self.pods_with_affinity[pod.key] = pod
             else:
                 self.pods_with_affinity.pop(pod.key, None)
+        self._index_labels(pod, sign)
+
+    def _index_labels(self, pod: PodInfo, sign: int) -> None:
+        for label in pod.labels.items():
+            if sign > 0:
+                self.pods_by_label.setdefault(label, {})[pod.key] = pod
+                continue
+            bucket = self.pods_by_label.get(label)
+            if bucket is not None:
+                bucket.pop(pod.key, None)
+                if not bucket:
+                    del self.pods_by_label[label]
+
+    def pods_matching(self, selector: LabelSelector) -> list[PodInfo]:
+        """The pods on known nodes whose labels `selector` matches, looked up through the
+        label index by the selector's narrowest `In` requirement when it has one."""
+        if selector.nothing:
+            return []
+        narrowest: list[dict[str, PodInfo]] | None = None
+        for requirement in selector.requirements:
+            if requirement.operator != "In":
+                continue
+            buckets = [self.pods_by_label.get((requirement.key, v), {}) for v in requirement.values]
+            if narrowest is None or sum(map(len, buckets)) < sum(map(len, narrowest)):
+                narrowest = buckets
+        pool = self.pods() if narrowest is None else (p for b in narrowest for p in b.values())
+        return [pod for pod in pool if selector.matches(pod.labels)]
 
     # ----- columns
 

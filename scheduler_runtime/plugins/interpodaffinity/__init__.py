@@ -204,30 +204,33 @@ class InterPodAffinity:
     def _count_incoming(
         result: PreFilterState, snapshot: Snapshot, namespaces: NamespaceLabels
     ) -> None:
-        """getIncomingAffinityAntiAffinityCounts over every pod of every node."""
+        """getIncomingAffinityAntiAffinityCounts, visiting only the pods a term's selector
+        can match (through the snapshot's label index)."""
         terms = result.terms
-        for node in snapshot.infos:
-            if node is None or not node.pods:
-                continue
-            labels = node.labels
-            for existing in node.pods.values():
-                existing_namespace = namespaces(existing.namespace)
-                add_affinity_matches(
-                    result.affinity,
-                    terms.required_affinity,
-                    existing,
-                    namespace_labels=existing_namespace,
-                    node_labels=labels,
-                    value=1,
-                )
-                add_anti_affinity_matches(
-                    result.anti_affinity,
-                    terms.required_anti_affinity,
-                    existing,
-                    namespace_labels=existing_namespace,
-                    node_labels=labels,
-                    value=1,
-                )
+        if terms.required_affinity:
+            for existing in snapshot.pods_matching(terms.required_affinity[0].selector):
+                node = snapshot.get(existing.node_name)
+                if node is not None:
+                    add_affinity_matches(
+                        result.affinity,
+                        terms.required_affinity,
+                        existing,
+                        namespace_labels=namespaces(existing.namespace),
+                        node_labels=node.labels,
+                        value=1,
+                    )
+        for term in terms.required_anti_affinity:
+            for existing in snapshot.pods_matching(term.selector):
+                node = snapshot.get(existing.node_name)
+                if node is not None:
+                    add_anti_affinity_matches(
+                        result.anti_affinity,
+                        (term,),
+                        existing,
+                        namespace_labels=namespaces(existing.namespace),
+                        node_labels=node.labels,
+                        value=1,
+                    )
 
     def add_pod(
         self, state: CycleState, pod: PodInfo, pod_to_add: PodInfo, node: NodeInfo
@@ -337,59 +340,68 @@ class InterPodAffinity:
             return SKIP
         namespaces = namespace_labels_of(snapshot)
         scores: dict[str, Counter[str]] = {}
-        if terms.has_preferred:
-            existing_pods: Iterable[PodInfo] = snapshot.pods()
-        else:
-            existing_pods = list(snapshot.pods_with_affinity.values())
+        for weighted_terms, sign in (
+            (terms.preferred_affinity, 1),
+            (terms.preferred_anti_affinity, -1),
+        ):
+            for weighted in weighted_terms:
+                self._score_incoming_term(scores, weighted, sign, snapshot, namespaces)
         own_labels = namespaces(pod.namespace) or {}
-        for existing in existing_pods:
+        for existing in snapshot.pods_with_affinity.values():
             node = snapshot.get(existing.node_name)
             if node is not None and node.labels:
-                self._score_existing(
-                    scores,
-                    terms,
-                    pod,
-                    own_labels=own_labels,
-                    existing=existing,
-                    node=node,
-                    namespaces=namespaces,
-                )
+                self._score_existing_terms(scores, pod, own_labels, existing, node.labels)
         if not scores:
             return SKIP
         state.write(PRE_SCORE_KEY, scores)
         return SUCCESS
 
-    def _score_existing(
-        self,
+    @staticmethod
+    def _score_incoming_term(
         scores: dict[str, Counter[str]],
-        terms: PodTerms,
-        pod: PodInfo,
-        *,
-        own_labels: Mapping[str, str],
-        existing: PodInfo,
-        node: NodeInfo,
+        weighted: WeightedTerm,
+        sign: int,
+        snapshot: Snapshot,
         namespaces: NamespaceLabels,
     ) -> None:
-        """processExistingPod: the terms of each pod that match the other one add (or, for
-        anti-affinity, subtract) their weight to the existing pod's domain."""
-        labels = node.labels
-        existing_namespace = namespaces(existing.namespace)
+        """processExistingPod, the incoming pod's preferred terms: each existing pod a term
+        matches adds (anti-affinity: subtracts) the weight to its node's domain."""
+        for existing in snapshot.pods_matching(weighted.term.selector):
+            node = snapshot.get(existing.node_name)
+            if node is not None and node.labels:
+                _add_weights(
+                    scores,
+                    (weighted,),
+                    existing,
+                    namespace_labels=namespaces(existing.namespace),
+                    node_labels=node.labels,
+                    sign=sign,
+                )
+
+    def _score_existing_terms(
+        self,
+        scores: dict[str, Counter[str]],
+        pod: PodInfo,
+        own_labels: Mapping[str, str],
+        existing: PodInfo,
+        node_labels: Mapping[str, str],
+    ) -> None:
+        """processExistingPod, the existing pod's terms that match the incoming pod: its
+        required affinity weighs hardPodAffinityWeight, its preferred terms their weight."""
         other = pod_terms(existing)
         weight = self.args.hard_pod_affinity_weight
         hard = tuple(WeightedTerm(weight, t) for t in other.required_affinity if weight > 0)
-        for terms_of, target, target_namespace, sign in (
-            (terms.preferred_affinity, existing, existing_namespace, 1),
-            (terms.preferred_anti_affinity, existing, existing_namespace, -1),
-            (hard, pod, own_labels, 1),
-            (other.preferred_affinity, pod, own_labels, 1),
-            (other.preferred_anti_affinity, pod, own_labels, -1),
+        for terms_of, sign in (
+            (hard, 1),
+            (other.preferred_affinity, 1),
+            (other.preferred_anti_affinity, -1),
         ):
             _add_weights(
                 scores,
                 terms_of,
-                target,
-                namespace_labels=target_namespace,
-                node_labels=labels,
+                pod,
+                namespace_labels=own_labels,
+                node_labels=node_labels,
                 sign=sign,
             )
 

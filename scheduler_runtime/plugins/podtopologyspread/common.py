@@ -171,20 +171,17 @@ def count_on_node(node: NodeInfo, selector: LabelSelector, namespace: str) -> in
 def matching_pods_per_slot(
     snapshot: Snapshot, selectors: Sequence[LabelSelector], namespace: str
 ) -> list[Int64s]:
-    """For each selector, the number of matching pods on each slot (one pass over pods)."""
-    counts = [np.zeros(snapshot.capacity, dtype=np.int64) for _ in selectors]
-    useful = [i for i, s in enumerate(selectors) if not s.nothing and not s.everything]
-    if not useful:
-        return counts
-    for slot, node in enumerate(snapshot.infos):
-        if node is None:
-            continue
-        for pod in node.pods.values():
-            if not _counted(pod, namespace):
-                continue
-            for index in useful:
-                if selectors[index].matches(pod.labels):
-                    counts[index][slot] += 1
+    """For each selector, the number of matching pods on each slot (through the snapshot's
+    label index, so only the pods a selector can match are visited)."""
+    counts = []
+    for selector in selectors:
+        per_slot = np.zeros(snapshot.capacity, dtype=np.int64)
+        if not selector.everything:
+            for pod in snapshot.pods_matching(selector):
+                slot = snapshot.slot(pod.node_name)
+                if slot is not None and _counted(pod, namespace):
+                    per_slot[slot] += 1
+        counts.append(per_slot)
     return counts
 
 
