@@ -17,6 +17,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import aiohttp
+
 from benchmarks import docs, workloads
 from benchmarks.kube import Api, ApiError, Endpoint
 from benchmarks.measure import (
@@ -121,8 +123,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         with tempfile.TemporaryDirectory(prefix="scheduler-bench-") as workdir:
             settings = cluster_settings(args, Path(workdir))
-            report.scales = asyncio.run(run_scales(settings))
-    except (ApiError, OSError, RuntimeError, TimeoutError) as error:
+            asyncio.run(run_scales(settings, report))
+    except (ApiError, aiohttp.ClientError, OSError, RuntimeError, TimeoutError) as error:
+        # What was measured before the failure is still written, with the reason.
+        report.notes.append(f"stopped early: {error}")
+        write(report, args.output, args.docs)
         print(f"benchmark: {error}", file=sys.stderr)
         return 1
     if args.simulate_nodes and args.simulate_pods:
@@ -148,16 +153,20 @@ def cluster_settings(args: argparse.Namespace, workdir: Path) -> Settings:
     )
 
 
-async def run_scales(settings: Settings) -> list[Scale]:
+async def run_scales(settings: Settings, report: Report) -> None:
     async with Api.open(Endpoint.from_kubeconfig(settings.kubeconfig)) as api:
         await remove_leftovers(api)
-        return [await run_scale(api, settings, nodes, pods) for nodes, pods in settings.scales]
+        for nodes, pods in settings.scales:
+            scale = Scale(nodes=nodes, pods=pods)
+            report.scales.append(scale)
+            await run_scale(api, settings, scale)
 
 
-async def run_scale(api: Api, settings: Settings, nodes: int, pods: int) -> Scale:
+async def run_scale(api: Api, settings: Settings, scale: Scale) -> None:
+    """Fills in `scale` run by run, so a failure keeps what came before it."""
+    nodes, pods = scale.nodes, scale.pods
     progress(f"{nodes} nodes: creating and waiting until Ready")
     await ensure_nodes(api, nodes)
-    scale = Scale(nodes=nodes, pods=pods)
     if settings.ceiling:
         progress(f"{nodes} nodes: binding ceiling, {pods} bindings")
         scale.ceiling = await measure_ceiling(api, nodes, pods)
@@ -174,7 +183,6 @@ async def run_scale(api: Api, settings: Settings, nodes: int, pods: int) -> Scal
                 continue
             scale.runs.append(run)
             scale.profiles += [profile] if profile else []
-    return scale
 
 
 async def measure_ceiling(api: Api, nodes: int, pods: int) -> Ceiling:
