@@ -76,9 +76,13 @@ def test_a_configuration_change_rolls_the_pods_once_and_nothing_else_does(
     assert new_hash == ready["status"]["configHash"]
     settle(3)
     assert len(replica_sets(cluster, name, namespace)) == 2
+    settled = deployment(cluster, name, namespace)["metadata"]
+    assert settled["generation"] == after["metadata"]["generation"]
+    # The operator does not keep rewriting what it already applied.
+    settle(3)
     assert (
-        deployment(cluster, name, namespace)["metadata"]["generation"]
-        == (after["metadata"]["generation"])
+        deployment(cluster, name, namespace)["metadata"]["resourceVersion"]
+        == (settled["resourceVersion"])
     )
 
 
