@@ -70,8 +70,14 @@ class PluginSet(ApiModel):
         }
     )
 
-    enabled: list[Plugin] = Field(default_factory=list, max_length=64)
-    disabled: list[Plugin] = Field(default_factory=list, max_length=64)
+    enabled: list[Plugin] = Field(
+        default_factory=list,
+        max_length=64,
+        description="Added after the defaults; naming a default replaces it (to reweight it).",
+    )
+    disabled: list[Plugin] = Field(
+        default_factory=list, max_length=64, description="Defaults to drop; `*` drops them all."
+    )
 
 
 class Plugins(ApiModel):
@@ -100,6 +106,8 @@ class Plugins(ApiModel):
 
 
 class PluginConfig(ApiModel):
+    """Arguments for one plugin, as its <Plugin>Args type defines them."""
+
     name: str = Field(min_length=1, max_length=253)
     args: FreeForm | None = None
 
@@ -124,10 +132,14 @@ class Profile(ApiModel):
     )
     plugins: Plugins | None = None
     plugin_config: list[PluginConfig] = Field(default_factory=list, max_length=64)
-    percentage_of_nodes_to_score: int | None = Field(default=None, ge=0, le=100)
+    percentage_of_nodes_to_score: int | None = Field(
+        default=None, ge=0, le=100, description="0 or unset: adaptive, as kube-scheduler."
+    )
 
 
 class LeaderElection(ApiModel):
+    """Leader election among the replicas, on a Lease named after the scheduler."""
+
     leader_elect: bool | None = Field(
         default=None, description="Defaults to true when replicas > 1."
     )
@@ -137,6 +149,8 @@ class LeaderElection(ApiModel):
 
 
 class Resources(ApiModel):
+    """Compute resources of the scheduler container."""
+
     requests: dict[str, Quantity] = Field(default_factory=dict)
     limits: dict[str, Quantity] = Field(default_factory=dict)
 
@@ -170,16 +184,19 @@ class SchedulerProfileSpec(ApiModel):
     profiles: list[Profile] = Field(
         default_factory=list,
         max_length=20,
+        description="Scheduling profiles; none means one profile with every default.",
         json_schema_extra={"x-kubernetes-validations": _PROFILE_RULES},
     )
-    replicas: int = Field(default=1, ge=1, le=100)
+    replicas: int = Field(default=1, ge=1, le=100, description="Scheduler pods.")
     leader_election: LeaderElection | None = None
     image: str | None = Field(
         default=None, min_length=1, max_length=512, description="Defaults per engine."
     )
     image_pull_policy: PullPolicy = Field(default=PullPolicy.IF_NOT_PRESENT)
     resources: Resources | None = None
-    node_selector: dict[str, str] = Field(default_factory=dict)
+    node_selector: dict[str, str] = Field(
+        default_factory=dict, description="Where the scheduler's own pods may run."
+    )
     tolerations: list[FreeForm] = Field(default_factory=list, max_length=64)
     affinity: FreeForm | None = None
     log_verbosity: int = Field(default=2, ge=0, le=10, description="klog-style -v level.")
