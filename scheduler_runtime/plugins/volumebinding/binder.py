@@ -27,7 +27,7 @@ SELECTED_NODE = "volume.kubernetes.io/selected-node"
 NO_PROVISIONER = "kubernetes.io/no-provisioner"
 HOSTNAME = "kubernetes.io/hostname"
 
-REASON_NODE_CONFLICT = "node(s) had volume node affinity conflict"
+REASON_NODE_CONFLICT = "node(s) didn't match PersistentVolume's node affinity"
 REASON_BIND_CONFLICT = "node(s) didn't find available persistent volumes to bind"
 REASON_NOT_ENOUGH_SPACE = "node(s) did not have enough free storage"
 REASON_PV_NOT_EXIST = "node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)"

@@ -296,7 +296,9 @@ def test_volume_binding_bound_claims_follow_the_volume_node_affinity() -> None:
     results = outcomes(plugin, snapshot, pod_info(pod("p", claim_volume("data"))))
     assert isinstance(results, dict)
     assert passing(results) == {"a1"}
-    assert results["b1"] == Status.unresolvable("node(s) had volume node affinity conflict")
+    assert results["b1"] == Status.unresolvable(
+        "node(s) didn't match PersistentVolume's node affinity"
+    )
 
 
 def test_volume_binding_local_volumes_narrow_the_nodes() -> None:
@@ -402,6 +404,6 @@ def test_volume_binding_reasons_reach_the_message() -> None:
     assert node_name is None
     assert message is not None
     assert message.startswith(
-        "0/3 nodes are available: 3 node(s) had volume node affinity conflict."
+        "0/3 nodes are available: 3 node(s) didn't match PersistentVolume's node affinity."
     )
     assert "3 Preemption is not helpful for scheduling." in message

@@ -1,0 +1,301 @@
+"""InterPodAffinity, PodTopologySpread, VolumeBinding and DefaultPreemption on the real
+cluster, side by side with the cluster's own kube-scheduler: each scenario is built twice,
+once for the runtime and once for upstream (labels apart, so the two never see each other's
+pods as matches), and the outcomes must be the same, FailedScheduling messages byte for byte."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import kubernetes
+import pytest
+from cluster import Cluster, kwok_node, wait_for
+from runtime_support import (
+    Pods,
+    RuntimeProcess,
+    make_pod,
+    pods,
+    schedulable_nodes,
+    scheduler_config,
+    start_runtime,
+    unique_scheduler_name,
+)
+
+__all__ = ["pods", "schedulable_nodes", "start_runtime"]  # fixtures
+
+UPSTREAM = "default-scheduler"
+HOST = "kubernetes.io/hostname"
+ZONE = "topology.kubernetes.io/zone"
+
+
+@pytest.fixture
+def scheduler(start_runtime: Callable[..., RuntimeProcess]) -> str:
+    name = unique_scheduler_name()
+    start_runtime(scheduler_config(name))
+    return name
+
+
+def both(scheduler: str) -> dict[str, str]:
+    """Scenario tag -> scheduler name."""
+    return {"ours": scheduler, "up": UPSTREAM}
+
+
+def on(node: str) -> dict[str, str]:
+    return {HOST: node}
+
+
+def term(labels: dict[str, str], key: str) -> dict[str, Any]:
+    return {"labelSelector": {"matchLabels": labels}, "topologyKey": key}
+
+
+def required(kind: str, *terms: dict[str, Any]) -> dict[str, Any]:
+    return {kind: {"requiredDuringSchedulingIgnoredDuringExecution": list(terms)}}
+
+
+def failure_notes(pods: Pods, names: dict[str, str]) -> dict[str, str]:
+    return {tag: pods.wait_event(name, "FailedScheduling")["note"] for tag, name in names.items()}
+
+
+def test_anti_affinity_failures_read_as_upstreams(
+    schedulable_nodes, pods: Pods, scheduler: str
+) -> None:
+    schedulable_nodes(kwok_node("ipa-1", zone="ipa-x"), kwok_node("ipa-2", zone="ipa-y"))
+    for tag, name in both(scheduler).items():
+        guard = required("podAntiAffinity", term({"app": f"web-{tag}"}, HOST))
+        pods.create(
+            make_pod(
+                f"guard-{tag}",
+                name,
+                labels={"app": f"guard-{tag}"},
+                affinity=guard,
+                nodeSelector=on("ipa-1"),
+            ),
+            make_pod(f"db-{tag}", name, labels={"app": f"db-{tag}"}, nodeSelector=on("ipa-2")),
+        )
+    pods.wait_placed("guard-ours", "db-ours", "guard-up", "db-up")
+    for tag, name in both(scheduler).items():
+        apart = required("podAntiAffinity", term({"app": f"db-{tag}"}, HOST))
+        near = required("podAffinity", term({"app": f"db-{tag}"}, ZONE))
+        pods.create(
+            make_pod(f"web-{tag}", name, labels={"app": f"web-{tag}"}, affinity=apart),
+            make_pod(f"near-{tag}", name, labels={"app": f"near-{tag}"}, affinity=near),
+            make_pod(
+                f"lonely-{tag}",
+                name,
+                affinity=required("podAffinity", term({"app": f"nobody-{tag}"}, ZONE)),
+            ),
+        )
+    notes = failure_notes(pods, {"ours": "web-ours", "up": "web-up"})
+    assert notes["ours"] == notes["up"]
+    assert notes["ours"].startswith(
+        "0/2 nodes are available: 1 node(s) didn't match pod anti-affinity rules, "
+        "1 node(s) didn't satisfy existing pods anti-affinity rules."
+    )
+    lonely = failure_notes(pods, {"ours": "lonely-ours", "up": "lonely-up"})
+    assert lonely["ours"] == lonely["up"]
+    assert "2 node(s) didn't match pod affinity rules" in lonely["ours"]
+    assert pods.wait_placed("near-ours", "near-up") == {"near-ours": "ipa-2", "near-up": "ipa-2"}
+
+
+def test_topology_spread_failures_read_as_upstreams(
+    schedulable_nodes, pods: Pods, scheduler: str
+) -> None:
+    tainted = [{"key": "pts", "value": "no", "effect": "NoSchedule"}]
+    schedulable_nodes(
+        kwok_node("pts-x", zone="pts-x"),
+        kwok_node("pts-y", zone="pts-y", taints=tainted),
+        kwok_node("pts-bare"),
+    )
+    for tag, name in both(scheduler).items():
+        pods.create(
+            *(
+                make_pod(
+                    f"old-{tag}-{i}", name, labels={"app": f"s-{tag}"}, nodeSelector=on("pts-x")
+                )
+                for i in range(2)
+            )
+        )
+    pods.wait_placed("old-ours-0", "old-ours-1", "old-up-0", "old-up-1")
+    for tag, name in both(scheduler).items():
+        spread = [
+            {
+                "maxSkew": 1,
+                "topologyKey": ZONE,
+                "whenUnsatisfiable": "DoNotSchedule",
+                "labelSelector": {"matchLabels": {"app": f"s-{tag}"}},
+            }
+        ]
+        pods.create(
+            make_pod(
+                f"new-{tag}", name, labels={"app": f"s-{tag}"}, topologySpreadConstraints=spread
+            )
+        )
+    notes = failure_notes(pods, {"ours": "new-ours", "up": "new-up"})
+    assert notes["ours"] == notes["up"]
+    assert (
+        "1 node(s) didn't match pod topology spread constraints (missing required label)"
+        in (notes["ours"])
+    )
+
+
+@pytest.fixture
+def volumes(cluster: Cluster, namespace: str) -> Iterator[Callable[[str, list[Any]], str]]:
+    """Makes a PersistentVolume with the given node affinity terms and a claim bound to it
+    (waits until the controller manager has bound them); deletes the volumes afterwards."""
+    core = kubernetes.client.CoreV1Api(cluster.api)
+    made: list[str] = []
+
+    def make(name: str, terms: list[Any]) -> str:
+        volume = f"{namespace}-{name}"
+        core.create_persistent_volume(
+            {
+                "metadata": {"name": volume},
+                "spec": {
+                    "capacity": {"storage": "1Gi"},
+                    "accessModes": ["ReadWriteOnce"],
+                    "storageClassName": "",
+                    "local": {"path": "/mnt/data"},
+                    "nodeAffinity": {"required": {"nodeSelectorTerms": terms}},
+                    "claimRef": {"namespace": namespace, "name": name},
+                },
+            }
+        )
+        made.append(volume)
+        core.create_namespaced_persistent_volume_claim(
+            namespace,
+            {
+                "metadata": {"name": name},
+                "spec": {
+                    "accessModes": ["ReadWriteOnce"],
+                    "storageClassName": "",
+                    "volumeName": volume,
+                    "resources": {"requests": {"storage": "1Gi"}},
+                },
+            },
+        )
+        wait_for(
+            f"claim {name} to be bound",
+            lambda: (
+                core.read_namespaced_persistent_volume_claim(name, namespace).status.phase
+                == "Bound"
+            ),
+        )
+        return name
+
+    yield make
+    for volume in made:
+        core.delete_persistent_volume(volume)
+
+
+def claim_volume(claim: str) -> dict[str, Any]:
+    return {"name": "data", "persistentVolumeClaim": {"claimName": claim}}
+
+
+def test_bound_volumes_node_affinity_as_upstream(
+    schedulable_nodes, pods: Pods, scheduler: str, volumes: Callable[[str, list[Any]], str]
+) -> None:
+    schedulable_nodes(kwok_node("vb-1", zone="vb-a"), kwok_node("vb-2", zone="vb-b"))
+    local = volumes(
+        "local", [{"matchExpressions": [{"key": HOST, "operator": "In", "values": ["vb-2"]}]}]
+    )
+    elsewhere = volumes(
+        "elsewhere",
+        [{"matchExpressions": [{"key": ZONE, "operator": "In", "values": ["vb-nowhere"]}]}],
+    )
+    for tag, name in both(scheduler).items():
+        pods.create(
+            make_pod(f"local-{tag}", name, volumes=[claim_volume(local)]),
+            make_pod(f"stuck-{tag}", name, volumes=[claim_volume(elsewhere)]),
+        )
+    assert pods.wait_placed("local-ours", "local-up") == {"local-ours": "vb-2", "local-up": "vb-2"}
+    notes = failure_notes(pods, {"ours": "stuck-ours", "up": "stuck-up"})
+    assert notes["ours"] == notes["up"]
+    assert "node(s) didn't match PersistentVolume's node affinity" in notes["ours"]
+
+
+@pytest.fixture
+def priority_classes(cluster: Cluster, namespace: str) -> Iterator[dict[str, str]]:
+    api = kubernetes.client.SchedulingV1Api(cluster.api)
+    names = {"low": f"{namespace}-low", "mid": f"{namespace}-mid", "high": f"{namespace}-high"}
+    for level, value in (("low", 100), ("mid", 500), ("high", 1000)):
+        api.create_priority_class({"metadata": {"name": names[level]}, "value": value})
+    yield names
+    for name in names.values():
+        api.delete_priority_class(name)
+
+
+def test_preemption_spares_disruption_budgets_as_upstream(
+    cluster: Cluster,
+    schedulable_nodes,
+    pods: Pods,
+    scheduler: str,
+    priority_classes: dict[str, str],
+) -> None:
+    """Two nodes, one lower-priority victim each; the lower one is covered by a budget that
+    allows no disruption, so both schedulers evict the other one."""
+    policy = kubernetes.client.PolicyV1Api(cluster.api)
+    for tag in ("ours", "up"):
+        policy.create_namespaced_pod_disruption_budget(
+            pods.namespace,
+            {
+                "metadata": {"name": f"keep-{tag}"},
+                "spec": {"maxUnavailable": 0, "selector": {"matchLabels": {"keep": tag}}},
+            },
+        )
+    for tag, name in both(scheduler).items():
+        schedulable_nodes(kwok_node(f"pdb-{tag}-1", cpu="2"), kwok_node(f"pdb-{tag}-2", cpu="2"))
+        guarded = {"kubernetes.io/hostname": f"pdb-{tag}-1"}
+        free = {"kubernetes.io/hostname": f"pdb-{tag}-2"}
+        pods.create(
+            make_pod(
+                f"kept-{tag}",
+                name,
+                cpu="2",
+                labels={"keep": tag},
+                nodeSelector=guarded,
+                priorityClassName=priority_classes["low"],
+            ),
+            make_pod(
+                f"evictable-{tag}",
+                name,
+                cpu="2",
+                nodeSelector=free,
+                priorityClassName=priority_classes["mid"],
+            ),
+        )
+    pods.wait_placed("kept-ours", "evictable-ours", "kept-up", "evictable-up")
+    for tag, name in both(scheduler).items():
+        either = {
+            "nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {
+                    "nodeSelectorTerms": [
+                        {
+                            "matchExpressions": [
+                                {
+                                    "key": HOST,
+                                    "operator": "In",
+                                    "values": [f"pdb-{tag}-1", f"pdb-{tag}-2"],
+                                }
+                            ]
+                        }
+                    ]
+                }
+            }
+        }
+        pods.create(
+            make_pod(
+                f"urgent-{tag}",
+                name,
+                cpu="2",
+                affinity=either,
+                priorityClassName=priority_classes["high"],
+            )
+        )
+    placed = pods.wait_placed("urgent-ours", "urgent-up", timeout=120)
+    assert placed == {"urgent-ours": "pdb-ours-2", "urgent-up": "pdb-up-2"}
+    remaining = pods.nodes()
+    assert remaining["kept-ours"] == "pdb-ours-1"
+    assert remaining["kept-up"] == "pdb-up-1"
+    assert "evictable-ours" not in remaining
+    assert "evictable-up" not in remaining
