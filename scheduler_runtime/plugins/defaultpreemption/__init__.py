@@ -161,12 +161,13 @@ class DefaultPreemption:
 
     def potential_nodes(self, statuses: NodeToStatus) -> list[NodeInfo]:
         """Nodes whose filters said Unschedulable (not UnschedulableAndUnresolvable), in
-        node-tree order."""
-        snapshot = self.handle.snapshot
+        node-tree order; nodes never evaluated have the status of absent nodes."""
+        codes = {name: status.code for name, status in statuses.items()}
+        absent = statuses.absent.code
         return [
             node
-            for node in snapshot.node_infos()
-            if statuses.get(node.name).code == Code.UNSCHEDULABLE
+            for node in self.handle.snapshot.node_infos()
+            if codes.get(node.name, absent) == Code.UNSCHEDULABLE
         ]
 
     def candidates_to_find(self, potential: int) -> int:
