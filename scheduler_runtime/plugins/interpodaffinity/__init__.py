@@ -179,18 +179,15 @@ class InterPodAffinity:
         namespaces = namespace_labels_of(snapshot)
         own_labels = namespaces(pod.namespace)
         result = PreFilterState(terms, own_labels, namespaces=namespaces)
+        counts = result.existing_anti_affinity
         for existing in snapshot.pods_with_affinity.values():
-            anti = pod_terms(existing).required_anti_affinity
-            node = snapshot.get(existing.node_name)
-            if anti and node is not None:
-                add_anti_affinity_matches(
-                    result.existing_anti_affinity,
-                    anti,
-                    pod,
-                    namespace_labels=own_labels or {},
-                    node_labels=node.labels,
-                    value=1,
-                )
+            for term in pod_terms(existing).required_anti_affinity:
+                if not term.matches(pod, own_labels or {}):
+                    continue
+                node = snapshot.get(existing.node_name)
+                value = None if node is None else node.labels.get(term.topology_key)
+                if value is not None:
+                    _update(counts, (term.topology_key, value), 1)
         if terms.required_affinity or terms.required_anti_affinity:
             self._count_incoming(result, snapshot, namespaces)
         if not (
@@ -348,6 +345,9 @@ class InterPodAffinity:
                 self._score_incoming_term(scores, weighted, sign, snapshot, namespaces)
         own_labels = namespaces(pod.namespace) or {}
         for existing in snapshot.pods_with_affinity.values():
+            other = pod_terms(existing)
+            if not (other.required_affinity or other.has_preferred):
+                continue  # only required anti-affinity: nothing that scores
             node = snapshot.get(existing.node_name)
             if node is not None and node.labels:
                 self._score_existing_terms(scores, pod, own_labels, existing, node.labels)
