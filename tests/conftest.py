@@ -11,6 +11,7 @@ from typing import Any
 import kubernetes
 import pytest
 from cluster import Cluster, start_cluster, stop_cluster, wait_for
+from kubernetes.utils import parse_quantity
 
 INTEGRATION = Path(__file__).parent / "integration"
 # The operator's fixtures (its RBAC, the operator under KopfRunner) live in their own module.
@@ -64,11 +65,28 @@ def make_nodes(cluster: Cluster) -> Iterator[Callable[..., list[str]]]:
             node["status"] = status
         names = [n["metadata"]["name"] for n in nodes]
         wait_for(f"nodes {names} to be Ready", lambda: all(node_ready(core, n) for n in names))
+        # kwok may initialise a node's status after that patch, with its own defaults (1k cpu,
+        # 1M pods); once the node is Ready it leaves capacity alone, so write it again.
+        for node in nodes:
+            core.patch_node_status(node["metadata"]["name"], {"status": node["status"]})
+        wait_for(
+            f"nodes {names} to show their capacity",
+            lambda: all(shows_capacity(core, node) for node in nodes),
+        )
         return names
 
     yield make
     for name in created:
         core.delete_node(name)
+
+
+def shows_capacity(core: kubernetes.client.CoreV1Api, node: dict[str, Any]) -> bool:
+    wanted = node["status"]["allocatable"]
+    shown = core.read_node_status(node["metadata"]["name"]).status.allocatable or {}
+    return all(
+        parse_quantity(shown.get(name, "0")) == parse_quantity(value)
+        for name, value in wanted.items()
+    )
 
 
 def node_ready(core: kubernetes.client.CoreV1Api, name: str) -> bool:

@@ -1,5 +1,7 @@
-"""NodeResourcesBalancedAllocation: prefer nodes whose resource usage fractions stay close to
-each other after placing the pod. Uses real requests; best-effort pods skip it."""
+"""NodeResourcesBalancedAllocation: prefer nodes whose resource usage the pod makes more even.
+As upstream 1.36 scores it: 50 + (50 + balance with the pod - balance without it) / 2, where a
+balance is 100 x (1 - standard deviation of the usage fractions). Uses real requests;
+best-effort pods skip it."""
 
 from __future__ import annotations
 
@@ -8,7 +10,14 @@ from typing import ClassVar
 from pydantic import BaseModel
 
 from scheduler_runtime.config.args import NodeResourcesBalancedAllocationArgs
-from scheduler_runtime.framework.interface import SKIP, SUCCESS, CycleState, Handle, Status
+from scheduler_runtime.framework.interface import (
+    MAX_NODE_SCORE,
+    SKIP,
+    SUCCESS,
+    CycleState,
+    Handle,
+    Status,
+)
 from scheduler_runtime.framework.podinfo import PodInfo
 from scheduler_runtime.framework.snapshot import Int64s, Slots, Snapshot
 from scheduler_runtime.plugins.noderesources.resources import (
@@ -18,6 +27,7 @@ from scheduler_runtime.plugins.noderesources.resources import (
 from scheduler_runtime.plugins.noderesources.scorers import balanced
 
 PRE_SCORE_KEY = "PreScoreNodeResourcesBalancedAllocation"
+HALF_SCORE = MAX_NODE_SCORE // 2
 
 
 class BalancedAllocation:
@@ -49,10 +59,14 @@ class BalancedAllocation:
         self, state: CycleState, pod: PodInfo, snapshot: Snapshot, slots: Slots
     ) -> Int64s:
         requests = state.get(PRE_SCORE_KEY) or self._requests(pod)
-        pairs = []
+        with_pod = []
+        without_pod = []
         for name, request in zip(self.resources, requests, strict=True):
             allocatable, requested = allocatable_and_requested(
                 snapshot, slots, name, request, use_requested=True
             )
-            pairs.append((requested, allocatable))
-        return balanced(pairs)
+            with_pod.append((requested, allocatable))
+            without_pod.append((requested - request, allocatable))
+        change = balanced(with_pod) - balanced(without_pod)
+        scores: Int64s = HALF_SCORE + (HALF_SCORE + change) // 2
+        return scores

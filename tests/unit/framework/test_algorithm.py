@@ -239,6 +239,7 @@ def test_weights_multiply_normalized_scores() -> None:
     by_node = dict(zip(snapshot.names(placement.slots), placement.totals, strict=True))
     # TaintToleration (weight 3): 0 vs 100. Fit scores non-zero requests: cpu 75 vs 25,
     # memory (8Gi - 200Mi) -> 97 vs (8Gi - 400Mi) -> 95: (75+97)/2 = 86 vs (25+95)/2 = 60.
-    # BalancedAllocation uses real requests (no memory): 1 - 0.25/2 -> 87 vs 1 - 0.75/2 -> 62.
-    assert by_node == {"soft-tainted": 0 * 3 + 86 + 87, "plain": 100 * 3 + 60 + 62}
+    # BalancedAllocation uses real requests (no memory) and scores the change the pod brings:
+    # 50 + (50 + 87 - 100) / 2 = 68 on the empty node, 50 + (50 + 62 - 75) / 2 = 68 on the other.
+    assert by_node == {"soft-tainted": 0 * 3 + 86 + 68, "plain": 100 * 3 + 60 + 68}
     assert result.suggested_host == "plain"

@@ -170,8 +170,10 @@ def test_balanced_allocation() -> None:
         make_node("n2", cpu="4000m", memory="20000"),
     )
     pod = make_pod(requests=[{"cpu": "1000m", "memory": "5000"}])
-    # n1: fractions 0.25 and 0.5 -> std 0.125 -> 87; n2: 0.25 and 0.25 -> 100
-    assert run_score(balanced(snapshot), snapshot, pod) == {"n1": 87, "n2": 100}
+    # The change in balance the pod brings, 50 + (50 + with - without) / 2 (upstream 1.36):
+    # n1: with the pod fractions 0.25 and 0.5 -> std 0.125 -> 87, empty -> 100: 50 + 37 / 2 = 68;
+    # n2: 0.25 and 0.25 -> 100, empty 100: 50 + 50 / 2 = 75.
+    assert run_score(balanced(snapshot), snapshot, pod) == {"n1": 68, "n2": 75}
 
 
 def test_balanced_allocation_uses_real_requests_of_existing_pods() -> None:
@@ -180,7 +182,19 @@ def test_balanced_allocation_uses_real_requests_of_existing_pods() -> None:
         pods=[make_pod("best-effort", node_name="n1")],
     )
     pod = make_pod(requests=[{"cpu": "1000m", "memory": "5000"}])
-    assert run_score(balanced(snapshot), snapshot, pod) == {"n1": 87}
+    assert run_score(balanced(snapshot), snapshot, pod) == {"n1": 68}
+
+
+def test_balanced_allocation_rewards_evening_out_a_node() -> None:
+    snapshot = snapshot_of(
+        make_node("lopsided", cpu="4000m", memory="10000"),
+        make_node("empty", cpu="4000m", memory="10000"),
+        pods=[make_pod("cpu-heavy", requests=[{"cpu": "2000m"}], node_name="lopsided")],
+    )
+    pod = make_pod(requests=[{"cpu": "1000m", "memory": "7500"}])
+    # lopsided: without (0.5, 0) -> 75, with (0.75, 0.75) -> 100: 50 + 75 / 2 = 87;
+    # empty: without 100, with (0.25, 0.75) -> 75: 50 + 25 / 2 = 62.
+    assert run_score(balanced(snapshot), snapshot, pod) == {"lopsided": 87, "empty": 62}
 
 
 def test_balanced_allocation_skips_best_effort_pods() -> None:
@@ -190,10 +204,11 @@ def test_balanced_allocation_skips_best_effort_pods() -> None:
 
 @pytest.mark.parametrize(
     ("cpu", "memory", "expected"),
-    [("4000m", "4000", 62), ("4000m", "40000", 92), ("500m", "8000", 75)],
+    [("4000m", "4000", 56), ("4000m", "40000", 71), ("500m", "8000", 62)],
 )
 def test_balanced_allocation_caps_fractions_at_one(cpu: str, memory: str, expected: int) -> None:
-    # pod 1000m / 4000: (0.25, 1.0) -> 62; (0.25, 0.1) -> 92; cpu 2.0 capped to 1 with 0.5 -> 75
+    # pod 1000m / 4000 on an empty node (balance 100 without it): (0.25, 1.0) -> 62 -> 56;
+    # (0.25, 0.1) -> 92 -> 71; cpu 2.0 capped to 1 with 0.5 -> 75 -> 62
     snapshot = snapshot_of(make_node("n", cpu=cpu, memory=memory))
     pod = make_pod(requests=[{"cpu": "1000m", "memory": "4000"}])
     assert run_score(balanced(snapshot), snapshot, pod) == {"n": expected}
