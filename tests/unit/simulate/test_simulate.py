@@ -126,7 +126,10 @@ def test_each_placement_counts_for_the_next_and_priority_goes_first() -> None:
     )
     placements = simulate(config, objects, seed=1)
     assert [(p.name, p.node) for p in placements] == [("important", "n0"), ("first-come", None)]
-    assert placements[1].message == "0/1 nodes are available: 1 Insufficient cpu."
+    assert placements[1].message == (
+        "0/1 nodes are available: 1 Insufficient cpu. no new claims to deallocate, "
+        "preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod."
+    )
 
 
 def test_pods_of_other_schedulers_bound_and_finished_pods() -> None:
@@ -160,3 +163,11 @@ def test_yaml_stream_and_typed_lists(tmp_path: Path) -> None:
     state.write_text("- a\n- b\n")
     with pytest.raises(StateError, match="document 0 is not an object"):
         read_state(state)
+
+
+def test_preemption_makes_room_and_the_pod_is_placed_on_retry() -> None:
+    config = load_configuration_file(CONFIG)
+    victim = pending("victim", "2")
+    victim["spec"]["nodeName"] = "n0"
+    placements = simulate(config, nodes_and_pods(1, [victim, pending("vip", "2", priority=1000)]))
+    assert [(p.name, p.node, p.message) for p in placements] == [("vip", "n0", None)]
