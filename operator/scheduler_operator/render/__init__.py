@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import hashlib
+import json
+import re
 from dataclasses import dataclass
 from typing import Any, Final
 
 import jinja2
 import yaml
-from markupsafe import Markup
 
 from .. import version
 from ..model import GROUP, KIND, VERSION, Engine, SchedulerProfile
@@ -45,20 +46,47 @@ class Rendered:
     config_hash: str
 
 
+# A JSON surrogate-pair escape, preceded by an even number of backslashes (so it is an escape).
+_SURROGATE_PAIR: Final = re.compile(
+    r"(?<!\\)((?:\\\\)*)\\u(d[89ab][0-9a-f]{2})\\u(d[c-f][0-9a-f]{2})"
+)
+
+
+class Encoded(str):
+    """Template output that went through the `json` filter."""
+
+    __slots__ = ()
+
+
+def to_json(value: object) -> Encoded:
+    """Any value as one JSON (so YAML) scalar or flow collection, in ASCII.
+
+    Characters beyond the BMP become YAML's `\\U` escapes: YAML loaders do not join JSON's
+    surrogate pairs back into one character."""
+    return Encoded(_SURROGATE_PAIR.sub(_join_pair, json.dumps(value, ensure_ascii=True)))
+
+
+def _join_pair(pair: re.Match[str]) -> str:
+    high, low = int(pair[2], 16), int(pair[3], 16)
+    code_point = 0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00)
+    return f"{pair[1]}\\U{code_point:08x}"
+
+
 def require_json(value: object) -> object:
-    """Refuses any template output that skipped `tojson`, so no user string reaches raw YAML."""
-    if isinstance(value, Markup):
+    """Refuses any template output that skipped the `json` filter: no raw user string in YAML."""
+    if isinstance(value, Encoded):
         return value
-    raise jinja2.TemplateError(f"template value {value!r} was not passed through tojson")
+    raise jinja2.TemplateError(f"template value {value!r} was not passed through json")
 
 
 TEMPLATES: Final = jinja2.Environment(
     loader=jinja2.PackageLoader("scheduler_operator.render", "templates"),
     undefined=jinja2.StrictUndefined,
     finalize=require_json,
-    autoescape=False,  # noqa: S701 - renders YAML, and every value is JSON-encoded by tojson
+    autoescape=False,  # noqa: S701 - renders YAML, and every value is JSON-encoded by `json`
     keep_trailing_newline=True,
 )
+TEMPLATES.filters["json"] = to_json
 
 
 def render(profile: SchedulerProfile) -> Rendered:

@@ -231,6 +231,7 @@ HOSTILE = [
     "key: value\n  nested: [1, 2]",
     "&anchor *alias !!python/object",
     "# comment\u2028\u0085 next",
+    "beyond the BMP \U0001f600 and a literal \\ud83d\\ude00",
 ]
 
 
