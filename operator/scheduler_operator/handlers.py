@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final, TypeGuard
 
 import kopf
@@ -118,35 +118,14 @@ def reconciled_status(
         rendered = render(profile)
     except SpecError as error:
         # The last good Deployment keeps running untouched; only the verdict changes.
-        invalid = status.condition(
-            status.CONFIG_VALID, False, "InvalidSpec", str(error), generation
-        )
-        return {
-            "observedGeneration": generation,
-            "conditions": merged(
-                previous, [invalid, status.ready(invalid, invalid, None, generation)]
-            ),
-        }
+        return refused(previous, generation, "InvalidSpec", str(error))
     conflict = claim_conflict(profile, claims)
     if conflict:
-        refused = status.condition(
-            status.CONFIG_VALID, False, "SchedulerNameConflict", conflict, generation
-        )
-        missing = status.available(None, generation)
-        return {
-            "observedGeneration": generation,
-            "schedulerNames": ",".join(profile.scheduler_names()),
-            "conditions": merged(
-                previous, [refused, missing, status.ready(refused, missing, None, generation)]
-            ),
+        return refused(previous, generation, "SchedulerNameConflict", conflict) | {
+            "schedulerNames": ",".join(profile.scheduler_names())
         }
-    valid = status.condition(
-        status.CONFIG_VALID,
-        True,
-        "ConfigAccepted",
-        f"the configuration is valid for engine {profile.spec.engine.value}",
-        generation,
-    )
+    message = f"the configuration is valid for engine {profile.spec.engine.value}"
+    valid = status.condition(status.CONFIG_VALID, True, "ConfigAccepted", message, generation)
     try:
         for desired in rendered.objects:
             cluster.apply(desired)
@@ -160,6 +139,18 @@ def reconciled_status(
         "configHash": rendered.config_hash,
         **availability(previous, valid, deployment, generation),
     }
+
+
+def refused(
+    previous: Mapping[str, Any], generation: int | None, reason: str, message: str
+) -> dict[str, Any]:
+    """ConfigValid=False and a Ready that says why; Available keeps describing what runs."""
+    verdict = status.condition(status.CONFIG_VALID, False, reason, message, generation)
+    summary = status.ready(verdict, verdict, None, generation)
+    updates = [verdict, summary]
+    if status.find(previous.get("conditions") or [], status.AVAILABLE) is None:
+        updates.append(status.available(None, generation))  # every condition from the start
+    return {"observedGeneration": generation, "conditions": merged(previous, updates)}
 
 
 def claims_of(kwargs: Mapping[str, Any]) -> kopf.Index[str, Claim]:
@@ -182,7 +173,9 @@ def availability(
     }
 
 
-def merged(previous: Mapping[str, Any], updates: list[Mapping[str, Any]]) -> list[dict[str, Any]]:
+def merged(
+    previous: Mapping[str, Any], updates: Sequence[Mapping[str, Any]]
+) -> list[dict[str, Any]]:
     return status.merge_conditions(previous.get("conditions") or [], updates, status.now())
 
 
