@@ -1,0 +1,83 @@
+"""The operator's own manifests: least privilege, restricted pods, sync waves in order."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+REPO = Path(__file__).resolve().parents[3]
+MANIFESTS = REPO / "manifests"
+
+
+def documents(name: str) -> list[dict[str, Any]]:
+    return [d for d in yaml.safe_load_all((MANIFESTS / name).read_text()) if d]
+
+
+def cluster_role() -> dict[str, Any]:
+    return next(d for d in documents("rbac.yaml") if d["kind"] == "ClusterRole")
+
+
+def test_no_wildcard_verbs_resources_or_groups() -> None:
+    for rule in cluster_role()["rules"]:
+        for field in ("verbs", "resources", "apiGroups", "resourceNames"):
+            assert "*" not in rule.get(field, []), rule
+
+
+def test_bind_is_limited_to_the_roles_a_scheduler_needs() -> None:
+    binding = [rule for rule in cluster_role()["rules"] if "bind" in rule["verbs"]]
+    assert binding == [
+        {
+            "apiGroups": ["rbac.authorization.k8s.io"],
+            "resources": ["clusterroles"],
+            "verbs": ["bind"],
+            "resourceNames": ["system:kube-scheduler", "system:volume-scheduler"],
+        },
+        {
+            "apiGroups": ["rbac.authorization.k8s.io"],
+            "resources": ["roles"],
+            "verbs": ["bind"],
+            "resourceNames": ["extension-apiserver-authentication-reader"],
+        },
+    ]
+    verbs = {verb for rule in cluster_role()["rules"] for verb in rule["verbs"]}
+    assert not verbs & {"escalate", "impersonate", "delete", "deletecollection"}
+
+
+def test_the_operator_pod_runs_restricted() -> None:
+    [deployment] = documents("deployment.yaml")
+    pod = deployment["spec"]["template"]["spec"]
+    assert pod["securityContext"]["runAsNonRoot"] is True
+    assert pod["securityContext"]["seccompProfile"] == {"type": "RuntimeDefault"}
+    [container] = pod["containers"]
+    assert container["securityContext"] == {
+        "allowPrivilegeEscalation": False,
+        "readOnlyRootFilesystem": True,
+        "runAsNonRoot": True,
+        "capabilities": {"drop": ["ALL"]},
+    }
+    assert container["image"] == "scheduler-operator"  # set by the kustomization's images:
+
+
+def wave(document: dict[str, Any]) -> int:
+    return int(document["metadata"]["annotations"]["argocd.argoproj.io/sync-wave"])
+
+
+def test_sync_waves_apply_the_crd_then_the_operator_then_profiles() -> None:
+    crd = wave(
+        yaml.safe_load((REPO / "crds/schedulerprofiles.scheduling.schedops.io.yaml").read_text())
+    )
+    operator = {
+        wave(d)
+        for name in ("namespace.yaml", "rbac.yaml", "deployment.yaml")
+        for d in documents(name)
+    }
+    samples = {
+        wave(d)
+        for path in (MANIFESTS / "samples").glob("*.yaml")
+        for d in documents(f"samples/{path.name}")
+    }
+    assert len(operator) == 1
+    assert crd < min(operator)
+    assert max(operator) < min(samples)
