@@ -145,10 +145,11 @@ class SchedulingAlgorithm:
             passed, rejections = self._filter_batch(fwk, state, pod, batch)
             needed = wanted - found_count
             if len(passed) >= needed:
-                last = int(np.flatnonzero(np.isin(batch, passed[needed - 1 : needed]))[0])
-                kept = batch[: last + 1]
+                # Nodes after the last one needed were never looked at, as upstream stops there.
+                last = int(np.flatnonzero(batch == passed[needed - 1])[0])
+                kept = self._membership(batch[: last + 1])
                 passed = passed[:needed]
-                rejections = [r.truncated(np.isin(r.slots, kept)) for r in rejections]
+                rejections = [r.truncated(kept[r.slots]) for r in rejections]
                 self._record(diagnosis, rejections)
                 found.append(passed)
                 break
@@ -198,7 +199,13 @@ class SchedulingAlgorithm:
         if not failed:
             return passed, rejections
         failed_slots = np.concatenate([r.slots for r in failed])
-        return passed[~np.isin(passed, failed_slots)], [*rejections, *failed]
+        return passed[~self._membership(failed_slots)[passed]], [*rejections, *failed]
+
+    def _membership(self, slots: Slots) -> np.ndarray:
+        """A mask over every slot of the snapshot, True for `slots`."""
+        mask = np.zeros(self.snapshot.capacity, dtype=np.bool_)
+        mask[slots] = True
+        return mask
 
     @staticmethod
     def _record(diagnosis: Diagnosis, rejections: list[Rejection]) -> None:

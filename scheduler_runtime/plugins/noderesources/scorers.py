@@ -98,6 +98,8 @@ def requested_to_capacity_ratio(
 def balanced(fractions: Sequence[tuple[Int64s, Int64s]]) -> Int64s:
     """balancedResourceScorer: 100 x (1 - standard deviation of the usage fractions), with
     the sums taken resource by resource in order so the floats match upstream's."""
+    if len(fractions) == 2 and all((allocatable != 0).all() for _, allocatable in fractions):
+        return _balanced_pair(fractions)
     shape = fractions[0][0].shape
     present_count = np.zeros(shape, dtype=np.int64)
     total = np.zeros(shape, dtype=np.float64)
@@ -123,4 +125,13 @@ def balanced(fractions: Sequence[tuple[Int64s, Int64s]]) -> Int64s:
             squares = squares + np.where(present, (fraction - mean) * (fraction - mean), 0.0)
         std = np.where(many, np.sqrt(squares / count), std)
     scores: Int64s = ((1 - std) * MAX_NODE_SCORE).astype(np.int64)
+    return scores
+
+
+def _balanced_pair(fractions: Sequence[tuple[Int64s, Int64s]]) -> Int64s:
+    """The common case, two resources that every node has: std = |f1 - f2| / 2."""
+    (requested_1, allocatable_1), (requested_2, allocatable_2) = fractions
+    first = np.minimum(requested_1 / allocatable_1, 1.0)
+    second = np.minimum(requested_2 / allocatable_2, 1.0)
+    scores: Int64s = ((1 - np.abs((first - second) / 2)) * MAX_NODE_SCORE).astype(np.int64)
     return scores
