@@ -243,3 +243,25 @@ def test_weights_multiply_normalized_scores() -> None:
     # 50 + (50 + 87 - 100) / 2 = 68 on the empty node, 50 + (50 + 62 - 75) / 2 = 68 on the other.
     assert by_node == {"soft-tainted": 0 * 3 + 86 + 68, "plain": 100 * 3 + 60 + 68}
     assert result.suggested_host == "plain"
+
+
+def test_pods_nominated_to_a_node_count_when_at_least_as_important() -> None:
+    snapshot = Snapshot()
+    snapshot.add_node(node("a", cpu="4"))
+    snapshot.add_node(node("b", cpu="2"))
+    nominated = {"a": [pod("preemptor", cpu="3", priority=10)]}
+    config = load_configuration(
+        {
+            "apiVersion": "kubescheduler.config.k8s.io/v1",
+            "kind": "KubeSchedulerConfiguration",
+            "profiles": [{"plugins": {"multiPoint": {"disabled": CORE_ONLY}}}],
+        }
+    )
+    handle = Handle(snapshot, nominator=lambda name: nominated.get(name, []))
+    fwk = Framework(config.profiles[0], handle)
+    algorithm = SchedulingAlgorithm(snapshot, 0, random.Random(1))
+    feasible, diagnosis = algorithm.find_nodes_that_fit(fwk, CycleState(), pod(cpu="2", priority=5))
+    assert snapshot.names(feasible) == ["b"]
+    assert diagnosis.node_to_status.get("a").reasons == ("Insufficient cpu",)
+    feasible, _ = algorithm.find_nodes_that_fit(fwk, CycleState(), pod(cpu="2", priority=50))
+    assert sorted(snapshot.names(feasible)) == ["a", "b"]
