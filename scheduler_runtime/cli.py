@@ -28,6 +28,12 @@ def _simulate(args: argparse.Namespace) -> int:
     except (StateError, FrameworkError, PluginLoadError) as error:
         print(f"error: {error}", file=sys.stderr)
         return USAGE_ERROR
+    except Exception as error:  # a state the parsers did not foresee: still one line
+        print(
+            f"error: {args.state}: cannot simulate: {type(error).__name__}: {error}",
+            file=sys.stderr,
+        )
+        return USAGE_ERROR
     if args.output == "json":
         document = {"placements": [p.as_json() for p in placements]}
         sys.stdout.write(orjson.dumps(document, option=orjson.OPT_INDENT_2).decode() + "\n")

@@ -8,6 +8,8 @@ from typing import Any
 
 import pytest
 import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from scheduler_runtime.cli import main
 from scheduler_runtime.config import load_configuration_file
@@ -171,3 +173,35 @@ def test_preemption_makes_room_and_the_pod_is_placed_on_retry() -> None:
     victim["spec"]["nodeName"] = "n0"
     placements = simulate(config, nodes_and_pods(1, [victim, pending("vip", "2", priority=1000)]))
     assert [(p.name, p.node, p.message) for p in placements] == [("vip", "n0", None)]
+
+
+objects = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=5),
+    lambda children: (
+        st.lists(children, max_size=3)
+        | st.dictionaries(
+            st.sampled_from(["kind", "metadata", "spec", "status", "name", "items", "containers"]),
+            children,
+            max_size=4,
+        )
+    ),
+    max_leaves=12,
+)
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(documents=st.lists(objects, max_size=3))
+def test_any_state_file_gives_placements_or_one_error_line(
+    documents: list[Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    state = tmp_path / "state.yaml"
+    state.write_text(yaml.safe_dump_all(documents))
+    capsys.readouterr()
+    code, out, err = run(capsys, "--config", str(CONFIG), "--state", str(state), "-o", "json")
+    if code == 0:
+        assert "placements" in json.loads(out)
+    else:
+        assert code == 2
+        assert err.count("\n") == 1
