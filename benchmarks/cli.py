@@ -13,6 +13,7 @@ import platform
 import subprocess
 import sys
 import tempfile
+import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -186,7 +187,7 @@ async def run_scale(api: Api, settings: Settings, scale: Scale) -> None:
 
 
 async def measure_ceiling(api: Api, nodes: int, pods: int) -> Ceiling:
-    namespace = f"bench-ceiling-{nodes}"
+    namespace = unique_namespace(f"bench-ceiling-{nodes}")
     await create_namespace(api, namespace)
     try:
         names = [workloads.node_name(index) for index in range(nodes)]
@@ -205,7 +206,7 @@ async def run_scheduler(
     api: Api, settings: Settings, label: str, workload: str, *, nodes: int, pods: int
 ) -> tuple[SchedulerRun, Profile | None]:
     """A fresh scheduler process and namespace per run, so figures and peak RSS are its own."""
-    namespace = f"bench-{label}-{workload}-{nodes}"
+    namespace = unique_namespace(f"bench-{label}-{workload}-{nodes}")
     process = SchedulerProcess.for_scheduler(
         label, settings.workdir, settings.kubeconfig, settings.bin_dir
     )
@@ -254,6 +255,11 @@ def summarize_profile(samples: Path, workload: str, nodes: int) -> Profile:
         by_own=hot_spots(collapsed),
         by_total=hot_spots(collapsed, rank_by="total", path_part="scheduler_runtime"),
     )
+
+
+def unique_namespace(prefix: str) -> str:
+    """A name of its own: the previous run's namespace may still be terminating."""
+    return f"{prefix}-{uuid.uuid4().hex[:6]}"
 
 
 def quantile(q: float, buckets: list[tuple[float, float]]) -> float | None:

@@ -17,7 +17,6 @@ import kubernetes
 import orjson
 
 T = TypeVar("T")
-MERGE_PATCH = "application/merge-patch+json"
 
 
 class ApiError(RuntimeError):
@@ -76,11 +75,10 @@ class Api:
         path: str,
         body: Any = None,
         *,
-        content_type: str = "application/json",
         ok: Iterable[int] = (200, 201, 202),
     ) -> Any:
         data = None if body is None else orjson.dumps(body)
-        headers = {"Content-Type": content_type} if data is not None else {}
+        headers = {"Content-Type": "application/json"} if data is not None else {}
         async with self.session.request(
             method, self.endpoint.server + path, data=data, headers=headers
         ) as response:
@@ -94,9 +92,6 @@ class Api:
 
     async def post(self, path: str, body: Any) -> Any:
         return await self.request("POST", path, body)
-
-    async def merge_patch(self, path: str, body: Any) -> Any:
-        return await self.request("PATCH", path, body, content_type=MERGE_PATCH)
 
     async def delete(self, path: str, body: Any = None) -> Any:
         return await self.request("DELETE", path, body, ok=(200, 202, 404))

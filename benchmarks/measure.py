@@ -13,8 +13,8 @@ from aiolimiter import AsyncLimiter
 
 from benchmarks import workloads
 from benchmarks.kube import Api, gather_all
+from benchmarks.workloads import PART_OF, PART_OF_SELECTOR
 
-PART_OF = {"app.kubernetes.io/part-of": "scheduler-benchmark"}
 UNKNOWN_SCHEDULER = "bench-nobody"
 BOUND = "fieldSelector=spec.nodeName%21%3D"  # spec.nodeName!=
 
@@ -69,10 +69,7 @@ async def remove_namespace(api: Api, name: str, timeout: float = 300) -> None:
 
 async def remove_leftovers(api: Api) -> None:
     """Namespaces an interrupted earlier run left behind."""
-    listing = await api.get(
-        "/api/v1/namespaces?labelSelector=app.kubernetes.io%2Fpart-of%3D"
-        + PART_OF["app.kubernetes.io/part-of"]
-    )
+    listing = await api.get(f"/api/v1/namespaces?{PART_OF_SELECTOR}")
     for item in listing["items"]:
         if not item["metadata"].get("deletionTimestamp"):
             await remove_namespace(api, item["metadata"]["name"])

@@ -10,15 +10,15 @@ from benchmarks import workloads
 from benchmarks.kube import Api, gather_all
 
 NODES = "/api/v1/nodes"
-SELECTOR = "labelSelector=type%3Dkwok"
 
 
 async def ensure_nodes(api: Api, count: int, timeout: float = 600) -> None:
     """Creates the missing bench nodes, deletes those beyond `count`, waits until all are Ready."""
     existing = {item["metadata"]["name"] for item in await list_nodes(api)}
     wanted = {workloads.node_name(index): index for index in range(count)}
+    # A Node keeps the status it is created with, and kwok keeps the status it finds.
     await gather_all(
-        create_node(api, workloads.node(index))
+        api.post(NODES, workloads.node(index))
         for name, index in wanted.items()
         if name not in existing
     )
@@ -27,16 +27,8 @@ async def ensure_nodes(api: Api, count: int, timeout: float = 600) -> None:
 
 
 async def list_nodes(api: Api) -> list[dict[str, Any]]:
-    items: list[dict[str, Any]] = (await api.get(f"{NODES}?{SELECTOR}"))["items"]
+    items: list[dict[str, Any]] = (await api.get(f"{NODES}?{workloads.PART_OF_SELECTOR}"))["items"]
     return items
-
-
-async def create_node(api: Api, manifest: dict[str, Any]) -> None:
-    """kwok keeps the status it finds, so capacity is written once, right after creation."""
-    body = {key: value for key, value in manifest.items() if key != "status"}
-    await api.post(NODES, body)
-    name = manifest["metadata"]["name"]
-    await api.merge_patch(f"{NODES}/{name}/status", {"status": manifest["status"]})
 
 
 async def wait_ready(api: Api, names: set[str], timeout: float) -> None:

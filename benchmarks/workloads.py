@@ -5,8 +5,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlencode
 
 WORKLOADS = ("basic", "mixed")
+# Marks what the benchmark owns (its nodes and namespaces), so it never touches anything else.
+PART_OF = {"app.kubernetes.io/part-of": "scheduler-benchmark"}
+PART_OF_SELECTOR = urlencode({"labelSelector": "app.kubernetes.io/part-of=scheduler-benchmark"})
 ZONES = ("zone-a", "zone-b", "zone-c")
 # Pods sharing an affinity, anti-affinity or spread rule; anti-affinity needs this many nodes.
 GROUP_SIZE = 10
@@ -62,6 +66,7 @@ def node(index: int) -> dict[str, Any]:
                 "topology.kubernetes.io/region": "region-1",
                 "topology.kubernetes.io/zone": zone,
                 "type": "kwok",
+                **PART_OF,
             },
             "annotations": {"kwok.x-k8s.io/node": "fake", "node.alpha.kubernetes.io/ttl": "0"},
         },

@@ -14,6 +14,7 @@ from cluster import Cluster, kwok_node
 from benchmarks import workloads
 from benchmarks.kube import Api, Endpoint
 from benchmarks.measure import Binding, CeilingTiming, binding_ceiling, run_pods
+from benchmarks.nodes import ensure_nodes
 from benchmarks.schedulers import (
     ATTEMPT_HISTOGRAM,
     SCHEDULER_NAMES,
@@ -76,3 +77,32 @@ def test_ceiling_client_binds_every_pod_round_robin(
     pods = kubernetes.client.CoreV1Api(cluster.api).list_namespaced_pod(namespace).items
     placed = sorted(pod.spec.node_name for pod in pods)
     assert placed == sorted(nodes * (PODS // 2))
+
+
+def test_bench_nodes_are_created_ready_with_capacity_and_trimmed(cluster: Cluster) -> None:
+    core = kubernetes.client.CoreV1Api(cluster.api)
+
+    async def ensure(count: int) -> None:
+        async with Api.open(Endpoint.from_kubeconfig(cluster.kubeconfig)) as api:
+            await ensure_nodes(api, count, timeout=60)
+
+    def bench_nodes() -> list[kubernetes.client.V1Node]:
+        selector = "app.kubernetes.io/part-of=scheduler-benchmark"
+        return core.list_node(label_selector=selector).items
+
+    try:
+        asyncio.run(ensure(3))
+        created = bench_nodes()
+        assert sorted(n.metadata.name for n in created) == [
+            workloads.node_name(i) for i in range(3)
+        ]
+        for node in created:
+            assert node.status.allocatable["pods"] == "110"
+            assert node.metadata.labels["topology.kubernetes.io/zone"] in workloads.ZONES
+        asyncio.run(ensure(2))
+        assert sorted(n.metadata.name for n in bench_nodes()) == [
+            workloads.node_name(i) for i in range(2)
+        ]
+    finally:
+        asyncio.run(ensure(0))
+    assert bench_nodes() == []

@@ -22,6 +22,7 @@ def test_nodes_carry_hostname_zone_and_instance_type() -> None:
     assert labels(first)["kubernetes.io/hostname"] == "bench-node-00000"
     assert labels(first)["topology.kubernetes.io/zone"] == ZONES[0]
     assert first["metadata"]["annotations"]["kwok.x-k8s.io/node"] == "fake"
+    assert labels(first)["app.kubernetes.io/part-of"] == "scheduler-benchmark"
 
 
 def test_every_zone_gets_every_shape() -> None:
