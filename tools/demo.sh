@@ -9,6 +9,7 @@
 #   4. sample pods that name the scheduler, placed on the simulated nodes;
 #   5. `kubectl get schedulerprofiles`, the pods' nodes and the scheduling events.
 # The cluster is left running; the two local processes stop when the demo ends.
+# DEMO_CLUSTER names the cluster (default: scheduler-operator, as tools/cluster.sh).
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -19,7 +20,11 @@ work=${TMPDIR:-/tmp}/scheduler-operator-demo
 mkdir -p "$work"
 
 step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
-kubeconfig=$(tools/cluster.sh up "$cluster")
+step "The local cluster \"$cluster\" (log: $work/cluster.log)"
+kubeconfig=$(tools/cluster.sh up "$cluster" 2>"$work/cluster.log") || {
+  cat "$work/cluster.log" >&2
+  exit 1
+}
 bin=$(tools/cluster.sh bin | sed -n 1p)
 k() { "$bin/kubectl" --kubeconfig "$kubeconfig" "$@"; }
 
