@@ -66,12 +66,13 @@ def _flatten(documents: Iterable[Any], where: str) -> Iterator[dict[str, Any]]:
             raise StateError(f"{where}: document {index} is not an object")
         if "items" in document and str(document.get("kind", "")).endswith("List"):
             for position, item in enumerate(document.get("items") or ()):
+                place = f"{where}: document {index} items[{position}]"
                 if not isinstance(item, dict):
-                    raise StateError(
-                        f"{where}: document {index} items[{position}] is not an object"
-                    )
+                    raise StateError(f"{place} is not an object")
+                _check_shape(item, place)
                 yield _with_kind(item, document.get("kind", ""))
         else:
+            _check_shape(document, f"{where}: document {index}")
             yield document
 
 
@@ -80,6 +81,12 @@ def _with_kind(item: dict[str, Any], list_kind: str) -> dict[str, Any]:
     if "kind" not in item and list_kind in ("NodeList", "PodList"):
         return {**item, "kind": list_kind.removesuffix("List")}
     return item
+
+
+def _check_shape(obj: Mapping[str, Any], where: str) -> None:
+    for field in ("metadata", "spec", "status"):
+        if not isinstance(obj.get(field) or {}, Mapping):
+            raise StateError(f"{where}: {obj.get('kind', 'object')}.{field} must be an object")
 
 
 def _describe(obj: Mapping[str, Any]) -> str:
