@@ -156,6 +156,10 @@ def generated_pod(i: int, rng: random.Random) -> dict[str, Any]:
     return pod
 
 
+def renamed(pod: dict[str, Any], name: str) -> dict[str, Any]:
+    return {**pod, "metadata": {**pod["metadata"], "name": name}}
+
+
 @dataclass
 class Outcome:
     node: str | None
@@ -218,17 +222,14 @@ class Offer:
         self.namespace = namespace
 
     def outcome(self, pod: dict[str, Any], scheduler: str) -> Outcome:
+        """Offers `pod` to `scheduler`. Each offer has a name of its own: kwok finishes a
+        deleted pod by name, and would take a successor of the same name with it."""
         body = {**pod, "spec": {**pod["spec"], "schedulerName": scheduler}}
         created = self.core.create_namespaced_pod(self.namespace, body)
         uid = created.metadata.uid
 
         def decided() -> Outcome | None:
-            try:
-                current = self.core.read_namespaced_pod(pod["metadata"]["name"], self.namespace)
-            except kubernetes.client.ApiException as error:
-                if error.status == 404:
-                    return None  # not visible yet; a pod that stays away times the wait out
-                raise
+            current = self.core.read_namespaced_pod(pod["metadata"]["name"], self.namespace)
             if current.spec.node_name:
                 return Outcome(current.spec.node_name, None)
             events = self.events.list_namespaced_event(
@@ -310,8 +311,8 @@ def test_same_decisions_as_upstream_kube_scheduler(
     for i in range(PODS):
         pod = generated_pod(i, rng)
         name = pod["metadata"]["name"]
-        mine = offer.outcome(pod, ours)
-        offer.delete(name)
+        mine = offer.outcome(renamed(pod, f"{name}-ours"), ours)
+        offer.delete(f"{name}-ours")
         reference = offer.outcome(pod, theirs)
         if reference.node is None:
             offer.delete(name)
