@@ -56,6 +56,7 @@ wait_until() { # SECONDS DESCRIPTION COMMAND...
 pids=()
 cleanup() { for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done; }
 trap cleanup EXIT
+trap 'exit 130' INT TERM
 
 step "Simulated nodes (kwok)"
 for i in 0 1 2 3; do

@@ -280,3 +280,21 @@ def test_a_refused_apply_is_reported_and_retried(
     finally:
         cluster.kubectl("delete", "schedulerprofile", name, "--wait=true")
         cluster.kubectl("delete", "namespace", missing, "--wait=false")
+
+
+def test_status_follows_the_deployment(
+    cluster: Cluster, make_nodes: Callable[..., list[str]], namespace: str, apply_profile: Apply
+) -> None:
+    [node] = make_nodes(kwok_node(unique("follow")))
+    name = apply_profile(profile_body(unique("follow"), namespace=namespace))
+    wait_condition(cluster, name, "Ready", "True")
+
+    # Evicts the scheduler's only pod; its replacement cannot run anywhere.
+    cluster.kubectl("taint", "node", node, "maintenance=now:NoExecute")
+    down = wait_condition(cluster, name, "Available", "False", timeout=90)
+    assert condition(down, "Available")["reason"] == "MinimumReplicasUnavailable"
+    assert condition(down, "Ready")["status"] == "False"
+
+    cluster.kubectl("taint", "node", node, "maintenance-")
+    back = wait_condition(cluster, name, "Ready", "True", timeout=90)
+    assert back["status"]["readyReplicas"] == 1
