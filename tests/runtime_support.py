@@ -81,6 +81,7 @@ class RuntimeProcess:
 
     def __init__(self, cluster: Cluster, config: dict[str, Any], workdir: Path, name: str) -> None:
         self.name = name
+        self.scheduler_names = [profile["schedulerName"] for profile in config["profiles"]]
         self.port = free_port()
         self.config_path = workdir / f"{name}.yaml"
         self.config_path.write_text(yaml.safe_dump(config))

@@ -11,7 +11,7 @@ import random
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import urllib3
@@ -60,6 +60,7 @@ class Attempt:
     started: float
     node: str = ""
     nomination: str | None = None  # from postFilter; "" withdraws an earlier nomination
+    why: dict[str, Any] = field(default_factory=dict)  # for the pod's log line
 
     @property
     def pod(self) -> PodInfo:
@@ -195,7 +196,7 @@ class Scheduler:
             if status.code not in (Code.ERROR, Code.UNSCHEDULABLE_AND_UNRESOLVABLE):
                 status = Status(Code.UNSCHEDULABLE, status.reasons, status.plugin)
             return status
-        self._log_choice(attempt, result)
+        attempt.why = self._why(attempt, result)
         return status
 
     def _post_filter(self, attempt: Attempt, error: FitError) -> Status:
@@ -239,7 +240,10 @@ class Scheduler:
         self.metrics.attempt(SCHEDULED, pod.scheduler_name, elapsed)
         queued_at = attempt.queued.initial_attempt_timestamp or attempt.started
         self.metrics.scheduled(attempt.queued.attempts, time.monotonic() - queued_at)
-        log.info("Successfully bound pod to node %s", fields(pod=pod.key, node=node))
+        log.info(
+            "Successfully bound pod to node %s",
+            fields(pod=pod.key, profile=pod.scheduler_name, node=node, **attempt.why),
+        )
         self._report(self.outcomes.scheduled, pod, node)
 
     # ----- failures
@@ -271,10 +275,13 @@ class Scheduler:
         except (ApiError, urllib3.exceptions.HTTPError, OSError) as failure:
             log.warning("reporting the outcome for pod %s failed: %s", args[0].key, failure)
 
-    def _log_choice(self, attempt: Attempt, result: ScheduleResult) -> None:
-        """Where the pod goes and why: the nodes weighed and, when scored, the chosen node's
-        total and per-plugin scores."""
-        why: dict[str, Any] = {}
+    def _why(self, attempt: Attempt, result: ScheduleResult) -> dict[str, Any]:
+        """Why the node was chosen: how many nodes were weighed and, when several fit, the
+        chosen node's total and per-plugin scores."""
+        why: dict[str, Any] = {
+            "evaluatedNodes": result.evaluated_nodes,
+            "feasibleNodes": result.feasible_nodes,
+        }
         placement = self.algorithm.last_placement
         if placement is not None and result.feasible_nodes > 1:
             slot = self.snapshot.slot(attempt.node)
@@ -283,17 +290,7 @@ class Scheduler:
             why["scores"] = ",".join(
                 f"{name}:{int(values[position])}" for name, values in placement.by_plugin.items()
             )
-        log.info(
-            "Chose node for pod %s",
-            fields(
-                pod=attempt.pod.key,
-                profile=attempt.pod.scheduler_name,
-                node=attempt.node,
-                evaluatedNodes=result.evaluated_nodes,
-                feasibleNodes=result.feasible_nodes,
-                **why,
-            ),
-        )
+        return why
 
 
 def _permit_timeout(waits: dict[str, float]) -> Status:

@@ -28,11 +28,15 @@ MiB = 1024 * 1024
 
 
 @pytest.fixture
-def scheduler(start_runtime: Callable[..., RuntimeProcess]) -> str:
+def runtime(start_runtime: Callable[..., RuntimeProcess]) -> RuntimeProcess:
     """A running runtime with the default plugins under a scheduler name of its own."""
-    name = unique_scheduler_name()
-    start_runtime(scheduler_config(name))
-    return name
+    return start_runtime(scheduler_config(unique_scheduler_name()))
+
+
+@pytest.fixture
+def scheduler(runtime: RuntimeProcess) -> str:
+    """The running runtime's scheduler name."""
+    return runtime.scheduler_names[0]
 
 
 def affinity(*expressions: dict[str, Any]) -> dict[str, Any]:
@@ -244,7 +248,7 @@ def test_image_locality_splits_two_versions(schedulable_nodes, pods: Pods, sched
 
 
 def test_unschedulable_pod_gets_upstreams_message_then_fits_a_new_node(
-    schedulable_nodes, pods: Pods, scheduler: str
+    schedulable_nodes, pods: Pods, scheduler: str, runtime: RuntimeProcess
 ) -> None:
     schedulable_nodes(
         kwok_node("fail-small", cpu="1"),
@@ -279,6 +283,19 @@ def test_unschedulable_pod_gets_upstreams_message_then_fits_a_new_node(
     assert scheduled["note"] == f"Successfully assigned {pods.namespace}/hungry to fail-big"
     assert (scheduled["type"], scheduled["action"]) == ("Normal", "Binding")
     assert scheduled["reportingController"] == scheduler
+
+    code, metrics = runtime.get("/metrics")
+    assert code == 200
+    for result in ("scheduled", "unschedulable"):
+        assert (
+            f'scheduler_schedule_attempts_total{{profile="{scheduler}",result="{result}"}}'
+            in metrics
+        )
+    assert 'scheduler_pending_pods{queue="unschedulable"} 0.0' in metrics
+    log = runtime.log()
+    key = f'pod="{pods.namespace}/hungry"'
+    assert f'Unable to schedule pod {key} profile="{scheduler}" result="unschedulable"' in log
+    assert f'Successfully bound pod to node {key} profile="{scheduler}" node="fail-big"' in log
 
 
 def test_pod_for_an_unknown_scheduler_stays_pending_without_events(
