@@ -73,7 +73,7 @@ class PluginEntry:
         module_name, _, attribute = self.target.partition(":")
         try:
             return getattr(importlib.import_module(module_name), attribute)
-        except (ImportError, AttributeError) as error:
+        except Exception as error:  # a broken plugin module must not take the loader down
             raise PluginLoadError(
                 f"plugin {self.name!r} is not available ({self.target}): {error}"
             ) from error
