@@ -52,11 +52,34 @@ DEFAULT_OUTPUT = REPO / "benchmarks" / "results" / "latest.json"
 
 
 @dataclass(frozen=True)
+class ScaleSpec:
+    """One scale of a run: nodes, pods per scheduler and workload, and which workloads."""
+
+    nodes: int
+    pods: int
+    workloads: tuple[str, ...]
+
+
+def scale_spec(text: str, default_workloads: Sequence[str]) -> ScaleSpec:
+    """NAME or NAME:WORKLOAD[,WORKLOAD...], e.g. `5000:basic`."""
+    name, _, listed = text.partition(":")
+    if name not in SCALES:
+        raise ValueError(f"--scale {text!r}: unknown scale {name!r}; one of {', '.join(SCALES)}")
+    chosen = tuple(w for w in listed.split(",") if w) or tuple(default_workloads)
+    unknown = [w for w in chosen if w not in workloads.WORKLOADS]
+    if unknown:
+        raise ValueError(
+            f"--scale {text!r}: unknown workload {unknown[0]!r}; "
+            f"one of {', '.join(workloads.WORKLOADS)}"
+        )
+    return ScaleSpec(*SCALES[name], workloads=chosen)
+
+
+@dataclass(frozen=True)
 class Settings:
     """What one benchmark run covers and where it runs."""
 
-    scales: Sequence[tuple[int, int]]
-    workloads: Sequence[str]
+    scales: Sequence[ScaleSpec]
     schedulers: Sequence[str]
     ceiling: bool
     kubeconfig: Path
@@ -71,8 +94,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--scale",
         action="append",
-        choices=sorted(SCALES),
-        help="nodes/pods: quick 100/300, 500 500/2000, 5000 5000/10000 (repeatable; default 500)",
+        metavar="NAME[:WORKLOADS]",
+        help="nodes/pods: quick 100/300, 500 500/2000, 5000 5000/10000, optionally with its "
+        "own comma-separated workloads, e.g. 5000:basic (repeatable; default 500)",
     )
     parser.add_argument("--quick", action="store_true", help="--scale quick, simulate 500 nodes")
     parser.add_argument(
@@ -109,6 +133,13 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     ):
         if value < 0:
             parser.error(f"{name} must not be negative, got {value}")
+    try:
+        args.scales = [
+            scale_spec(text, args.workload or workloads.WORKLOADS)
+            for text in dict.fromkeys(args.scale or ["500"])
+        ]
+    except ValueError as error:
+        parser.error(str(error))
     return args
 
 
@@ -118,6 +149,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         date=datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
         kubernetes_version=pinned_versions()["KUBERNETES_VERSION"],
         client_qps=CLIENT_QPS,
+        commit=source_commit(),
         machine=machine(args.note),
         profiled=args.profile is not None,
     )
@@ -142,8 +174,7 @@ def cluster_settings(args: argparse.Namespace, workdir: Path) -> Settings:
     """Starts (or reuses) the benchmark's own cluster, without API server inflight limits."""
     kubeconfig = Path(cluster_tool("up", args.cluster, "--disable-qps-limits"))
     return Settings(
-        scales=[SCALES[name] for name in dict.fromkeys(args.scale or ["500"])],
-        workloads=args.workload or workloads.WORKLOADS,
+        scales=args.scales,
         schedulers=args.scheduler or SCHEDULERS,
         ceiling=not args.no_ceiling,
         kubeconfig=kubeconfig,
@@ -157,13 +188,15 @@ def cluster_settings(args: argparse.Namespace, workdir: Path) -> Settings:
 async def run_scales(settings: Settings, report: Report) -> None:
     async with Api.open(Endpoint.from_kubeconfig(settings.kubeconfig)) as api:
         await remove_leftovers(api)
-        for nodes, pods in settings.scales:
-            scale = Scale(nodes=nodes, pods=pods)
+        for spec in settings.scales:
+            scale = Scale(nodes=spec.nodes, pods=spec.pods)
             report.scales.append(scale)
-            await run_scale(api, settings, scale)
+            await run_scale(api, settings, scale, spec.workloads)
 
 
-async def run_scale(api: Api, settings: Settings, scale: Scale) -> None:
+async def run_scale(
+    api: Api, settings: Settings, scale: Scale, workload_names: Sequence[str]
+) -> None:
     """Fills in `scale` run by run, so a failure keeps what came before it."""
     nodes, pods = scale.nodes, scale.pods
     progress(f"{nodes} nodes: creating and waiting until Ready")
@@ -171,7 +204,7 @@ async def run_scale(api: Api, settings: Settings, scale: Scale) -> None:
     if settings.ceiling:
         progress(f"{nodes} nodes: binding ceiling, {pods} bindings")
         scale.ceiling = await measure_ceiling(api, nodes, pods)
-    for workload in settings.workloads:
+    for workload in workload_names:
         for label in settings.schedulers:
             progress(f"{nodes} nodes: {label} scheduler, {pods} {workload} pods")
             try:
@@ -299,6 +332,17 @@ def machine(note: str) -> Machine:
         load_average_before=load,
         note=note or f"load average {load:.1f} before the run",
     )
+
+
+def source_commit() -> str:
+    """The commit measured; `-dirty` when the runtime had uncommitted changes."""
+    head = git("rev-parse", "--short", "HEAD")
+    return head + ("-dirty" if git("status", "--porcelain", "scheduler_runtime") else "")
+
+
+def git(*args: str) -> str:
+    done = subprocess.run(["git", *args], cwd=REPO, capture_output=True, text=True, check=False)
+    return done.stdout.strip() if done.returncode == 0 else "unknown"
 
 
 def cpu_model() -> str:

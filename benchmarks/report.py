@@ -113,6 +113,7 @@ class Report(BaseModel):
     date: str
     kubernetes_version: str
     client_qps: int
+    commit: str = "unknown"
     profiled: bool = False
     machine: Machine
     scales: list[Scale] = []
@@ -225,7 +226,8 @@ def render(report: Report, *, markdown: bool = False) -> str:
     parts = [
         f"{heading}Scheduler benchmark, {report.date}: Kubernetes {report.kubernetes_version}, "
         f"{report.machine.nproc} CPUs, {report.machine.memory_gib:.0f} GiB "
-        f"({report.machine.note}); client QPS/burst {report.client_qps}/{report.client_qps}"
+        f"({report.machine.note}); client QPS/burst {report.client_qps}/{report.client_qps}; "
+        f"commit {report.commit}"
     ]
     if report.profiled:
         parts.append("profiled: py-spy sampled the runtime, so its figures are slowed")

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.cli import SCALES, parse_args
+from benchmarks.cli import ScaleSpec, parse_args
 from benchmarks.schedulers import configuration, runtime_command, upstream_command
 from scheduler_runtime.config import load_configuration
 
@@ -41,8 +41,33 @@ def test_the_runtime_listens_on_loopback() -> None:
 
 def test_quick_picks_the_small_scale_and_a_small_simulation() -> None:
     args = parse_args(["--quick"])
-    assert [SCALES[name] for name in args.scale] == [(100, 300)]
+    assert args.scales == [ScaleSpec(100, 300, ("basic", "mixed"))]
     assert (args.simulate_nodes, args.simulate_pods) == (500, 300)
+
+
+def test_each_scale_may_name_its_own_workloads() -> None:
+    args = parse_args(["--scale", "500", "--scale", "5000:basic", "--workload", "mixed"])
+    assert args.scales == [ScaleSpec(500, 2000, ("mixed",)), ScaleSpec(5000, 10000, ("basic",))]
+
+
+def test_the_default_scale_is_500_nodes_with_both_workloads() -> None:
+    assert parse_args([]).scales == [ScaleSpec(500, 2000, ("basic", "mixed"))]
+
+
+@pytest.mark.parametrize(
+    ("scale", "message"),
+    [
+        ("50", "--scale '50': unknown scale '50'; one of quick, 500, 5000"),
+        ("500:gpu", "--scale '500:gpu': unknown workload 'gpu'; one of basic, mixed"),
+    ],
+)
+def test_bad_scale_is_a_usage_error(
+    scale: str, message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        parse_args(["--scale", scale])
+    assert exit_info.value.code == 2
+    assert message in capsys.readouterr().err
 
 
 def test_negative_simulation_size_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
