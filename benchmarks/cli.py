@@ -330,7 +330,7 @@ def machine(note: str) -> Machine:
         memory_gib=os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 1024**3,
         cpu_model=cpu_model(),
         load_average_before=load,
-        note=note or f"load average {load:.1f} before the run",
+        note=", ".join(filter(None, [note, f"load average {load:.1f} before the run"])),
     )
 
 
