@@ -28,6 +28,7 @@ from scheduler_runtime.live.kube import ApiError, Kube
 from scheduler_runtime.live.metrics import ERROR, SCHEDULED, UNSCHEDULABLE, SchedulerMetrics
 from scheduler_runtime.live.outcomes import Outcomes
 from scheduler_runtime.live.queue import QueuedPod, SchedulingQueue, priority_sort
+from scheduler_runtime.live.volumes import VolumeBinder
 
 log = logging.getLogger("scheduler_runtime.scheduler")
 
@@ -114,6 +115,7 @@ class Scheduler:
                 "kube": self.kube,
                 "delete_pod": self._evict,
                 "clear_nomination": self._clear_nomination,
+                "bind_pod_volumes": VolumeBinder(self.kube),
             },
         )
 

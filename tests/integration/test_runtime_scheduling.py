@@ -394,3 +394,64 @@ def test_preemption_evicts_a_lower_priority_pod(
         pods.core.patch_namespaced_pod(name, pods.namespace, {"metadata": {"finalizers": None}})
     assert pods.wait_placed("high") == {"high": "pre-1"}
     assert pods.nodes()[survivor] == "pre-1"
+
+
+@pytest.fixture
+def local_volume(cluster: Cluster, namespace: str) -> Iterator[dict[str, str]]:
+    """A WaitForFirstConsumer StorageClass and a local PersistentVolume on node vol-2."""
+    storage = kubernetes.client.StorageV1Api(cluster.api)
+    core = kubernetes.client.CoreV1Api(cluster.api)
+    names = {"class": f"{namespace}-local", "volume": f"{namespace}-pv"}
+    storage.create_storage_class(
+        {
+            "metadata": {"name": names["class"]},
+            "provisioner": "kubernetes.io/no-provisioner",
+            "volumeBindingMode": "WaitForFirstConsumer",
+        }
+    )
+    on_vol_2 = {"key": "kubernetes.io/hostname", "operator": "In", "values": ["vol-2"]}
+    core.create_persistent_volume(
+        {
+            "metadata": {"name": names["volume"]},
+            "spec": {
+                "capacity": {"storage": "1Gi"},
+                "accessModes": ["ReadWriteOnce"],
+                "storageClassName": names["class"],
+                "local": {"path": "/mnt/data"},
+                "nodeAffinity": {
+                    "required": {"nodeSelectorTerms": [{"matchExpressions": [on_vol_2]}]}
+                },
+            },
+        }
+    )
+    yield names
+    core.delete_persistent_volume(names["volume"])
+    storage.delete_storage_class(names["class"])
+
+
+def test_wait_for_first_consumer_claim_binds_to_the_local_volume(
+    schedulable_nodes, pods: Pods, scheduler: str, local_volume: dict[str, str]
+) -> None:
+    schedulable_nodes(kwok_node("vol-1"), kwok_node("vol-2"))
+    pods.core.create_namespaced_persistent_volume_claim(
+        pods.namespace,
+        {
+            "metadata": {"name": "data"},
+            "spec": {
+                "storageClassName": local_volume["class"],
+                "accessModes": ["ReadWriteOnce"],
+                "resources": {"requests": {"storage": "1Gi"}},
+            },
+        },
+    )
+    pods.create(
+        make_pod(
+            "db",
+            scheduler,
+            volumes=[{"name": "data", "persistentVolumeClaim": {"claimName": "data"}}],
+        )
+    )
+    assert pods.wait_placed("db") == {"db": "vol-2"}
+    claim = pods.core.read_namespaced_persistent_volume_claim("data", pods.namespace)
+    assert claim.status.phase == "Bound"
+    assert claim.spec.volume_name == local_volume["volume"]
