@@ -298,3 +298,16 @@ def test_status_follows_the_deployment(
     cluster.kubectl("taint", "node", node, "maintenance-")
     back = wait_condition(cluster, name, "Ready", "True", timeout=90)
     assert back["status"]["readyReplicas"] == 1
+
+
+def test_dropping_leader_election_switches_to_recreate(
+    cluster: Cluster, make_nodes: Callable[..., list[str]], namespace: str, apply_profile: Apply
+) -> None:
+    make_nodes(kwok_node(unique("strategy")))
+    name = apply_profile(profile_body(unique("strategy"), namespace=namespace, replicas=2))
+    wait_condition(cluster, name, "Ready", "True")
+    assert deployment(cluster, name, namespace)["spec"]["strategy"]["type"] == "RollingUpdate"
+
+    apply_profile(profile_body(name, namespace=namespace, replicas=1))
+    wait_condition(cluster, name, "Ready", "True")
+    assert deployment(cluster, name, namespace)["spec"]["strategy"] == {"type": "Recreate"}

@@ -187,6 +187,7 @@ def deployment_context(
     return {
         "metadata": metadata,
         "spec": spec,
+        "strategy": strategy(profile),
         "selector": {
             key: labels(profile)[key] for key in ("app.kubernetes.io/name", INSTANCE_LABEL)
         },
@@ -201,6 +202,14 @@ def deployment_context(
         "config_dir": CONFIG_DIR,
         "config_map": config_map_name(profile),
     }
+
+
+def strategy(profile: SchedulerProfile) -> dict[str, Any]:
+    """Without leader election two schedulers must never overlap, so the old pod goes first."""
+    if not profile.spec.leader_elect():
+        return {"type": "Recreate"}
+    # Given in full: a later switch to Recreate must drop fields this manager owns.
+    return {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0}}
 
 
 def image(profile: SchedulerProfile) -> str:

@@ -285,3 +285,20 @@ def test_hostile_strings_stay_values_in_one_object_per_child(text: str) -> None:
     assert config["profiles"][0]["schedulerName"] == text
     assert config["profiles"][0]["plugins"]["score"]["enabled"][0]["name"] == text
     assert config["profiles"][0]["pluginConfig"] == [{"name": text, "args": {text: [text]}}]
+
+
+@pytest.mark.parametrize(
+    ("spec", "expected"),
+    [
+        ({}, {"type": "Recreate"}),
+        (
+            {"replicas": 2},
+            {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0}},
+        ),
+        ({"replicas": 2, "leaderElection": {"leaderElect": False}}, {"type": "Recreate"}),
+    ],
+)
+def test_schedulers_without_leader_election_never_overlap(
+    spec: dict[str, Any], expected: dict[str, Any]
+) -> None:
+    assert of_kind(objects(spec), "Deployment")["spec"]["strategy"] == expected
