@@ -78,6 +78,9 @@ def test_an_in_tree_sample_runs_ready_and_leaves_nothing_behind(
     assert ready["status"]["readyReplicas"] == body["spec"].get("replicas", 1)
     assert all(child is not None for child in children(cluster, profile))
 
+    assert cluster.kubectl("get", "schedprof", profile, "-o", "name").stdout.strip() == (
+        f"schedulerprofile.scheduling.schedops.io/{profile}"
+    )
     table = cluster.kubectl("get", "schedulerprofiles", profile, "-o", "wide").stdout
     header, row = table.splitlines()
     assert header.split() == [
