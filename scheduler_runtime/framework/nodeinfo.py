@@ -109,10 +109,6 @@ class NodeInfo:
     def pods_with_affinity(self) -> list[PodInfo]:
         return [pod for pod in self.pods.values() if pod.has_pod_affinity]
 
-    @property
-    def pods_with_required_anti_affinity(self) -> list[PodInfo]:
-        return [pod for pod in self.pods.values() if pod.has_required_anti_affinity]
-
     def clone(self) -> NodeInfo:
         """An independent copy whose pods can be added and removed (preemption dry runs)."""
         copy = NodeInfo.__new__(NodeInfo)

@@ -65,10 +65,6 @@ def parse_taints(raw: list[dict[str, Any]] | None) -> tuple[Taint, ...]:
     )
 
 
-def tolerates_all(tolerations: tuple[Toleration, ...], taints: tuple[Taint, ...]) -> bool:
-    return all(any(t.tolerates(taint) for t in tolerations) for taint in taints)
-
-
 def normalized_image_name(name: str) -> str:
     """An image without a tag or digest means `:latest` (as ImageLocality reads it)."""
     if name.rfind(":") <= name.rfind("/"):

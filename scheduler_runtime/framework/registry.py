@@ -19,8 +19,6 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from scheduler_runtime.config.args import IN_TREE_ARGS
-
 ENTRY_POINT_GROUP = "scheduler_runtime.plugins"
 
 EXTENSION_POINTS = (
@@ -59,14 +57,29 @@ class PluginLoadError(ImportError):
     """A plugin named in the registry cannot be imported."""
 
 
+# The typed args of in-tree plugins live with the configuration, which imports this module.
+IN_TREE_ARGS_MODULE = "scheduler_runtime.config.args"
+
+
 @dataclass(frozen=True)
 class PluginEntry:
     """What the configuration needs to know about a plugin before it is built."""
 
     name: str
     extension_points: frozenset[str]
-    args_type: type[BaseModel] | None
     target: str  # "module:attribute" of the plugin class
+    in_tree: bool = False
+    own_args_type: type[BaseModel] | None = None  # an out-of-tree plugin's `args_type`
+
+    @property
+    def args_type(self) -> type[BaseModel] | None:
+        """The pydantic model of the plugin's `pluginConfig` args (None: it takes none)."""
+        if not self.in_tree:
+            return self.own_args_type
+        args: Mapping[str, type[BaseModel]] = importlib.import_module(
+            IN_TREE_ARGS_MODULE
+        ).IN_TREE_ARGS
+        return args.get(self.name)
 
     def load(self) -> Any:
         """The plugin class (imported on first use)."""
@@ -83,8 +96,8 @@ def _in_tree(name: str, folder: str, points: set[str]) -> PluginEntry:
     return PluginEntry(
         name=name,
         extension_points=frozenset(points),
-        args_type=IN_TREE_ARGS.get(name),
         target=f"scheduler_runtime.plugins.{folder}:{name}",
+        in_tree=True,
     )
 
 
@@ -140,8 +153,8 @@ def _out_of_tree() -> list[PluginEntry]:
             PluginEntry(
                 name=entry_point.name,
                 extension_points=extension_points_of(plugin_class),
-                args_type=getattr(plugin_class, "args_type", None),
                 target=entry_point.value,
+                own_args_type=getattr(plugin_class, "args_type", None),
             )
         )
     return found

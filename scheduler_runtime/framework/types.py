@@ -98,11 +98,6 @@ class NodeToStatus:
             counts.update(status.reasons)
         return counts
 
-    def rejected_slots(self) -> Slots:
-        if not self.rejections:
-            return np.zeros(0, dtype=np.intp)
-        return np.concatenate([r.slots for r in self.rejections])
-
 
 @dataclass
 class Diagnosis:
