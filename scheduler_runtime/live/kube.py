@@ -96,22 +96,26 @@ class Kube:
         query: Mapping[str, Any] | None = None,
         body: Any = None,
         content_type: str = JSON,
+        timeout: float | None = None,
     ) -> dict[str, Any]:
-        """One request; the decoded JSON answer, or ApiError for an error status."""
+        """One request; the decoded JSON answer, or ApiError for an error status.
+
+        `timeout` bounds the whole request (default: 5s to connect, 30s to read)."""
         url, headers = self._prepare(method, path, query)
         payload = None if body is None else orjson.dumps(body)
         if payload is not None:
             headers["Content-Type"] = content_type
+        limit = REQUEST_TIMEOUT if timeout is None else urllib3.Timeout(total=timeout)
         response = self.pool.request(
-            method, url, body=payload, headers=headers, timeout=REQUEST_TIMEOUT, retries=False
+            method, url, body=payload, headers=headers, timeout=limit, retries=False
         )
         if response.status >= 400:
             raise _error(response)
         decoded = orjson.loads(response.data) if response.data else {}
         return decoded if isinstance(decoded, dict) else {}
 
-    def get(self, path: str, **query: Any) -> dict[str, Any]:
-        return self.request("GET", path, query=query)
+    def get(self, path: str, timeout: float | None = None, **query: Any) -> dict[str, Any]:
+        return self.request("GET", path, query=query, timeout=timeout)
 
     def watch(
         self, path: str, query: Mapping[str, Any], open_responses: list[Any]

@@ -71,6 +71,11 @@ class LeaderElector:
         self._observed_at = 0.0
 
     @property
+    def _timeout(self) -> float:
+        """A lease request may not eat the whole renew deadline."""
+        return self.config.renew_deadline / 2
+
+    @property
     def is_leader(self) -> bool:
         return self._leading.is_set()
 
@@ -131,7 +136,7 @@ class LeaderElector:
     def _attempt(self) -> bool:
         now = micro_time()
         try:
-            lease = self.kube.get(self.path)
+            lease = self.kube.get(self.path, timeout=self._timeout)
         except ApiError as error:
             if error.code != NOT_FOUND:
                 log.warning("reading lease %s failed: %s", self.path, error)
@@ -173,7 +178,7 @@ class LeaderElector:
 
     def _write(self, method: str, path: str, lease: dict[str, Any]) -> bool:
         try:
-            written = self.kube.request(method, path, body=lease)
+            written = self.kube.request(method, path, body=lease, timeout=self._timeout)
         except (ApiError, urllib3.exceptions.HTTPError, OSError) as error:
             log.info("writing lease %s failed: %s", self.path, error)
             return False
@@ -183,7 +188,7 @@ class LeaderElector:
     def _release(self) -> None:
         """client-go's release: an empty holder with a one-second lease."""
         try:
-            lease = self.kube.get(self.path)
+            lease = self.kube.get(self.path, timeout=self._timeout)
             spec = lease.get("spec") or {}
             if spec.get("holderIdentity") != self.identity:
                 return
@@ -194,7 +199,9 @@ class LeaderElector:
                 "renewTime": now,
                 "leaseTransitions": int(spec.get("leaseTransitions") or 0),
             }
-            self.kube.request("PUT", self.path, body={**lease, "spec": released})
+            self.kube.request(
+                "PUT", self.path, body={**lease, "spec": released}, timeout=self._timeout
+            )
             log.info("%s released lease %s", self.identity, self.path)
         except (ApiError, urllib3.exceptions.HTTPError, OSError) as error:
             log.warning("releasing lease %s failed: %s", self.path, error)

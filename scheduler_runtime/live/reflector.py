@@ -101,7 +101,8 @@ class Reflector:
         token: str | None = None
         while True:
             try:
-                page = self.kube.get(self.path, limit=LIST_PAGE_SIZE, **{"continue": token})
+                query = {"limit": LIST_PAGE_SIZE, "continue": token}
+                page = self.kube.request("GET", self.path, query=query)
             except ApiError as error:
                 if error.code == GONE and token:
                     token = None  # the continue token expired mid-list: start over

@@ -139,7 +139,7 @@ class Runtime:
             self.scheduler.queue.flush_unschedulable()
 
     def _shutdown(self) -> None:
-        self.scheduler.stop()
+        self.scheduler.stop(finish_bindings=not self.lost_lease)
         if self.elector is not None:
             self.elector.stop()
             self.metrics.leader.labels(name=self.elector.config.name).set(0)

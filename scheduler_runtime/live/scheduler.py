@@ -146,11 +146,12 @@ class Scheduler:
             if queued is not None and not self.stopping.is_set():
                 self.schedule_one(queued)
 
-    def stop(self) -> None:
-        """Stops scheduling; bindings already under way finish."""
+    def stop(self, *, finish_bindings: bool = True) -> None:
+        """Stops scheduling; bindings already under way finish, and so do those waiting to
+        start unless `finish_bindings` is False (after losing the lease)."""
         self.stopping.set()
         self.queue.close()
-        self.binding.shutdown(wait=True, cancel_futures=False)
+        self.binding.shutdown(wait=True, cancel_futures=not finish_bindings)
 
     def schedule_one(self, queued: QueuedPod) -> None:
         pod = queued.pod_info

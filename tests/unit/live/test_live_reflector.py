@@ -26,7 +26,8 @@ class ScriptedApi:
         self.watched_from: list[str] = []
         self.reflector: Reflector | None = None
 
-    def get(self, path: str, **query: Any) -> dict[str, Any]:
+    def request(self, method: str, path: str, query: Mapping[str, Any]) -> dict[str, Any]:
+        assert (method, query["limit"]) == ("GET", 500)
         return self.lists.pop(0)
 
     def watch(
