@@ -67,13 +67,35 @@ def operator(cluster: Cluster, tmp_path_factory: pytest.TempPathFactory) -> Iter
     args = ["run", "--standalone", "--all-namespaces", "-m", "scheduler_operator.handlers"]
     try:
         with KopfRunner(args, timeout=60) as runner:
+            wait_until_serving(cluster)
+            # Logged in and configured: the rest of the session keeps its own KUBECONFIG.
+            restore_kubeconfig(previous)
             yield runner
     finally:
-        if previous is None:
-            os.environ.pop("KUBECONFIG", None)
-        else:
-            os.environ["KUBECONFIG"] = previous
+        restore_kubeconfig(previous)
     assert runner.exception is None, runner.output
+
+
+def restore_kubeconfig(previous: str | None) -> None:
+    if previous is None:
+        os.environ.pop("KUBECONFIG", None)
+    else:
+        os.environ["KUBECONFIG"] = previous
+
+
+def wait_until_serving(cluster: Cluster) -> None:
+    """Waits for the operator to judge a probe that claims the default scheduler's name
+    (refused, so it creates nothing), then deletes the probe."""
+    probe = profile_body("operator-probe", schedulerName="default-scheduler")
+    cluster.kubectl("apply", "-f", "-", input=yaml.safe_dump(probe))
+    try:
+        wait_for(
+            "the operator to report on a probe SchedulerProfile",
+            lambda: condition(get_json(cluster, "schedulerprofile", "operator-probe"), "Ready"),
+            timeout=60,
+        )
+    finally:
+        cluster.kubectl("delete", "schedulerprofile", "operator-probe", "--wait=true")
 
 
 @pytest.fixture
