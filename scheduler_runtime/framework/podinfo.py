@@ -101,18 +101,60 @@ def _is_sidecar(container: Mapping[str, Any]) -> bool:
     return container.get("restartPolicy") == "Always"
 
 
-def pod_requests(spec: Mapping[str, Any], *, non_missing: bool) -> dict[str, int]:
+@dataclass(frozen=True, slots=True)
+class _Resized:
+    """What in-place resizing has given each container (by name), and whether the pending
+    resize is infeasible."""
+
+    given: Mapping[str, dict[str, int]]
+    infeasible: bool
+
+    @classmethod
+    def of(cls, status: Mapping[str, Any]) -> _Resized:
+        conditions = status.get("conditions") or ()
+        resize = next((c for c in conditions if c.get("type") == "PodResizePending"), None)
+        given: dict[str, dict[str, int]] = {}
+        statuses = (
+            *(status.get("containerStatuses") or ()),
+            *(status.get("initContainerStatuses") or ()),
+        )
+        for container in statuses:
+            resources = container.get("resources")
+            if resources is not None:
+                effective = resource_list(resources.get("requests"))
+                _maximum(effective, resource_list(container.get("allocatedResources")))
+                given[container.get("name", "")] = effective
+        return cls(given, resize is not None and resize.get("reason") == "Infeasible")
+
+    def requests(self, container: Mapping[str, Any]) -> dict[str, int]:
+        """determineContainerReqs: the larger of spec, status and allocated requests; only
+        status and allocated when the resize is infeasible."""
+        requests = _container_requests(container)
+        given = self.given.get(container.get("name", ""))
+        if given is None:
+            return requests
+        effective = dict(given)
+        if not self.infeasible:
+            _maximum(effective, requests)
+        return effective
+
+
+def pod_requests(
+    spec: Mapping[str, Any], *, non_missing: bool, status: Mapping[str, Any] | None = None
+) -> dict[str, int]:
     """resourcehelper.PodRequests: containers summed, init containers as a running maximum
     (restartable sidecars accumulate), then pod overhead; `non_missing` fills in the 100m /
-    200Mi defaults per container, as scoring does."""
+    200Mi defaults per container, as scoring does. With a `status`, containers count what
+    in-place resizing has actually given them."""
     fill = _non_missing if non_missing else dict
+    resized = _Resized.of(status or {})
     total: dict[str, int] = {}
     for container in spec.get("containers") or ():
-        _add(total, fill(_container_requests(container)))
+        _add(total, fill(resized.requests(container)))
     sidecars: dict[str, int] = {}
     init_peak: dict[str, int] = {}
     for container in spec.get("initContainers") or ():
-        requests = fill(_container_requests(container))
+        requests = fill(resized.requests(container))
         if _is_sidecar(container):
             _add(total, requests)
             _add(sidecars, requests)
@@ -245,8 +287,8 @@ def pod_info(pod: dict[str, Any]) -> PodInfo:
         node_name=spec.get("nodeName") or "",
         priority=int(spec.get("priority") or 0),
         creation_timestamp=metadata.get("creationTimestamp") or "",
-        requests=pod_requests(spec, non_missing=False),
-        non_zero_requests=pod_requests(spec, non_missing=True),
+        requests=pod_requests(spec, non_missing=False, status=pod.get("status")),
+        non_zero_requests=pod_requests(spec, non_missing=True, status=pod.get("status")),
         tolerations=parse_tolerations(spec.get("tolerations")),
         node_selector=spec.get("nodeSelector") or {},
         affinity=spec.get("affinity") or {},

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from plugin_support import handle_of, make_node, make_pod, run_filter, run_score, snapshot_of
 
@@ -212,3 +214,28 @@ def test_balanced_allocation_caps_fractions_at_one(cpu: str, memory: str, expect
     snapshot = snapshot_of(make_node("n", cpu=cpu, memory=memory))
     pod = make_pod(requests=[{"cpu": "1000m", "memory": "4000"}])
     assert run_score(balanced(snapshot), snapshot, pod) == {"n": expected}
+
+
+def resized(status_cpu: str, allocated_cpu: str, *, infeasible: bool = False) -> Any:
+    pod = make_pod("resized", requests=[{"cpu": "1"}], node_name="n1").pod
+    pod["status"] = {
+        "containerStatuses": [
+            {
+                "name": "c0",
+                "resources": {"requests": {"cpu": status_cpu}},
+                "allocatedResources": {"cpu": allocated_cpu},
+            }
+        ],
+        "conditions": [{"type": "PodResizePending", "reason": "Infeasible"}] if infeasible else [],
+    }
+    return pod_info(pod)
+
+
+def test_bound_pods_count_what_in_place_resizing_gave_them() -> None:
+    # Larger of spec (1), status and allocated; only status and allocated if infeasible.
+    assert resized("2", "1500m").requests["cpu"] == 2000
+    assert resized("500m", "250m").requests["cpu"] == 1000
+    assert resized("500m", "250m", infeasible=True).requests["cpu"] == 500
+    snapshot = snapshot_of(make_node("n1", cpu="4"), pods=[resized("3", "3")])
+    statuses = run_filter(fit(snapshot), snapshot, make_pod(requests=[{"cpu": "2"}]))
+    assert statuses["n1"].reasons == ("Insufficient cpu",)
