@@ -171,7 +171,7 @@ class Scheduler:
         if not status.is_success:
             self._fail(attempt, status)
             return
-        self.queue.done(pod.key)
+        # The pod stays in flight until bound, so a deletion meanwhile is not requeued.
         self.binding.submit(self._binding_cycle, attempt)
 
     def _scheduling_cycle(self, attempt: Attempt) -> Status:
@@ -238,6 +238,7 @@ class Scheduler:
             attempt.node = ""
             self._fail(attempt, _binding_status(status))
             return
+        self.queue.done(pod.key)
         framework.run_post_bind(state, pod, node)
         elapsed = time.monotonic() - attempt.started
         self.metrics.attempt(SCHEDULED, pod.scheduler_name, elapsed)
@@ -270,7 +271,8 @@ class Scheduler:
             ),
         )
         self.queue.requeue(attempt.queued, unschedulable=not error)
-        self._report(self.outcomes.failed, pod, message, error=error, nominated_node=nominated)
+        if not attempt.queued.deleted:  # nobody to tell about a pod that is gone
+            self._report(self.outcomes.failed, pod, message, error=error, nominated_node=nominated)
 
     def _report(self, write: Any, *args: Any, **kwargs: Any) -> None:
         try:
