@@ -127,6 +127,7 @@ class Simulation:
             snapshot=self.snapshot,
             binder=lambda pod, node: None,  # the assumed pod already counts on its node
             nominator=self._nominated_to,
+            nominated_nodes=self._nominated_nodes,
             rng=self.rng,
             parallelism=config.parallelism,
             services={"delete_pod": self._delete_pod, "clear_nomination": self._clear_nomination},
@@ -181,6 +182,9 @@ class Simulation:
         heapq.heappush(self._queue, _Queued(queued, self._less))
 
     # ----- services the plugins use
+
+    def _nominated_nodes(self) -> set[str]:
+        return {pod.nominated_node_name for pod in self.nominated.values()}
 
     def _nominated_to(self, node_name: str) -> list[PodInfo]:
         return [p for p in self.nominated.values() if p.nominated_node_name == node_name]

@@ -179,7 +179,7 @@ class SchedulingAlgorithm:
         nominator = fwk.handle.nominator
         assert nominator is not None
         failed: list[Rejection] = []
-        for slot in passed:
+        for slot in self._with_nominations(fwk, passed):
             node = self.snapshot.info(int(slot))
             others = [
                 p for p in nominator(node.name) if p.priority >= pod.priority and p.key != pod.key
@@ -200,6 +200,16 @@ class SchedulingAlgorithm:
             return passed, rejections
         failed_slots = np.concatenate([r.slots for r in failed])
         return passed[~self._membership(failed_slots)[passed]], [*rejections, *failed]
+
+    def _with_nominations(self, fwk: Framework, passed: Slots) -> Slots:
+        """The nodes among `passed` that may have nominated pods."""
+        names = fwk.handle.nominated_nodes
+        if names is None:
+            return passed
+        slots = [self.snapshot.slot(name) for name in names()]
+        known = np.array([slot for slot in slots if slot is not None], dtype=np.intp)
+        result: Slots = passed[self._membership(known)[passed]]
+        return result
 
     def _membership(self, slots: Slots) -> np.ndarray:
         """A mask over every slot of the snapshot, True for `slots`."""

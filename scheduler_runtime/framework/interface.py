@@ -9,7 +9,7 @@ once; user plugins may define only the per-node `filter` / `score`, which the fr
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
@@ -195,7 +195,8 @@ class Handle:
     """What the framework lends its plugins: the snapshot and the scheduler's services.
 
     `binder` binds a pod through the API (the live scheduler provides it); `nominator` lists
-    the pods nominated to a node (after preemption); `services` holds anything else a plugin
+    the pods nominated to a node (after preemption), and `nominated_nodes`, when given, the
+    nodes that have any (so the others are not asked); `services` holds anything else a plugin
     needs (listers for PVCs, PDBs, a pod deleter for preemption, ...). `framework` is the
     profile's own framework (set when it builds its plugins): preemption runs the filters
     again on node copies through it.
@@ -204,6 +205,7 @@ class Handle:
     snapshot: Snapshot
     binder: Binder | None = None
     nominator: Nominator | None = None
+    nominated_nodes: Callable[[], Collection[str]] | None = None
     rng: random.Random = field(default_factory=random.Random)
     parallelism: int = 16
     services: Mapping[str, Any] = field(default_factory=dict)

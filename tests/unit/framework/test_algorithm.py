@@ -245,7 +245,10 @@ def test_weights_multiply_normalized_scores() -> None:
     assert result.suggested_host == "plain"
 
 
-def test_pods_nominated_to_a_node_count_when_at_least_as_important() -> None:
+@pytest.mark.parametrize("tell_nominated_nodes", [False, True])
+def test_pods_nominated_to_a_node_count_when_at_least_as_important(
+    tell_nominated_nodes: bool,
+) -> None:
     snapshot = Snapshot()
     snapshot.add_node(node("a", cpu="4"))
     snapshot.add_node(node("b", cpu="2"))
@@ -257,7 +260,11 @@ def test_pods_nominated_to_a_node_count_when_at_least_as_important() -> None:
             "profiles": [{"plugins": {"multiPoint": {"disabled": CORE_ONLY}}}],
         }
     )
-    handle = Handle(snapshot, nominator=lambda name: nominated.get(name, []))
+    handle = Handle(
+        snapshot,
+        nominator=lambda name: nominated.get(name, []),
+        nominated_nodes=(lambda: set(nominated)) if tell_nominated_nodes else None,
+    )
     fwk = Framework(config.profiles[0], handle)
     algorithm = SchedulingAlgorithm(snapshot, 0, random.Random(1))
     feasible, diagnosis = algorithm.find_nodes_that_fit(fwk, CycleState(), pod(cpu="2", priority=5))
