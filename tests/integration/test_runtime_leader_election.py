@@ -4,6 +4,7 @@ shutdown releases the lease."""
 
 from __future__ import annotations
 
+import datetime
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -122,3 +123,46 @@ def test_only_the_leader_binds_and_a_killed_leader_is_replaced(
     released = read_lease(cluster, namespace, lease_name)["spec"]
     assert not released.get("holderIdentity")
     assert released["leaseDurationSeconds"] == 1
+
+
+def test_a_leader_that_loses_its_lease_stops_at_once(
+    cluster: Cluster,
+    schedulable_nodes,
+    namespace: str,
+    pods: Pods,
+    start_runtime: Callable[..., RuntimeProcess],
+) -> None:
+    schedulable_nodes(kwok_node("lost-1"))
+    scheduler = unique_scheduler_name()
+    lease_name = f"{scheduler}-lease"
+    config = scheduler_config(
+        scheduler,
+        lease={
+            "resourceName": lease_name,
+            "resourceNamespace": namespace,
+            "leaseDuration": f"{LEASE_SECONDS}s",
+            "renewDeadline": f"{RENEW_SECONDS}s",
+            "retryPeriod": f"{RETRY_SECONDS}s",
+        },
+    )
+    replica = start_runtime(config, name="only")
+    wait_for(
+        "the replica to lead", lambda: holder(cluster, namespace, lease_name).startswith("only_")
+    )
+
+    # Another party takes the lease over (as a client-go scheduler whose clock ran ahead might).
+    coordination = kubernetes.client.CoordinationV1Api(cluster.api)
+    lease = coordination.read_namespaced_lease(lease_name, namespace)
+    lease.spec.holder_identity = "intruder_0"
+    lease.spec.renew_time = datetime.datetime.now(datetime.UTC)
+    coordination.replace_namespaced_lease(lease_name, namespace, lease)
+
+    exited = wait_for(
+        "the replica to stop", lambda: replica.process.poll() is not None, timeout=3 * RETRY_SECONDS
+    )
+    assert exited
+    assert replica.process.returncode == 1
+    assert "lost lease" in replica.log()
+    pods.create(make_pod("orphan", scheduler))
+    time.sleep(2)
+    assert pods.nodes()["orphan"] is None
