@@ -119,3 +119,37 @@ def test_inter_pod_affinity_batch_and_per_node_agree(cluster: tuple[Snapshot, Po
 def test_topology_spread_batch_and_per_node_agree(cluster: tuple[Snapshot, PodInfo]) -> None:
     snapshot, incoming = cluster
     check(PodTopologySpread(None, Handle(snapshot)), snapshot, incoming)
+
+
+@settings(max_examples=100, deadline=None)
+@given(cluster=clusters(), data=st.data())
+def test_inter_pod_affinity_remove_pod_matches_a_fresh_count(
+    cluster: tuple[Snapshot, PodInfo], data: st.DataObject
+) -> None:
+    """Preemption removes pods from a node copy through remove_pod: the counts must equal
+    those of a cycle that never saw the pods."""
+    snapshot, incoming = cluster
+    plugin = InterPodAffinity(None, Handle(snapshot))
+    state = CycleState()
+    _, status = plugin.pre_filter(state, incoming, snapshot)
+    if not status.is_success:
+        return
+    pods = list(snapshot.pods())
+    gone = data.draw(
+        st.lists(st.sampled_from(pods), unique_by=lambda p: p.key) if pods else st.just([])
+    )
+    for pod in gone:
+        node = snapshot.get(pod.node_name)
+        assert node is not None
+        plugin.remove_pod(state, incoming, pod, node)
+        snapshot.remove_pod(pod.key)
+    fresh = CycleState()
+    _, status = plugin.pre_filter(fresh, incoming, snapshot)
+    before = state.read("PreFilterInterPodAffinity")
+    if status.is_skip:
+        assert not before.existing_anti_affinity
+        return
+    after = fresh.read("PreFilterInterPodAffinity")
+    assert +before.existing_anti_affinity == +after.existing_anti_affinity
+    assert +before.affinity == +after.affinity
+    assert +before.anti_affinity == +after.anti_affinity
