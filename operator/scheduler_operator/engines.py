@@ -92,11 +92,14 @@ def check_runtime(profile: SchedulerProfile) -> None:
         # The configuration mirrors the spec field for field, so only the root differs.
         path = "spec" if error.path == "<root>" else f"spec.{error.path}"
         raise SpecError(path, error.reason) from None
+    except ValueError as error:  # a plugin's args type that cannot default itself
+        raise SpecError("spec.profiles", str(error).splitlines()[0]) from None
     try:
-        # Builds each profile's plugins as the scheduler will at start-up.
+        # Builds each profile's plugins as the scheduler will at start-up. Out-of-tree plugins
+        # are third-party code, so whatever their constructors raise is the verdict.
         check_profiles(config)
-    except (FrameworkError, PluginLoadError) as error:
-        raise SpecError("spec.profiles", str(error)) from None
+    except (FrameworkError, PluginLoadError, ValueError, TypeError) as error:
+        raise SpecError("spec.profiles", str(error).splitlines()[0]) from None
 
 
 def check_duplicates(path: str, profile: Profile) -> None:
