@@ -11,6 +11,7 @@ RUN python -m venv /opt/scheduler-operator
 COPY pyproject.toml README.md /src/
 COPY operator /src/operator
 COPY scheduler_runtime /src/scheduler_runtime
+COPY scheduler_plugins /src/scheduler_plugins
 RUN /opt/scheduler-operator/bin/pip install /src \
  && /opt/scheduler-operator/bin/pip uninstall --yes pip
 

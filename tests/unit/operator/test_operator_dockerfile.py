@@ -37,6 +37,21 @@ def test_the_final_stage_installs_nothing_and_runs_as_non_root() -> None:
     assert user == ["65532:65532"]
 
 
+def test_every_package_of_the_wheel_is_copied_in() -> None:
+    copied = {
+        rest.split()[0]
+        for keyword, rest in instructions()
+        if keyword == "COPY" and not rest.startswith("--")
+    }
+    project = (REPO / "pyproject.toml").read_text()
+    packages = re.search(r"\[tool\.hatch\.build\.targets\.wheel\]\npackages = \[(.*?)\]", project)
+    assert packages is not None
+    for package in re.findall(r'"([^"]+)"', packages.group(1)):
+        assert package.split("/")[0] in copied, package
+    ignored = (REPO / ".dockerignore").read_text().splitlines()
+    assert all(f"!{name}/" in ignored for name in copied if "/" not in name and "." not in name)
+
+
 def test_both_programs_are_on_the_path() -> None:
     env = " ".join(rest for keyword, rest in final_stage() if keyword == "ENV")
     assert "PATH=/opt/scheduler-operator/bin:$PATH" in env
