@@ -304,18 +304,25 @@ class Snapshot:
 
     def pods_matching(self, selector: LabelSelector) -> list[PodInfo]:
         """The pods on known nodes whose labels `selector` matches, looked up through the
-        label index by the selector's narrowest `In` requirement when it has one."""
+        label index by the selector's narrowest `In` requirement when it has one (only the
+        other requirements are then checked pod by pod)."""
         if selector.nothing:
             return []
         narrowest: list[dict[str, PodInfo]] | None = None
+        used = None
         for requirement in selector.requirements:
             if requirement.operator != "In":
                 continue
             buckets = [self.pods_by_label.get((requirement.key, v), {}) for v in requirement.values]
             if narrowest is None or sum(map(len, buckets)) < sum(map(len, narrowest)):
-                narrowest = buckets
-        pool = self.pods() if narrowest is None else (p for b in narrowest for p in b.values())
-        return [pod for pod in pool if selector.matches(pod.labels)]
+                narrowest, used = buckets, requirement
+        if narrowest is None:
+            return [pod for pod in self.pods() if selector.matches(pod.labels)]
+        rest = [r for r in selector.requirements if r is not used]
+        found = [pod for bucket in narrowest for pod in bucket.values()]
+        if not rest:
+            return found
+        return [pod for pod in found if all(r.matches(pod.labels) for r in rest)]
 
     # ----- columns
 

@@ -218,16 +218,12 @@ class InterPodAffinity:
                     )
         for term in terms.required_anti_affinity:
             for existing in snapshot.pods_matching(term.selector):
+                if not term.in_namespace(existing, namespaces(existing.namespace)):
+                    continue
                 node = snapshot.get(existing.node_name)
-                if node is not None:
-                    add_anti_affinity_matches(
-                        result.anti_affinity,
-                        (term,),
-                        existing,
-                        namespace_labels=namespaces(existing.namespace),
-                        node_labels=node.labels,
-                        value=1,
-                    )
+                value = None if node is None else node.labels.get(term.topology_key)
+                if value is not None:
+                    _update(result.anti_affinity, (term.topology_key, value), 1)
 
     def add_pod(
         self, state: CycleState, pod: PodInfo, pod_to_add: PodInfo, node: NodeInfo

@@ -27,13 +27,15 @@ class AffinityTerm:
     def matches(self, pod: PodInfo, namespace_labels: Mapping[str, str] | None) -> bool:
         """AffinityTerm.Matches; `namespace_labels` are those of the pod's namespace (None
         when the namespace is unknown: only an empty namespaceSelector then matches)."""
+        return self.in_namespace(pod, namespace_labels) and self.selector.matches(pod.labels)
+
+    def in_namespace(self, pod: PodInfo, namespace_labels: Mapping[str, str] | None) -> bool:
+        """The namespace half of Matches (for pods already known to match the selector)."""
         if pod.namespace in self.namespaces:
-            return self.selector.matches(pod.labels)
+            return True
         if namespace_labels is None:
-            in_namespace = self.namespace_selector.everything
-        else:
-            in_namespace = self.namespace_selector.matches(namespace_labels)
-        return in_namespace and self.selector.matches(pod.labels)
+            return self.namespace_selector.everything
+        return self.namespace_selector.matches(namespace_labels)
 
 
 @dataclass(frozen=True, slots=True)

@@ -177,10 +177,13 @@ def matching_pods_per_slot(
     for selector in selectors:
         per_slot = np.zeros(snapshot.capacity, dtype=np.int64)
         if not selector.everything:
-            for pod in snapshot.pods_matching(selector):
-                slot = snapshot.slot(pod.node_name)
-                if slot is not None and _counted(pod, namespace):
-                    per_slot[slot] += 1
+            slots = [
+                snapshot.slot(pod.node_name)
+                for pod in snapshot.pods_matching(selector)
+                if _counted(pod, namespace)
+            ]
+            found = np.array([s for s in slots if s is not None], dtype=np.intp)
+            per_slot += np.bincount(found, minlength=snapshot.capacity)
         counts.append(per_slot)
     return counts
 
