@@ -16,7 +16,7 @@ import kubernetes
 from . import engines, status
 from .apply import ApplyError, Cluster
 from .model import GROUP, KIND, PLURAL, VERSION, SchedulerProfile, SpecError, parse
-from .render import INSTANCE_LABEL, MANAGED_BY, render
+from .render import MANAGED_BY, render
 
 API_VERSION: Final = f"{GROUP}/{VERSION}"
 DEFAULT_SCHEDULER: Final = "default-scheduler"
@@ -301,16 +301,11 @@ def contains(actual: Any, desired: Any) -> bool:
 def refresh_availability(
     cluster: Cluster, profile_body: Mapping[str, Any], deployment: Mapping[str, Any] | None
 ) -> None:
-    """Status follows the Deployment; the configuration verdict stays as reconcile left it."""
+    """Status follows the Deployment; the configuration verdict stays as reconcile left it
+    (a refused change leaves the last good Deployment running, and that is still reported)."""
     previous = profile_body.get("status") or {}
     config_valid = status.find(previous.get("conditions") or [], status.CONFIG_VALID)
-    if config_valid is None or config_valid.get("status") != "True":
-        return
-    if (
-        deployment is not None
-        and deployment["metadata"].get("labels", {}).get(INSTANCE_LABEL)
-        != profile_body["metadata"]["name"]
-    ):
+    if config_valid is None:
         return
     generation = profile_body["metadata"].get("generation")
     cluster.patch_profile_status(

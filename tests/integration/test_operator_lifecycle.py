@@ -171,8 +171,10 @@ def test_bad_input_is_reported_and_the_last_good_deployment_keeps_running(
         invalid["message"]
         == "spec.profiles[0].pluginConfig[0].args.scoringStrategy: must be an object"
     )
-    ready = condition(get_json(cluster, "schedulerprofile", name), "Ready")
+    reported = get_json(cluster, "schedulerprofile", name)
+    ready = condition(reported, "Ready")
     assert (ready["status"], ready["reason"]) == ("False", "InvalidSpec")
+    assert condition(reported, "Available")["status"] == "True"  # the last good one still runs
 
     settle(3)
     still = deployment(cluster, name, namespace)
