@@ -5,17 +5,28 @@ nominated node in the pod's status."""
 
 from __future__ import annotations
 
+import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
+import orjson
+
 from scheduler_runtime.framework.podinfo import PodInfo
-from scheduler_runtime.live.kube import STRATEGIC_MERGE_PATCH, Kube, micro_time
+from scheduler_runtime.live.kube import (
+    MERGE_PATCH,
+    STRATEGIC_MERGE_PATCH,
+    ApiError,
+    Kube,
+    micro_time,
+)
 
 NORMAL, WARNING = "Normal", "Warning"
 SCHEDULED, FAILED_SCHEDULING = "Scheduled", "FailedScheduling"
 BINDING, SCHEDULING = "Binding", "Scheduling"
 PREEMPTED, PREEMPTING = "Preempted", "Preempting"
 UNSCHEDULABLE_REASON, SCHEDULER_ERROR_REASON = "Unschedulable", "SchedulerError"
+NOT_FOUND = 404
 NOTE_LIMIT = 1024  # events.k8s.io/v1 rejects longer notes; upstream truncates to fit
 
 
@@ -133,6 +144,7 @@ class Outcomes:
     def __init__(self, kube: Kube, hostname: str) -> None:
         self.kube = kube
         self.hostname = hostname
+        self.series = EventSeries(kube)
 
     def bind(self, pod: PodInfo, node_name: str) -> None:
         """DefaultBinder: POST the Binding; raises ApiError when the API server refuses."""
@@ -198,6 +210,61 @@ class Outcomes:
             instance=f"{controller}-{self.hostname}",
             related=by,
         )
-        self.kube.request(
-            "POST", f"/apis/events.k8s.io/v1/namespaces/{pod.namespace}/events", body=body
-        )
+        self.series.record(body)
+
+
+# client-go's event broadcaster ends a series after six minutes without a repeat.
+SERIES_FINISH_SECONDS = 360.0
+
+
+def series_key(body: dict[str, Any]) -> str:
+    """client-go's getKey: events with equal action, reason, reporting controller, regarding
+    and related object are one series."""
+    parts = (
+        body.get(k) for k in ("action", "reason", "reportingController", "regarding", "related")
+    )
+    return orjson.dumps(list(parts), option=orjson.OPT_SORT_KEYS).decode()
+
+
+class EventSeries:
+    """Writes events as client-go's events.k8s.io/v1 broadcaster does: the first of a kind is
+    created; repeats within six minutes patch its `series` (count, lastObservedTime) instead
+    of adding another event."""
+
+    def __init__(self, kube: Kube, clock: Callable[[], float] = time.monotonic) -> None:
+        self.kube = kube
+        self.clock = clock
+        self._lock = threading.Lock()
+        self._seen: dict[str, tuple[dict[str, Any], int, float]] = {}
+
+    def record(self, body: dict[str, Any]) -> None:
+        key = series_key(body)
+        now = self.clock()
+        with self._lock:
+            self._forget_finished(now)
+            first, count, _ = self._seen.get(key, (body, 0, now))
+            self._seen[key] = (first, count + 1, now)
+        namespace = body["metadata"]["namespace"]
+        collection = f"/apis/events.k8s.io/v1/namespaces/{namespace}/events"
+        if count == 0:
+            self.kube.request("POST", collection, body=body)
+            return
+        series = {"series": {"count": count + 1, "lastObservedTime": micro_time()}}
+        name = first["metadata"]["name"]
+        try:
+            self.kube.request(
+                "PATCH", f"{collection}/{name}", body=series, content_type=MERGE_PATCH
+            )
+        except ApiError as error:
+            if error.code != NOT_FOUND:
+                raise
+            with self._lock:  # the first event never made it (or was deleted): start again
+                self._seen[key] = (body, 1, now)
+            self.kube.request("POST", collection, body=body)
+
+    def _forget_finished(self, now: float) -> None:
+        finished = [
+            k for k, (_, _, last) in self._seen.items() if now - last > SERIES_FINISH_SECONDS
+        ]
+        for key in finished:
+            del self._seen[key]

@@ -4,6 +4,7 @@ schedulers are left alone."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -276,6 +277,17 @@ def test_unschedulable_pod_gets_upstreams_message_then_fits_a_new_node(
         k: v for k, v in theirs.items() if k not in untimed
     }
     assert (ours["status"], ours["reason"], ours["message"]) == ("False", "Unschedulable", upstream)
+
+    # Node changes retry the pod; the same failure again extends one event's series.
+    def retried() -> dict[str, Any] | None:
+        pods.core.patch_node("fail-small", {"metadata": {"labels": {"touched": str(time.time())}}})
+        failures = [e for e in pods.events("hungry") if e["reason"] == "FailedScheduling"]
+        # The first event names the pod as created; the condition patch then changes its
+        # resourceVersion, so the series forms from the second event on (as upstream's).
+        return next((e for e in failures if (e.get("series") or {}).get("count", 0) >= 2), None)
+
+    repeated = wait_for("a FailedScheduling series", retried, timeout=30, interval=1.5)
+    assert repeated["note"] == upstream
     # A node that fits is a cluster event that sends the pod back to the active queue.
     schedulable_nodes(kwok_node("fail-big", cpu="4"))
     assert pods.wait_placed("hungry") == {"hungry": "fail-big"}

@@ -6,14 +6,17 @@ import datetime
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
 from scheduler_runtime.framework.podinfo import pod_info
-from scheduler_runtime.live.kube import _lines, micro_time, parse_micro_time
+from scheduler_runtime.live.kube import ApiError, _lines, micro_time, parse_micro_time
 from scheduler_runtime.live.metrics import SchedulerMetrics
 from scheduler_runtime.live.outcomes import (
     NOTE_LIMIT,
+    SERIES_FINISH_SECONDS,
+    EventSeries,
     condition_patch,
     event,
     scheduled_message,
@@ -169,3 +172,58 @@ def test_probes_and_metrics_over_http() -> None:
     assert 'scheduler_schedule_attempts_total{profile="bin-packer",result="scheduled"} 1.0' in text
     assert 'scheduler_pending_pods{queue="active"} 3.0' in text
     assert "scheduler_scheduling_attempt_duration_seconds_bucket" in text
+
+
+class RecordingApi:
+    """Takes the series' requests and answers them, as the API server would."""
+
+    def __init__(self, missing: bool = False) -> None:
+        self.requests: list[tuple[str, str, Any]] = []
+        self.missing = missing
+
+    def request(
+        self, method: str, path: str, *, body: Any, content_type: str = ""
+    ) -> dict[str, Any]:
+        self.requests.append((method, path, body))
+        if method == "PATCH" and self.missing:
+            self.missing = False
+            raise ApiError(404, "NotFound", "gone")
+        return {}
+
+
+def failed_event(note: str) -> dict[str, Any]:
+    return event(
+        POD,
+        kind="Warning",
+        reason="FailedScheduling",
+        action="Scheduling",
+        note=note,
+        controller="bin-packer",
+        instance="bin-packer-host",
+    )
+
+
+def test_repeated_events_become_a_series_until_six_quiet_minutes() -> None:
+    clock = {"now": 0.0}
+    api = RecordingApi()
+    series = EventSeries(api, clock=lambda: clock["now"])  # type: ignore[arg-type]
+    first = failed_event("0/1 nodes are available.")
+    series.record(first)
+    clock["now"] = 60
+    series.record(failed_event("0/1 nodes are available."))
+    series.record(failed_event("0/1 nodes are available."))
+    clock["now"] = 60 + SERIES_FINISH_SECONDS + 1
+    series.record(failed_event("0/1 nodes are available."))
+    methods = [method for method, _, _ in api.requests]
+    assert methods == ["POST", "PATCH", "PATCH", "POST"]
+    _, path, body = api.requests[2]
+    assert path.endswith(f"/namespaces/shop/events/{first['metadata']['name']}")
+    assert body["series"]["count"] == 3
+
+
+def test_a_series_whose_first_event_is_gone_starts_again() -> None:
+    api = RecordingApi(missing=True)
+    series = EventSeries(api)  # type: ignore[arg-type]
+    series.record(failed_event("m"))
+    series.record(failed_event("m"))
+    assert [method for method, _, _ in api.requests] == ["POST", "PATCH", "POST"]
