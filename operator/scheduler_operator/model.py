@@ -179,7 +179,13 @@ class SchedulerProfileSpec(ApiModel):
         default="kube-system",
         pattern=DNS_LABEL,
         max_length=63,
-        description="Namespace of the scheduler's Deployment, ConfigMap and Lease.",
+        description="Namespace of the scheduler's Deployment, ConfigMap and Lease; immutable.",
+        # Moving would leave the old scheduler running beside the new one.
+        json_schema_extra={
+            "x-kubernetes-validations": [
+                {"rule": "self == oldSelf", "message": "namespace is immutable"}
+            ]
+        },
     )
     profiles: list[Profile] = Field(
         default_factory=list,

@@ -202,6 +202,16 @@ def test_the_schema_refuses_what_it_can_check_statically(cluster: Cluster, opera
     assert "profile schedulerNames must be unique" in done.stderr
 
 
+def test_the_target_namespace_cannot_be_moved(
+    cluster: Cluster, namespace: str, apply_profile: Apply
+) -> None:
+    name = apply_profile(profile_body(unique("moving"), namespace=namespace))
+    moved = yaml.safe_dump(profile_body(name, namespace="kube-system"))
+    done = cluster.kubectl("apply", "-f", "-", input=moved, check=False)
+    assert done.returncode != 0
+    assert "namespace is immutable" in done.stderr
+
+
 def test_children_carry_standard_labels_not_the_profiles_own(
     cluster: Cluster, namespace: str, apply_profile: Apply
 ) -> None:
