@@ -199,7 +199,8 @@ class Handle:
     nodes that have any (so the others are not asked); `services` holds anything else a plugin
     needs (listers for PVCs, PDBs, a pod deleter for preemption, ...). `framework` is the
     profile's own framework (set when it builds its plugins): preemption runs the filters
-    again on node copies through it.
+    again on node copies through it. `plugin_time_budget` bounds each call of an out-of-tree
+    plugin (a plugin class may set its own `time_budget`).
     """
 
     snapshot: Snapshot
@@ -210,6 +211,7 @@ class Handle:
     parallelism: int = 16
     services: Mapping[str, Any] = field(default_factory=dict)
     framework: Any = None
+    plugin_time_budget: float = 1.0  # seconds an out-of-tree plugin may take per call
 
 
 class Plugin(Protocol):

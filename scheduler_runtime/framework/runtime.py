@@ -22,15 +22,14 @@ from scheduler_runtime.framework.interface import (
     PreFilterResult,
     Status,
 )
+from scheduler_runtime.framework.isolation import FrameworkError, GuardedPlugin
 from scheduler_runtime.framework.nodeinfo import NodeInfo
 from scheduler_runtime.framework.podinfo import PodInfo
 from scheduler_runtime.framework.registry import EXTENSION_POINT_METHODS, registry
 from scheduler_runtime.framework.snapshot import Int64s, Slots
 from scheduler_runtime.framework.types import Diagnosis, QueuedPodInfo, Rejection
 
-
-class FrameworkError(RuntimeError):
-    """A plugin cannot be built, or returned an Error status during a cycle."""
+__all__ = ["Framework", "FrameworkError", "verdicts_from_statuses"]
 
 
 def _implements(plugin: Any, point: str) -> bool:
@@ -47,11 +46,19 @@ class Framework:
         self.plugins: dict[str, Any] = {}
         own_handle = dataclasses.replace(handle, framework=self)
         for name in profile.plugin_names:
-            plugin_class = entries[name].load()
+            entry = entries[name]
+            plugin_class = entry.load()
+            # A user's constructor may fail in any way; ours only on bad arguments.
+            failures = (TypeError, ValueError) if entry.in_tree else (Exception,)
             try:
-                self.plugins[name] = plugin_class(profile.plugin_args.get(name), own_handle)
-            except (TypeError, ValueError) as error:
+                plugin = plugin_class(profile.plugin_args.get(name), own_handle)
+            except failures as error:
                 raise FrameworkError(f"plugin {name!r} cannot be built: {error}") from error
+            self.plugins[name] = (
+                plugin
+                if entry.in_tree
+                else GuardedPlugin(plugin, handle.plugin_time_budget, verdicts_from_statuses)
+            )
         self.points: dict[str, list[Any]] = {}
         for point, names in profile.plugins.items():
             for name in names:

@@ -1,0 +1,111 @@
+"""The public interface for scheduler plugins written in Python (see docs/plugins.md).
+
+A plugin is a class registered under the entry-point group `scheduler_runtime.plugins`, built
+as `Plugin(args, handle)`. It has a `name`, optionally an `args_type` (a `PluginArgs` model
+for its `pluginConfig` args, camelCase keys, unknown keys refused) and a `time_budget` in
+seconds per call, and takes part in every extension point whose method it defines, with the
+names and signatures of the Protocols below (upstream's names in snake_case).
+
+Out-of-tree plugins run behind a guard: an exception, a call over its time budget or a result
+of the wrong type becomes the plugin's Error status for that pod, logged once; the scheduler
+carries on with the next pod.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, Generic, TypeVar, cast
+
+from scheduler_runtime.config.model import ConfigModel
+from scheduler_runtime.framework.interface import (
+    MAX_NODE_SCORE,
+    MIN_NODE_SCORE,
+    SKIP,
+    SUCCESS,
+    BindPlugin,
+    Code,
+    CycleState,
+    FilterPlugin,
+    Handle,
+    NodeVerdicts,
+    PermitPlugin,
+    PostBindPlugin,
+    PostFilterPlugin,
+    PostFilterResult,
+    PreBindPlugin,
+    PreEnqueuePlugin,
+    PreFilterExtensions,
+    PreFilterPlugin,
+    PreFilterResult,
+    PreScorePlugin,
+    ReservePlugin,
+    ScoreExtensions,
+    ScorePlugin,
+    Status,
+    default_normalize_score,
+)
+from scheduler_runtime.framework.nodeinfo import NodeInfo
+from scheduler_runtime.framework.podinfo import PodInfo
+from scheduler_runtime.framework.registry import ENTRY_POINT_GROUP
+from scheduler_runtime.framework.snapshot import Int64s, Slots, Snapshot
+
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "MAX_NODE_SCORE",
+    "MIN_NODE_SCORE",
+    "SKIP",
+    "SUCCESS",
+    "BindPlugin",
+    "Code",
+    "CycleState",
+    "FilterPlugin",
+    "Handle",
+    "Int64s",
+    "NodeInfo",
+    "NodeVerdicts",
+    "PermitPlugin",
+    "PluginArgs",
+    "PluginBase",
+    "PodInfo",
+    "PostBindPlugin",
+    "PostFilterPlugin",
+    "PostFilterResult",
+    "PreBindPlugin",
+    "PreEnqueuePlugin",
+    "PreFilterExtensions",
+    "PreFilterPlugin",
+    "PreFilterResult",
+    "PreScorePlugin",
+    "ReservePlugin",
+    "ScoreExtensions",
+    "ScorePlugin",
+    "Slots",
+    "Snapshot",
+    "Status",
+    "default_normalize_score",
+]
+
+
+class PluginArgs(ConfigModel):
+    """Base of a plugin's args model: camelCase keys, unknown keys refused, immutable."""
+
+
+ArgsT = TypeVar("ArgsT", bound=PluginArgs)
+
+
+class PluginBase(Generic[ArgsT]):
+    """An optional base class: keeps the validated args (the model's defaults when the
+    configuration gives none) and the handle.
+
+        class Spread(PluginBase[SpreadArgs]):
+            name = "Spread"
+            args_type = SpreadArgs
+    """
+
+    name: ClassVar[str]
+    args_type: ClassVar[type[PluginArgs] | None] = None
+
+    def __init__(self, args: Any, handle: Handle) -> None:
+        if args is None:
+            args = (self.args_type or PluginArgs)()
+        self.args: ArgsT = cast(ArgsT, args)
+        self.handle = handle
