@@ -299,3 +299,12 @@ def test_preemption_spares_disruption_budgets_as_upstream(
     assert remaining["kept-up"] == "pdb-up-1"
     assert "evictable-ours" not in remaining
     assert "evictable-up" not in remaining
+
+
+def test_missing_claim_reads_as_upstream(schedulable_nodes, pods: Pods, scheduler: str) -> None:
+    schedulable_nodes(kwok_node("mc-1"))
+    for tag, name in both(scheduler).items():
+        pods.create(make_pod(f"orphan-{tag}", name, volumes=[claim_volume("no-such-claim")]))
+    notes = failure_notes(pods, {"ours": "orphan-ours", "up": "orphan-up"})
+    assert notes["ours"] == notes["up"]
+    assert 'persistentvolumeclaim "no-such-claim" not found' in notes["ours"]

@@ -24,6 +24,7 @@ from scheduler_runtime.framework.types import Diagnosis
 
 NO_CLAIMS_TO_DEALLOCATE = "no new claims to deallocate"
 CLAIMS_NOT_SUPPORTED = "pod has resource claims, which this scheduler does not allocate"
+STATE_KEY = "PreFilterDynamicResources"
 
 
 class DynamicResources:
@@ -35,6 +36,7 @@ class DynamicResources:
     def pre_filter(
         self, state: CycleState, pod: PodInfo, snapshot: Snapshot
     ) -> tuple[PreFilterResult | None, Status]:
+        state.write(STATE_KEY, True)
         if pod.spec.get("resourceClaims"):
             return None, Status.unresolvable(CLAIMS_NOT_SUPPORTED)
         return None, SKIP
@@ -42,6 +44,10 @@ class DynamicResources:
     def post_filter(
         self, state: CycleState, pod: PodInfo, diagnosis: Diagnosis
     ) -> tuple[PostFilterResult | None, Status]:
+        if state.get(STATE_KEY) is None:
+            # An earlier PreFilter rejected the pod before this one ran: upstream's PostFilter
+            # then fails reading its state, and its error ends the message ("... not found").
+            return None, Status.as_error(LookupError("not found"))
         return None, Status.unschedulable(NO_CLAIMS_TO_DEALLOCATE)
 
 
