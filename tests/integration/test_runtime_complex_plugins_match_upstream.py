@@ -308,3 +308,80 @@ def test_missing_claim_reads_as_upstream(schedulable_nodes, pods: Pods, schedule
     notes = failure_notes(pods, {"ours": "orphan-ours", "up": "orphan-up"})
     assert notes["ours"] == notes["up"]
     assert 'persistentvolumeclaim "no-such-claim" not found' in notes["ours"]
+
+
+@pytest.fixture
+def immediate_class(cluster: Cluster, namespace: str) -> Iterator[str]:
+    """A StorageClass binding immediately through a provisioner nobody runs."""
+    storage = kubernetes.client.StorageV1Api(cluster.api)
+    name = f"{namespace}-immediate"
+    storage.create_storage_class(
+        {
+            "metadata": {"name": name},
+            "provisioner": "example.com/nobody",
+            "volumeBindingMode": "Immediate",
+        }
+    )
+    yield name
+    storage.delete_storage_class(name)
+
+
+def test_unbound_immediate_claim_reads_as_upstream(
+    schedulable_nodes, pods: Pods, scheduler: str, immediate_class: str
+) -> None:
+    schedulable_nodes(kwok_node("ic-1"))
+    pods.core.create_namespaced_persistent_volume_claim(
+        pods.namespace,
+        {
+            "metadata": {"name": "pending"},
+            "spec": {
+                "accessModes": ["ReadWriteOnce"],
+                "storageClassName": immediate_class,
+                "resources": {"requests": {"storage": "1Gi"}},
+            },
+        },
+    )
+    for tag, name in both(scheduler).items():
+        pods.create(make_pod(f"waiting-{tag}", name, volumes=[claim_volume("pending")]))
+    notes = failure_notes(pods, {"ours": "waiting-ours", "up": "waiting-up"})
+    assert notes["ours"] == notes["up"]
+    assert "pod has unbound immediate PersistentVolumeClaims" in notes["ours"]
+
+
+def test_preemption_for_anti_affinity_as_upstream(
+    schedulable_nodes, pods: Pods, scheduler: str, priority_classes: dict[str, str]
+) -> None:
+    """A pod whose anti-affinity only lower-priority pods violate evicts them, on both
+    schedulers (the dry run removes them through InterPodAffinity's remove_pod)."""
+    for tag, name in both(scheduler).items():
+        schedulable_nodes(kwok_node(f"paa-{tag}"))
+        pods.create(
+            make_pod(
+                f"squatter-{tag}",
+                name,
+                labels={"app": f"sq-{tag}"},
+                nodeSelector=on(f"paa-{tag}"),
+                priorityClassName=priority_classes["low"],
+            )
+        )
+    pods.wait_placed("squatter-ours", "squatter-up")
+    for tag, name in both(scheduler).items():
+        apart = required("podAntiAffinity", term({"app": f"sq-{tag}"}, HOST))
+        pods.create(
+            make_pod(
+                f"owner-{tag}",
+                name,
+                affinity=apart,
+                nodeSelector=on(f"paa-{tag}"),
+                priorityClassName=priority_classes["high"],
+            )
+        )
+    notes = failure_notes(pods, {"ours": "owner-ours", "up": "owner-up"})
+    assert notes["ours"] == notes["up"]
+    assert pods.wait_placed("owner-ours", "owner-up", timeout=120) == {
+        "owner-ours": "paa-ours",
+        "owner-up": "paa-up",
+    }
+    remaining = pods.nodes()
+    assert "squatter-ours" not in remaining
+    assert "squatter-up" not in remaining
