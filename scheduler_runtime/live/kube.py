@@ -5,7 +5,9 @@ client model objects are built on the hot path."""
 from __future__ import annotations
 
 import datetime
-from collections.abc import Iterator, Mapping
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 from urllib.parse import urlencode
 
@@ -70,16 +72,53 @@ def _error(response: urllib3.BaseHTTPResponse) -> ApiError:
     return ApiError(response.status, str(reason), str(message))
 
 
+class RateLimiter:
+    """client-go's token bucket: `qps` requests a second on average, in bursts of up to
+    `burst` (clientConnection.qps / burst; a qps of 0 means no limit)."""
+
+    def __init__(
+        self,
+        qps: float,
+        burst: int,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self.qps = qps
+        self.burst = max(burst, 1)
+        self.clock = clock
+        self.sleep = sleep
+        self._tokens = float(self.burst)
+        self._last = clock()
+        self._lock = threading.Lock()
+
+    def wait(self) -> None:
+        """Takes a token, sleeping until one is due; callers queue up in order."""
+        if self.qps <= 0:
+            return
+        with self._lock:
+            now = self.clock()
+            self._tokens = min(self.burst, self._tokens + (now - self._last) * self.qps)
+            self._last = now
+            self._tokens -= 1
+            delay = -self._tokens / self.qps if self._tokens < 0 else 0.0
+        if delay > 0:
+            self.sleep(delay)
+
+
 class Kube:
     """JSON requests and watch streams against one API server."""
 
-    def __init__(self, api: kubernetes.client.ApiClient) -> None:
+    def __init__(
+        self, api: kubernetes.client.ApiClient, limiter: RateLimiter | None = None
+    ) -> None:
         self.api = api
+        self.limiter = limiter or RateLimiter(qps=0, burst=1)
         self.pool: urllib3.PoolManager = api.rest_client.pool_manager
 
     def _prepare(
         self, method: str, path: str, query: Mapping[str, Any] | None
     ) -> tuple[str, dict[str, str]]:
+        self.limiter.wait()
         # param_serialize adds the configured credentials (and refreshes expiring tokens).
         _, url, headers, _, _ = self.api.param_serialize(
             method, path, header_params={"Accept": JSON}, auth_settings=["BearerToken"]

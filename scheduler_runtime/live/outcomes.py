@@ -141,10 +141,10 @@ def _now() -> str:
 class Outcomes:
     """Writes scheduling outcomes for one scheduler instance."""
 
-    def __init__(self, kube: Kube, hostname: str) -> None:
+    def __init__(self, kube: Kube, events: Kube, hostname: str) -> None:
         self.kube = kube
         self.hostname = hostname
-        self.series = EventSeries(kube)
+        self.series = EventSeries(events)
 
     def bind(self, pod: PodInfo, node_name: str) -> None:
         """DefaultBinder: POST the Binding; raises ApiError when the API server refuses."""

@@ -15,7 +15,7 @@ from types import FrameType
 
 from scheduler_runtime.config import SchedulerConfiguration
 from scheduler_runtime.live.cache import NODES, OBJECT_PATHS, PODS
-from scheduler_runtime.live.kube import Kube, load_client
+from scheduler_runtime.live.kube import Kube, RateLimiter, load_client
 from scheduler_runtime.live.leader import LeaderElector, LeaseConfig, identity
 from scheduler_runtime.live.metrics import SchedulerMetrics
 from scheduler_runtime.live.outcomes import Outcomes
@@ -44,9 +44,13 @@ class Runtime:
 
     def __init__(self, config: SchedulerConfiguration, options: RunOptions) -> None:
         self.config = config
-        self.kube = Kube(load_client(options.kubeconfig))
+        api = load_client(options.kubeconfig)
+        # As kube-scheduler does, events and leader election get clients of their own, each
+        # with its own rate limit, so neither can starve the other or the scheduling loop.
+        self.kube, events, self.lease_kube = (Kube(api, self._limiter()) for _ in range(3))
         self.metrics = SchedulerMetrics()
-        self.scheduler = Scheduler(config, self.kube, Outcomes(self.kube, hostname()), self.metrics)
+        outcomes = Outcomes(self.kube, events, hostname())
+        self.scheduler = Scheduler(config, self.kube, outcomes, self.metrics)
         cache = self.scheduler.cache
         self.reflectors = [
             Reflector(self.kube, NODES, "/api/v1/nodes", cache),
@@ -61,6 +65,10 @@ class Runtime:
         )
         self._loop = threading.Thread(target=self.scheduler.run, name="scheduling", daemon=True)
 
+    def _limiter(self) -> RateLimiter:
+        connection = self.config.client_connection
+        return RateLimiter(qps=connection.qps, burst=connection.burst)
+
     def _elector(self) -> LeaderElector | None:
         election = self.config.leader_election
         if not election.leader_elect:
@@ -73,7 +81,7 @@ class Runtime:
             retry_period=election.retry_period,
         )
         return LeaderElector(
-            self.kube,
+            self.lease_kube,
             lease,
             identity(hostname()),
             on_started_leading=self._start_leading,

@@ -116,6 +116,7 @@ class Scheduler:
                 "delete_pod": self._evict,
                 "clear_nomination": self._clear_nomination,
                 "bind_pod_volumes": VolumeBinder(self.kube),
+                "metrics_registry": self.metrics.registry,  # plugins' own metrics
             },
         )
 

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from scheduler_runtime.framework.podinfo import pod_info
-from scheduler_runtime.live.kube import ApiError, _lines, micro_time, parse_micro_time
+from scheduler_runtime.live.kube import ApiError, RateLimiter, _lines, micro_time, parse_micro_time
 from scheduler_runtime.live.metrics import SchedulerMetrics
 from scheduler_runtime.live.outcomes import (
     NOTE_LIMIT,
@@ -227,3 +227,27 @@ def test_a_series_whose_first_event_is_gone_starts_again() -> None:
     series.record(failed_event("m"))
     series.record(failed_event("m"))
     assert [method for method, _, _ in api.requests] == ["POST", "PATCH", "POST"]
+
+
+def test_rate_limiter_allows_a_burst_then_the_configured_rate() -> None:
+    clock = {"now": 0.0}
+    slept: list[float] = []
+
+    def sleep(seconds: float) -> None:
+        slept.append(round(seconds, 6))
+        clock["now"] += seconds
+
+    limiter = RateLimiter(qps=10, burst=2, clock=lambda: clock["now"], sleep=sleep)
+    for _ in range(4):
+        limiter.wait()
+    assert slept == [0.1, 0.1]
+    clock["now"] += 1.0  # a quiet second refills the bucket, up to the burst
+    limiter.wait()
+    limiter.wait()
+    assert slept == [0.1, 0.1]
+
+
+def test_rate_limiter_with_zero_qps_never_waits() -> None:
+    limiter = RateLimiter(qps=0, burst=0, sleep=lambda seconds: pytest.fail("slept"))
+    for _ in range(1000):
+        limiter.wait()
