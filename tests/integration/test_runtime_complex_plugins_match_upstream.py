@@ -385,3 +385,65 @@ def test_preemption_for_anti_affinity_as_upstream(
     remaining = pods.nodes()
     assert "squatter-ours" not in remaining
     assert "squatter-up" not in remaining
+
+
+def test_preemption_for_topology_spread_as_upstream(
+    schedulable_nodes, pods: Pods, scheduler: str, priority_classes: dict[str, str]
+) -> None:
+    """Zone a is full of a pod nobody may evict; zone b holds two lower-priority pods of the
+    spread group, so a new one there skews by 3: both schedulers evict both (putting one
+    back would still skew by 2) and place the new pod in zone b."""
+    for tag, name in both(scheduler).items():
+        group = {"set": tag}
+        schedulable_nodes(
+            kwok_node(f"pts-{tag}-a", cpu="1", zone=f"pts-{tag}-a", labels=group),
+            kwok_node(f"pts-{tag}-b", zone=f"pts-{tag}-b", labels=group),
+        )
+        pods.create(
+            make_pod(
+                f"filler-{tag}",
+                name,
+                cpu="1",
+                nodeSelector=on(f"pts-{tag}-a"),
+                priorityClassName=priority_classes["high"],
+            ),
+            *(
+                make_pod(
+                    f"old-{tag}-{i}",
+                    name,
+                    labels={"app": f"sp-{tag}"},
+                    nodeSelector=on(f"pts-{tag}-b"),
+                    priorityClassName=priority_classes["low"],
+                )
+                for i in range(2)
+            ),
+        )
+    pods.wait_placed("filler-ours", "old-ours-0", "old-ours-1", "filler-up", "old-up-0", "old-up-1")
+    for tag, name in both(scheduler).items():
+        spread = [
+            {
+                "maxSkew": 1,
+                "topologyKey": ZONE,
+                "whenUnsatisfiable": "DoNotSchedule",
+                "labelSelector": {"matchLabels": {"app": f"sp-{tag}"}},
+            }
+        ]
+        pods.create(
+            make_pod(
+                f"new-{tag}",
+                name,
+                cpu="500m",
+                labels={"app": f"sp-{tag}"},
+                nodeSelector={"set": tag},
+                topologySpreadConstraints=spread,
+                priorityClassName=priority_classes["mid"],
+            )
+        )
+    notes = failure_notes(pods, {"ours": "new-ours", "up": "new-up"})
+    assert notes["ours"] == notes["up"]
+    assert pods.wait_placed("new-ours", "new-up", timeout=120) == {
+        "new-ours": "pts-ours-b",
+        "new-up": "pts-up-b",
+    }
+    remaining = set(pods.nodes())
+    assert not remaining & {"old-ours-0", "old-ours-1", "old-up-0", "old-up-1"}
