@@ -447,3 +447,53 @@ def test_preemption_for_topology_spread_as_upstream(
     }
     remaining = set(pods.nodes())
     assert not remaining & {"old-ours-0", "old-ours-1", "old-up-0", "old-up-1"}
+
+
+@pytest.fixture
+def labelled_namespace(cluster: Cluster, namespace: str) -> Iterator[str]:
+    """A second namespace, labelled team=<namespace>, deleted after the test."""
+    core = kubernetes.client.CoreV1Api(cluster.api)
+    name = f"{namespace}-other"
+    core.create_namespace({"metadata": {"name": name, "labels": {"team": namespace}}})
+    yield name
+    core.delete_namespace(name)
+
+
+def test_namespace_selector_as_upstream(
+    cluster: Cluster,
+    schedulable_nodes,
+    pods: Pods,
+    scheduler: str,
+    labelled_namespace: str,
+) -> None:
+    """Affinity to pods of another namespace, chosen by its labels, and anti-affinity that
+    an empty namespaceSelector extends to every namespace."""
+    schedulable_nodes(kwok_node("ns-1", zone="ns-x"), kwok_node("ns-2", zone="ns-y"))
+    other = Pods(cluster, labelled_namespace)
+    for tag, name in both(scheduler).items():
+        other.create(
+            make_pod(f"db-{tag}", name, labels={"app": f"db-{tag}"}, nodeSelector=on("ns-2"))
+        )
+    other.wait_placed("db-ours", "db-up")
+    team = {"matchLabels": {"team": pods.namespace}}
+    for tag, name in both(scheduler).items():
+        near = required(
+            "podAffinity", term({"app": f"db-{tag}"}, ZONE) | {"namespaceSelector": team}
+        )
+        apart = required(
+            "podAntiAffinity", term({"app": f"db-{tag}"}, HOST) | {"namespaceSelector": {}}
+        )
+        local_only = required("podAffinity", term({"app": f"db-{tag}"}, ZONE))
+        pods.create(
+            make_pod(f"near-{tag}", name, affinity=near),
+            make_pod(f"apart-{tag}", name, affinity=apart),
+            make_pod(f"local-{tag}", name, affinity=local_only),
+        )
+    assert pods.wait_placed("near-ours", "near-up", "apart-ours", "apart-up") == {
+        "near-ours": "ns-2",
+        "near-up": "ns-2",
+        "apart-ours": "ns-1",
+        "apart-up": "ns-1",
+    }
+    notes = failure_notes(pods, {"ours": "local-ours", "up": "local-up"})
+    assert notes["ours"] == notes["up"]
