@@ -65,14 +65,16 @@ def make_nodes(cluster: Cluster) -> Iterator[Callable[..., list[str]]]:
             node["status"] = status
         names = [n["metadata"]["name"] for n in nodes]
         wait_for(f"nodes {names} to be Ready", lambda: all(node_ready(core, n) for n in names))
+
         # kwok may initialise a node's status after that patch, with its own defaults (1k cpu,
-        # 1M pods); once the node is Ready it leaves capacity alone, so write it again.
-        for node in nodes:
-            core.patch_node_status(node["metadata"]["name"], {"status": node["status"]})
-        wait_for(
-            f"nodes {names} to show their capacity",
-            lambda: all(shows_capacity(core, node) for node in nodes),
-        )
+        # 1M pods), and on a busy machine even after it is Ready: write it until it shows.
+        def capacity_shown() -> bool:
+            stale = [node for node in nodes if not shows_capacity(core, node)]
+            for node in stale:
+                core.patch_node_status(node["metadata"]["name"], {"status": node["status"]})
+            return not stale
+
+        wait_for(f"nodes {names} to show their capacity", capacity_shown)
         return names
 
     yield make
