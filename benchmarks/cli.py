@@ -42,7 +42,12 @@ from benchmarks.schedulers import (
     SchedulerProcess,
 )
 from benchmarks.simulated import simulate_throughput
-from benchmarks.stats import histogram_buckets, histogram_quantile, percentile
+from benchmarks.stats import (
+    histogram_buckets,
+    histogram_quantile,
+    percentile,
+    share_beyond_finite_buckets,
+)
 from scheduler_runtime.framework.registry import PluginLoadError
 from scheduler_runtime.framework.runtime import FrameworkError
 
@@ -266,6 +271,8 @@ async def run_scheduler(
         bound_seconds=binding.bound_seconds,
         attempt_p50_ms=milliseconds(quantile(0.5, buckets)),
         attempt_p99_ms=milliseconds(quantile(0.99, buckets)),
+        attempts_beyond_buckets=share_beyond_finite_buckets(buckets),
+        attempt_buckets=buckets,
         peak_rss_mib=peak_rss / MIB,
     )
     return run, summarize_profile(samples, workload, nodes) if samples else None

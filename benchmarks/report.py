@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pydantic import BaseModel, computed_field
+from pydantic import BaseModel, ConfigDict, computed_field
 
 from benchmarks.profile import Profile
 from benchmarks.schedulers import PYTHON, UPSTREAM
@@ -34,6 +34,8 @@ class Machine(BaseModel):
 class SchedulerRun(BaseModel):
     """One scheduler on one workload: throughput from the first creation to the last binding."""
 
+    model_config = ConfigDict(ser_json_inf_nan="strings")  # the +Inf bucket as "Infinity"
+
     scheduler: str
     workload: str
     pods: int
@@ -42,12 +44,20 @@ class SchedulerRun(BaseModel):
     bound_seconds: float
     attempt_p50_ms: float | None
     attempt_p99_ms: float | None
+    # Attempts slower than the histogram's highest finite bucket: quantiles there are floors.
+    attempts_beyond_buckets: float = 0.0
+    # The scheduler's attempt histogram as scraped: (upper bound in seconds, cumulative count).
+    attempt_buckets: list[tuple[float, float]] = []
     peak_rss_mib: float
 
     @computed_field  # type: ignore[prop-decorator]
     @property
     def throughput(self) -> float:
         return per_second(self.bound, self.bound_seconds)
+
+    def saturated(self, q: float) -> bool:
+        """Whether the q-quantile lies beyond the buckets (so it only says "at least")."""
+        return self.attempts_beyond_buckets > 1 - q
 
 
 class Ceiling(BaseModel):
@@ -136,6 +146,10 @@ def percent(part: float, whole: float | None) -> str:
     return "-" if not whole else f"{100 * part / whole:.0f}%"
 
 
+def latency(milliseconds: float | None, saturated: bool) -> str:
+    return (">" if saturated and milliseconds is not None else "") + number(milliseconds, " ms")
+
+
 RUN_HEADER = ("workload", "scheduler", "bound", "pods/s", "of ceiling", "p50", "p99", "peak RSS")
 
 
@@ -151,13 +165,14 @@ def run_rows(scale: Scale) -> list[tuple[str, ...]]:
                 f"{run.bound}/{run.pods}",
                 number(run.throughput),
                 percent(run.throughput, ceiling),
-                number(run.attempt_p50_ms, " ms"),
-                number(run.attempt_p99_ms, " ms"),
+                latency(run.attempt_p50_ms, run.saturated(0.5)),
+                latency(run.attempt_p99_ms, run.saturated(0.99)),
                 number(run.peak_rss_mib, " MiB", 0),
             )
         )
+        upstream = scale.run(UPSTREAM, run.workload)
         figures = scale.ratios.get(run.workload)
-        if run.scheduler == PYTHON and figures and scale.run(UPSTREAM, run.workload):
+        if run.scheduler == PYTHON and figures and upstream:
             rows.append(
                 (
                     run.workload,
@@ -165,12 +180,19 @@ def run_rows(scale: Scale) -> list[tuple[str, ...]]:
                     "",
                     times(figures["throughput"]),
                     "",
-                    times(figures["attempt_p50"]),
-                    times(figures["attempt_p99"]),
+                    latency_ratio(figures["attempt_p50"], run, upstream, 0.5),
+                    latency_ratio(figures["attempt_p99"], run, upstream, 0.99),
                     times(figures["peak_rss"]),
                 )
             )
     return rows
+
+
+def latency_ratio(value: float | None, ours: SchedulerRun, upstream: SchedulerRun, q: float) -> str:
+    """A floor when only our quantile is saturated; unknown when upstream's is."""
+    if upstream.saturated(q):
+        return "-"
+    return (">" if ours.saturated(q) and value is not None else "") + times(value)
 
 
 def scale_title(scale: Scale) -> str:

@@ -34,6 +34,13 @@ def histogram_buckets(metrics_text: str, name: str) -> list[Bucket]:
     return sorted(totals.items())
 
 
+def share_beyond_finite_buckets(buckets: Sequence[Bucket]) -> float:
+    """The share of observations above the highest finite bound, where quantiles saturate."""
+    if len(buckets) < 2 or not buckets[-1][1]:
+        return 0.0
+    return (buckets[-1][1] - buckets[-2][1]) / buckets[-1][1]
+
+
 def histogram_quantile(q: float, buckets: Sequence[Bucket]) -> float | None:
     """Prometheus's histogram_quantile(): the bucket holding rank q*count, interpolated linearly.
 
