@@ -150,3 +150,25 @@ def test_render_shows_the_profile_of_a_profiled_run() -> None:
     assert "profiled: py-spy sampled the runtime, so its figures are slowed" in text
     assert "where the runtime spent its time: basic, 500 nodes (samples: p.txt)" in text
     assert "score (scheduler_runtime/framework/runtime.py)  40.0%  90.0%" in text
+
+
+def test_saturated_quantiles_are_floors_and_their_ratios_too() -> None:
+    slow = scale()
+    ours = slow.run("python", "basic")
+    assert ours is not None
+    ours.attempts_beyond_buckets = 0.3  # the p99 lies beyond the buckets, the p50 does not
+    rows = run_rows(slow)
+    assert rows[1][5:7] == ("1.0 ms", ">8.0 ms")
+    assert rows[2][5:7] == ("1.00x", ">2.00x")
+    upstream = slow.run("upstream", "basic")
+    assert upstream is not None
+    upstream.attempts_beyond_buckets = 0.6
+    assert run_rows(slow)[2][5:7] == ("-", "-")
+
+
+def test_buckets_round_trip_through_json_with_the_inf_bound() -> None:
+    measured = run("python", "basic", bound=1, seconds=1.0, p99=1.0)
+    measured.attempt_buckets = [(0.001, 1.0), (float("inf"), 2.0)]
+    document = json.loads(measured.model_dump_json())
+    assert document["attempt_buckets"][-1] == ["Infinity", 2.0]
+    assert SchedulerRun.model_validate(document).attempt_buckets == measured.attempt_buckets

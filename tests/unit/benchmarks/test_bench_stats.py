@@ -8,7 +8,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from benchmarks.stats import histogram_buckets, histogram_quantile, percentile
+from benchmarks.stats import (
+    histogram_buckets,
+    histogram_quantile,
+    percentile,
+    share_beyond_finite_buckets,
+)
 
 INF = math.inf
 
@@ -122,3 +127,9 @@ def test_buckets_are_summed_over_label_sets_and_sorted() -> None:
 
 def test_a_missing_histogram_has_no_buckets() -> None:
     assert histogram_buckets(METRICS, "scheduler_e2e_scheduling_duration_seconds") == []
+
+
+def test_share_beyond_the_finite_buckets() -> None:
+    assert share_beyond_finite_buckets([(0.5, 6.0), (1.0, 8.0), (INF, 10.0)]) == 0.2
+    assert share_beyond_finite_buckets(BUCKETS) == 0.0
+    assert share_beyond_finite_buckets([(0.5, 0.0), (INF, 0.0)]) == 0.0
