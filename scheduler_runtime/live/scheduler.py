@@ -32,7 +32,11 @@ from scheduler_runtime.live.volumes import VolumeBinder
 
 log = logging.getLogger("scheduler_runtime.scheduler")
 
-BINDING_WORKERS = 16
+# Bindings wait on the API server, not on Python: many may be under way at once (upstream
+# starts a goroutine per pod). Events, status patches and evictions go through a pool of
+# their own, so neither the scheduling loop nor the bindings wait for them.
+BINDING_WORKERS = 64
+REPORTING_WORKERS = 8
 PREEMPTION = "DefaultPreemption"
 
 
@@ -101,6 +105,7 @@ class Scheduler:
             self.snapshot, config.percentage_of_nodes_to_score, self.rng
         )
         self.binding = ThreadPoolExecutor(BINDING_WORKERS, thread_name_prefix="binding")
+        self.reporting = ThreadPoolExecutor(REPORTING_WORKERS, thread_name_prefix="reporting")
         self.stopping = threading.Event()
         self._cycle_pod: PodInfo | None = None  # the pod of the running scheduling cycle
 
@@ -125,11 +130,11 @@ class Scheduler:
         stops counting when its deletion arrives through the watch, as upstream's does."""
         preemptor = self._cycle_pod
         if preemptor is not None:
-            self.binding.submit(self._report, self.outcomes.preempt, victim, preemptor)
+            self._report(self.outcomes.preempt, victim, preemptor)
 
     def _clear_nomination(self, pod: PodInfo) -> None:
         self.cache.nominate(pod, "")
-        self.binding.submit(self._report, self.outcomes.clear_nomination, pod)
+        self._report(self.outcomes.clear_nomination, pod)
 
     def _nominated_pods(self, node_name: str) -> list[PodInfo]:
         return self.cache.nominated_pods(node_name)
@@ -153,6 +158,7 @@ class Scheduler:
         self.stopping.set()
         self.queue.close()
         self.binding.shutdown(wait=True, cancel_futures=not finish_bindings)
+        self.reporting.shutdown(wait=True)
 
     def schedule_one(self, queued: QueuedPod) -> None:
         pod = queued.pod_info
@@ -276,6 +282,11 @@ class Scheduler:
             self._report(self.outcomes.failed, pod, message, error=error, nominated_node=nominated)
 
     def _report(self, write: Any, *args: Any, **kwargs: Any) -> None:
+        """Runs an API write on the reporting pool; a failure is logged, never raised."""
+        self.reporting.submit(self._write, write, *args, **kwargs)
+
+    @staticmethod
+    def _write(write: Any, *args: Any, **kwargs: Any) -> None:
         try:
             write(*args, **kwargs)
         except (ApiError, urllib3.exceptions.HTTPError, OSError) as failure:
