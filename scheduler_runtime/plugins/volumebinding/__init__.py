@@ -47,8 +47,8 @@ STATE_KEY = "VolumeBinding"
 class BindingState:
     claims: PodClaims
     by_node: dict[str, PodVolumes] = field(default_factory=dict)
-    # Objects replaced in the snapshot by Reserve, to put back on Unreserve.
-    replaced: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    # Objects Reserve replaced in the snapshot: (kind, original, assumed), for Unreserve.
+    replaced: list[tuple[str, dict[str, Any], dict[str, Any]]] = field(default_factory=list)
 
 
 class VolumeBinding:
@@ -124,17 +124,20 @@ class VolumeBinding:
     def _assume(self, found: BindingState, kind: str, obj: dict[str, Any]) -> None:
         objects = self.handle.snapshot.objects
         original = objects.get(kind, object_key(obj))
+        assumed = {**obj, "kind": kind}
         if original is not None:
-            found.replaced.append((kind, original))
-        objects.apply({**obj, "kind": kind})
+            found.replaced.append((kind, original, assumed))
+        objects.apply(assumed)
 
     def unreserve(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
         found: BindingState | None = state.get(STATE_KEY)
         if found is None:
             return
         objects = self.handle.snapshot.objects
-        for kind, original in reversed(found.replaced):
-            objects.apply({**original, "kind": kind})
+        for kind, original, assumed in reversed(found.replaced):
+            # A newer object from the API server since Reserve stays.
+            if objects.get(kind, object_key(assumed)) is assumed:
+                objects.apply({**original, "kind": kind})
         found.replaced.clear()
 
     def pre_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status:

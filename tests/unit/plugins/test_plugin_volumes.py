@@ -407,3 +407,35 @@ def test_volume_binding_reasons_reach_the_message() -> None:
         "0/3 nodes are available: 3 node(s) didn't match PersistentVolume's node affinity."
     )
     assert "3 Preemption is not helpful for scheduling." in message
+
+
+def test_reserve_assumes_the_binding_and_unreserve_takes_it_back() -> None:
+    local = storage_class("local", "WaitForFirstConsumer", "kubernetes.io/no-provisioner")
+    snapshot = cluster(
+        node("n1"),
+        local,
+        persistent_volume("pv", storage_class="local"),
+        claim("c", storage_class="local"),
+    )
+    plugin = VolumeBinding(None, Handle(snapshot))
+    incoming = pod_info(pod("p", claim_volume("c")))
+    n1 = snapshot.get("n1")
+    assert n1 is not None
+
+    def claimed_by() -> Any:
+        volume = snapshot.objects.get("PersistentVolume", "pv")
+        assert volume is not None
+        return (volume["spec"].get("claimRef") or {}).get("name")
+
+    for newer_arrives in (False, True):
+        state = CycleState()
+        plugin.pre_filter(state, incoming, snapshot)
+        assert plugin.filter(state, incoming, n1).is_success
+        assert plugin.reserve(state, incoming, "n1").is_success
+        assert claimed_by() == "c"
+        if newer_arrives:  # the API server's own binding, seen through the watch
+            bound = persistent_volume("pv", storage_class="local")
+            bound["spec"]["claimRef"] = {"namespace": "ns", "name": "c"}
+            snapshot.objects.apply(bound)
+        plugin.unreserve(state, incoming, "n1")
+        assert claimed_by() == ("c" if newer_arrives else None)
