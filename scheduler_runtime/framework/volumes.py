@@ -10,7 +10,6 @@ from typing import Any
 from scheduler_runtime.framework.podinfo import PodInfo
 from scheduler_runtime.framework.snapshot import Snapshot
 
-WAIT_FOR_FIRST_CONSUMER = "WaitForFirstConsumer"
 BETA_CLASS_ANNOTATION = "volume.beta.kubernetes.io/storage-class"
 
 
@@ -67,8 +66,3 @@ class Volumes:
 
     def storage_class(self, name: str) -> dict[str, Any] | None:
         return self.objects.get("StorageClass", name)
-
-    def waits_for_first_consumer(self, claim: Mapping[str, Any]) -> bool:
-        """An unbound claim whose class delays binding until a pod uses it."""
-        found = self.storage_class(claim_class(claim))
-        return found is not None and found.get("volumeBindingMode") == WAIT_FOR_FIRST_CONSUMER

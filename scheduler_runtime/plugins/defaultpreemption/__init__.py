@@ -32,7 +32,6 @@ from scheduler_runtime.plugins.defaultpreemption.pdb import Budgets, split_by_pd
 
 NOT_HELPFUL = "Preemption is not helpful for scheduling"
 NO_VICTIMS = "No preemption victims found for incoming pod"
-NO_CANDIDATE = "no candidate node for preemption"
 NEVER = "not eligible due to preemptionPolicy=Never."
 TERMINATING = "not eligible due to a terminating pod on the nominated node."
 PREFIX = "preemption: "

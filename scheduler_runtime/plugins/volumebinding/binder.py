@@ -29,7 +29,6 @@ HOSTNAME = "kubernetes.io/hostname"
 
 REASON_NODE_CONFLICT = "node(s) didn't match PersistentVolume's node affinity"
 REASON_BIND_CONFLICT = "node(s) didn't find available persistent volumes to bind"
-REASON_NOT_ENOUGH_SPACE = "node(s) did not have enough free storage"
 REASON_PV_NOT_EXIST = "node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)"
 
 
@@ -253,7 +252,6 @@ class Verdict:
     bound_satisfied: bool = True
     bound_found: bool = True
     unbound_satisfied: bool = True
-    enough_storage: bool = True
     volumes: PodVolumes = field(default_factory=PodVolumes)
 
     @property
@@ -261,7 +259,6 @@ class Verdict:
         checks = (
             (self.bound_satisfied, REASON_NODE_CONFLICT),
             (self.unbound_satisfied, REASON_BIND_CONFLICT),
-            (self.enough_storage, REASON_NOT_ENOUGH_SPACE),
             (self.bound_found, REASON_PV_NOT_EXIST),
         )
         return tuple(reason for ok, reason in checks if not ok)
