@@ -17,7 +17,7 @@ from typing import Any
 from scheduler_runtime.framework.objects import object_key
 from scheduler_runtime.framework.podinfo import PodInfo, pod_info
 from scheduler_runtime.framework.snapshot import Snapshot
-from scheduler_runtime.live.queue import SchedulingQueue
+from scheduler_runtime.live.queue import SchedulingQueue, pod_identity
 
 log = logging.getLogger(__name__)
 
@@ -61,6 +61,15 @@ def could_be_helped_by_pod_add(pod: PodInfo) -> bool:
     return bool(pod.affinity.get("podAffinity") or pod.spec.get("topologySpreadConstraints"))
 
 
+def bound_pod_fingerprint(pod: dict[str, Any]) -> tuple[Any, ...]:
+    """What plugins read of a bound pod: kwok's and the kubelet's status updates (phase,
+    readiness, IPs) leave it unchanged and so cost nothing; a DisruptionTarget condition
+    (preemption checks it) counts."""
+    conditions = (pod.get("status") or {}).get("conditions") or ()
+    disruption = [c for c in conditions if c.get("type") == "DisruptionTarget"]
+    return (*pod_identity(pod), disruption)
+
+
 def node_fingerprint(node: dict[str, Any]) -> tuple[Any, ...]:
     """What a node update must change to matter to scheduling; heartbeats change nothing here.
 
@@ -93,7 +102,7 @@ class ClusterCache:
         self._nominated: dict[str, dict[str, PodInfo]] = {}
         self._nomination: dict[str, str] = {}
         self._nodes: dict[str, tuple[Any, ...]] = {}
-        self._bound: set[str] = set()
+        self._bound: dict[str, tuple[Any, ...]] = {}  # bound pods and their fingerprints
         self._assumed: dict[str, str] = {}
 
     @contextmanager
@@ -227,11 +236,13 @@ class ClusterCache:
             if is_terminal(pod):
                 self._delete_pod(key)
                 return
-            self._assumed.pop(key, None)
-            self.snapshot.add_pod(pod_info(pod))
+            was_assumed = self._assumed.pop(key, None) is not None
+            fingerprint = bound_pod_fingerprint(pod)
+            if was_assumed or self._bound.get(key) != fingerprint:
+                self.snapshot.add_pod(pod_info(pod))
             if key not in self._bound:
-                self._bound.add(key)
                 self.queue.move_all(POD_ADD, only=could_be_helped_by_pod_add)
+            self._bound[key] = fingerprint
             return
         if key in self._assumed:
             return  # our binding is in flight; its outcome decides what happens next
@@ -254,8 +265,7 @@ class ClusterCache:
     def _delete_pod(self, key: str) -> None:
         self.queue.delete(key)
         self._clear_nomination(key)
-        was_bound = key in self._bound
-        self._bound.discard(key)
+        was_bound = self._bound.pop(key, None) is not None
         if was_bound or self._assumed.pop(key, None) is not None:
             self.snapshot.remove_pod(key)
             self.queue.move_all(POD_DELETE)

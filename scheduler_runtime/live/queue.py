@@ -55,7 +55,7 @@ def priority_sort(a: QueuedPodInfo, b: QueuedPodInfo) -> bool:
     return pa > pb or (pa == pb and a.timestamp < b.timestamp)
 
 
-def _identity(pod: dict[str, Any]) -> tuple[Any, Any]:
+def pod_identity(pod: dict[str, Any]) -> tuple[Any, Any]:
     """What upstream's isPodUpdated compares: the pod minus status and bookkeeping fields."""
     metadata = {
         k: v
@@ -248,7 +248,7 @@ class SchedulingQueue:
         self._lock.notify()
 
     def _update(self, queued: QueuedPod, pod: PodInfo) -> None:
-        meaningful = _identity(queued.pod_info.pod) != _identity(pod.pod)
+        meaningful = pod_identity(queued.pod_info.pod) != pod_identity(pod.pod)
         queued.pod_info = pod
         key = queued.key
         if key in self._gated:

@@ -183,3 +183,25 @@ def test_other_objects_are_indexed_by_kind(cache: ClusterCache, queue: Schedulin
     assert cache.snapshot.objects.get("Namespace", "a") is None
     cache.delete("Namespace", {"metadata": {"name": "b"}})
     assert list(cache.snapshot.objects.all("Namespace")) == []
+
+
+def test_status_updates_of_bound_pods_leave_the_snapshot_alone(cache: ClusterCache) -> None:
+    cache.upsert(PODS, pod("web", "n1"))
+    generation = cache.snapshot.generation
+    running = pod("web", "n1", phase="Running")
+    running["status"]["conditions"] = [{"type": "Ready", "status": "True"}]
+    cache.upsert(PODS, running)
+    assert cache.snapshot.generation == generation
+    relabelled = pod("web", "n1", phase="Running")
+    relabelled["metadata"]["labels"] = {"app": "web"}
+    cache.upsert(PODS, relabelled)
+    assert cache.snapshot.generation > generation
+    placed = cache.snapshot.pod("ns/web")
+    assert placed is not None
+    assert placed.labels == {"app": "web"}
+    generation = cache.snapshot.generation
+    disrupted = pod("web", "n1", phase="Running")
+    disrupted["metadata"]["labels"] = {"app": "web"}
+    disrupted["status"]["conditions"] = [{"type": "DisruptionTarget", "status": "True"}]
+    cache.upsert(PODS, disrupted)
+    assert cache.snapshot.generation > generation
