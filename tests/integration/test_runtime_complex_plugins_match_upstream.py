@@ -497,3 +497,106 @@ def test_namespace_selector_as_upstream(
     }
     notes = failure_notes(pods, {"ours": "local-ours", "up": "local-up"})
     assert notes["ours"] == notes["up"]
+
+
+@pytest.fixture
+def local_volumes(cluster: Cluster, namespace: str) -> Iterator[Callable[[str, str, str], str]]:
+    """A WaitForFirstConsumer class without provisioner; makes local PVs of that class."""
+    core = kubernetes.client.CoreV1Api(cluster.api)
+    storage = kubernetes.client.StorageV1Api(cluster.api)
+    storage_class = f"{namespace}-local"
+    storage.create_storage_class(
+        {
+            "metadata": {"name": storage_class},
+            "provisioner": "kubernetes.io/no-provisioner",
+            "volumeBindingMode": "WaitForFirstConsumer",
+        }
+    )
+    made: list[str] = []
+
+    def make(name: str, size: str, node: str) -> str:
+        volume = f"{namespace}-{name}"
+        core.create_persistent_volume(
+            {
+                "metadata": {"name": volume},
+                "spec": {
+                    "capacity": {"storage": size},
+                    "accessModes": ["ReadWriteOnce"],
+                    "storageClassName": storage_class,
+                    "local": {"path": "/mnt/data"},
+                    "nodeAffinity": {
+                        "required": {
+                            "nodeSelectorTerms": [
+                                {
+                                    "matchExpressions": [
+                                        {"key": HOST, "operator": "In", "values": [node]}
+                                    ]
+                                }
+                            ]
+                        }
+                    },
+                },
+            }
+        )
+        made.append(volume)
+        return storage_class
+
+    yield make
+    for volume in made:
+        core.delete_persistent_volume(volume)
+    storage.delete_storage_class(storage_class)
+
+
+def test_wait_for_first_consumer_picks_the_volume_upstream_picks(
+    schedulable_nodes, pods: Pods, scheduler: str, local_volumes: Callable[[str, str, str], str]
+) -> None:
+    """Each scheduler's node holds a 5Gi and a 2Gi volume: a 1Gi claim gets the smaller one,
+    a second 1Gi claim the other, a third finds none, as upstream's binder decides."""
+    core = pods.core
+    for tag in both(scheduler):
+        schedulable_nodes(kwok_node(f"wf-{tag}"))
+        storage_class = local_volumes(f"big-{tag}", "5Gi", f"wf-{tag}")
+        local_volumes(f"small-{tag}", "2Gi", f"wf-{tag}")
+        for index in range(3):
+            core.create_namespaced_persistent_volume_claim(
+                pods.namespace,
+                {
+                    "metadata": {"name": f"c{index}-{tag}"},
+                    "spec": {
+                        "accessModes": ["ReadWriteOnce"],
+                        "storageClassName": storage_class,
+                        "resources": {"requests": {"storage": "1Gi"}},
+                    },
+                },
+            )
+    for index in range(3):
+        for tag, name in both(scheduler).items():
+            pods.create(
+                make_pod(
+                    f"p{index}-{tag}",
+                    name,
+                    nodeSelector=on(f"wf-{tag}"),
+                    volumes=[claim_volume(f"c{index}-{tag}")],
+                )
+            )
+        if index < 2:
+            pods.wait_placed(f"p{index}-ours", f"p{index}-up", timeout=120)
+
+    def volume_of(claim: str) -> str:
+        return str(
+            wait_for(
+                f"claim {claim} to be bound",
+                lambda: (
+                    core.read_namespaced_persistent_volume_claim(
+                        claim, pods.namespace
+                    ).spec.volume_name
+                ),
+            )
+        )
+
+    for tag in ("ours", "up"):
+        assert volume_of(f"c0-{tag}") == f"{pods.namespace}-small-{tag}"
+        assert volume_of(f"c1-{tag}") == f"{pods.namespace}-big-{tag}"
+    notes = failure_notes(pods, {"ours": "p2-ours", "up": "p2-up"})
+    assert notes["ours"] == notes["up"]
+    assert "didn't find available persistent volumes to bind" in notes["ours"]
