@@ -600,3 +600,59 @@ def test_wait_for_first_consumer_picks_the_volume_upstream_picks(
     notes = failure_notes(pods, {"ours": "p2-ours", "up": "p2-up"})
     assert notes["ours"] == notes["up"]
     assert "didn't find available persistent volumes to bind" in notes["ours"]
+
+
+def test_read_write_once_pod_claim_as_upstream(
+    cluster: Cluster, schedulable_nodes, pods: Pods, scheduler: str
+) -> None:
+    """A ReadWriteOncePod claim in use keeps a second pod out, with upstream's message."""
+    core = pods.core
+    schedulable_nodes(kwok_node("rwop-1"), kwok_node("rwop-2"))
+    volumes = []
+    for tag in both(scheduler):
+        volume = f"{pods.namespace}-solo-{tag}"
+        core.create_persistent_volume(
+            {
+                "metadata": {"name": volume},
+                "spec": {
+                    "capacity": {"storage": "1Gi"},
+                    "accessModes": ["ReadWriteOncePod"],
+                    "storageClassName": "",
+                    "hostPath": {"path": "/mnt/solo"},
+                    "claimRef": {"namespace": pods.namespace, "name": f"solo-{tag}"},
+                },
+            }
+        )
+        volumes.append(volume)
+        core.create_namespaced_persistent_volume_claim(
+            pods.namespace,
+            {
+                "metadata": {"name": f"solo-{tag}"},
+                "spec": {
+                    "accessModes": ["ReadWriteOncePod"],
+                    "storageClassName": "",
+                    "volumeName": volume,
+                    "resources": {"requests": {"storage": "1Gi"}},
+                },
+            },
+        )
+    try:
+        for tag, name in both(scheduler).items():
+            claim = f"solo-{tag}"
+            wait_for(
+                f"claim {claim} to be bound",
+                lambda c=claim: (
+                    core.read_namespaced_persistent_volume_claim(c, pods.namespace).status.phase
+                    == "Bound"
+                ),
+            )
+            pods.create(make_pod(f"first-{tag}", name, volumes=[claim_volume(claim)]))
+        pods.wait_placed("first-ours", "first-up")
+        for tag, name in both(scheduler).items():
+            pods.create(make_pod(f"second-{tag}", name, volumes=[claim_volume(f"solo-{tag}")]))
+        notes = failure_notes(pods, {"ours": "second-ours", "up": "second-up"})
+        assert notes["ours"] == notes["up"]
+        assert "ReadWriteOncePod access mode already in-use by another pod" in notes["ours"]
+    finally:
+        for volume in volumes:
+            core.delete_persistent_volume(volume)

@@ -218,8 +218,8 @@ def test_read_write_once_pod_claims_serve_one_pod() -> None:
     plugin = VolumeRestrictions(None, Handle(snapshot))
     results = outcomes(plugin, snapshot, pod_info(pod("second", claim_volume("solo"))))
     reason = (
-        "node has pod using PersistentVolumeClaim with the same name and "
-        "ReadWriteOncePod access mode"
+        "node(s) unavailable due to PersistentVolumeClaim with ReadWriteOncePod access mode "
+        "already in-use by another pod"
     )
     assert results == {"n1": Status.unschedulable(reason), "n2": Status.unschedulable(reason)}
     # Preemption removing the owner lifts the conflict.
