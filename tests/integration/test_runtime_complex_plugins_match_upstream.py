@@ -656,3 +656,23 @@ def test_read_write_once_pod_claim_as_upstream(
     finally:
         for volume in volumes:
             core.delete_persistent_volume(volume)
+
+
+def test_disk_conflict_as_upstream(schedulable_nodes, pods: Pods, scheduler: str) -> None:
+    """Two pods mounting the same iSCSI disk read-write cannot share a node."""
+    schedulable_nodes(kwok_node("disk-1"))
+    for tag, name in both(scheduler).items():
+        disk = {
+            "name": "disk",
+            "iscsi": {
+                "targetPortal": "10.0.0.1:3260",
+                "iqn": f"iqn.2024-01.example:{tag}",
+                "lun": 0,
+            },
+        }
+        pods.create(make_pod(f"holder-{tag}", name, volumes=[disk]))
+        pods.wait_placed(f"holder-{tag}")
+        pods.create(make_pod(f"rival-{tag}", name, volumes=[disk]))
+    notes = failure_notes(pods, {"ours": "rival-ours", "up": "rival-up"})
+    assert notes["ours"] == notes["up"]
+    assert "node(s) had no available disk" in notes["ours"]
