@@ -9,6 +9,7 @@ from collections.abc import Sequence
 import orjson
 
 from scheduler_runtime.config import ConfigError, load_configuration_file
+from scheduler_runtime.explain_command import add_explain_command
 from scheduler_runtime.framework.registry import PluginLoadError
 from scheduler_runtime.framework.runtime import FrameworkError
 from scheduler_runtime.live.command import add_run_command
@@ -62,6 +63,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     commands = parser.add_subparsers(title="commands", metavar="COMMAND")
     add_run_command(commands)
     _add_simulate(commands)
+    add_explain_command(commands)
     args = parser.parse_args(argv)
     if not hasattr(args, "handler"):
         parser.print_help()

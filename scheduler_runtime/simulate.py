@@ -4,6 +4,7 @@ placement counting for the next, exactly as the live scheduler's cycle would pla
 
 from __future__ import annotations
 
+import dataclasses
 import heapq
 import random
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -15,6 +16,7 @@ import yaml
 
 from scheduler_runtime.config import SchedulerConfiguration
 from scheduler_runtime.framework.algorithm import SchedulingAlgorithm
+from scheduler_runtime.framework.explain import Explanation, explain
 from scheduler_runtime.framework.interface import Code, CycleState, Handle, Status
 from scheduler_runtime.framework.podinfo import PodInfo, pod_info
 from scheduler_runtime.framework.quantity import QuantityError
@@ -37,13 +39,15 @@ class Placement:
     name: str
     node: str | None
     message: str | None
+    explanation: Explanation | None = None
 
-    def as_json(self) -> dict[str, str | None]:
+    def as_json(self) -> dict[str, Any]:
         return {
             "namespace": self.namespace,
             "name": self.name,
             "node": self.node,
             "message": self.message,
+            "explanation": self.explanation.as_json() if self.explanation else None,
         }
 
 
@@ -207,9 +211,15 @@ class Simulation:
             self._schedule_one(heapq.heappop(self._queue).queued)
         return list(self.placements.values())
 
-    def _record(self, pod: PodInfo, node: str | None, message: str | None) -> None:
+    def _record(
+        self,
+        pod: PodInfo,
+        node: str | None,
+        message: str | None,
+        explanation: Explanation | None = None,
+    ) -> None:
         self.placements.pop(pod.key, None)  # the last attempt counts, in its order
-        self.placements[pod.key] = Placement(pod.namespace, pod.name, node, message)
+        self.placements[pod.key] = Placement(pod.namespace, pod.name, node, message, explanation)
 
     def _schedule_one(self, queued: QueuedPodInfo) -> None:
         pod = queued.pod_info
@@ -224,6 +234,7 @@ class Simulation:
             self._record(pod, None, str(error))
             return
         node = result.suggested_host
+        why = explain(pod, framework, self.algorithm, node=node)
         assumed = pod.with_node(node)
         self.snapshot.add_pod(assumed)
         self.nominated.pop(pod.key, None)
@@ -232,7 +243,7 @@ class Simulation:
             self.snapshot.remove_pod(pod.key)
             self._record(pod, None, status.message())
             return
-        self._record(pod, node, None)
+        self._record(pod, node, None, why)
 
     def _reserve_to_bind(
         self, framework: Framework, state: CycleState, pod: PodInfo, node: str
@@ -256,14 +267,14 @@ class Simulation:
         self, queued: QueuedPodInfo, framework: Framework, state: CycleState, error: FitError
     ) -> None:
         pod = queued.pod_info
-        self._record(pod, None, str(error))
+        why = explain(pod, framework, self.algorithm, node=None, diagnosis=error.diagnosis)
         nominated = None
         if framework.has("postFilter"):
             result, status = framework.run_post_filter(state, pod, error.diagnosis)
             error.diagnosis.post_filter_msg = status.message()
-            self._record(pod, None, str(error))
             if result is not None and result.nominating is not None:
                 nominated = result.nominating.node_name
+        self._record(pod, None, str(error), dataclasses.replace(why, message=str(error)))
         if nominated:
             pod.pod.setdefault("status", {})["nominatedNodeName"] = nominated
             self.nominated[pod.key] = pod

@@ -56,18 +56,23 @@ class SchedulingAlgorithm:
         self.rng = rng
         self.next_start_node_index = 0
         self.last_placement: Placement | None = None
+        # What the last cycle found, for explanations: the nodes that fit and why others not.
+        self.last_feasible: Slots = np.zeros(0, dtype=np.intp)
+        self.last_diagnosis: Diagnosis | None = None
 
     def schedule_pod(self, fwk: Framework, state: CycleState, pod: PodInfo) -> ScheduleResult:
         """Raises FitError when no node fits, NoNodesAvailableError without nodes, and
         FrameworkError when a plugin fails."""
+        self.last_placement = None
+        self.last_feasible, self.last_diagnosis = np.zeros(0, dtype=np.intp), None
         if len(self.snapshot) == 0:
             raise NoNodesAvailableError
         feasible, diagnosis = self.find_nodes_that_fit(fwk, state, pod)
+        self.last_feasible, self.last_diagnosis = feasible, diagnosis
         if len(feasible) == 0:
             raise FitError(pod, len(self.snapshot), diagnosis)
         evaluated = len(feasible) + len(diagnosis.node_to_status)
         if len(feasible) == 1:
-            self.last_placement = None
             host = self.snapshot.name(int(feasible[0]))
             return ScheduleResult(host, evaluated, 1)
         totals, by_plugin = self.prioritize(fwk, state, pod, feasible)

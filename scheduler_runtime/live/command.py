@@ -11,6 +11,7 @@ from kubernetes.config import ConfigException
 from scheduler_runtime.config import ConfigError, load_configuration_file
 from scheduler_runtime.framework.registry import PluginLoadError
 from scheduler_runtime.framework.runtime import FrameworkError
+from scheduler_runtime.live.explanations import ANNOTATION, DEFAULT_KEPT
 from scheduler_runtime.live.run import RunOptions, Runtime
 from scheduler_runtime.live.scheduler import check_profiles
 from scheduler_runtime.live.server import parse_listen
@@ -36,6 +37,19 @@ def add_run_command(subcommands: argparse._SubParsersAction[argparse.ArgumentPar
     )
     parser.add_argument(
         "-v", "--v", dest="verbosity", type=int, default=2, help="log verbosity, as klog's -v"
+    )
+    parser.add_argument(
+        "--explanations",
+        type=int,
+        default=DEFAULT_KEPT,
+        metavar="N",
+        help=f"keep why the last N pods went where they went, for /explain (default "
+        f"{DEFAULT_KEPT}; 0 keeps none)",
+    )
+    parser.add_argument(
+        "--explain-annotation",
+        action="store_true",
+        help=f"write a one-line explanation on each pod ({ANNOTATION}); needs patch on pods",
     )
     parser.set_defaults(handler=run_command)
 
@@ -65,7 +79,13 @@ def run_command(args: argparse.Namespace) -> int:
         return USAGE_ERROR
     configure_logging(args.verbosity)
     try:
-        runtime = Runtime(config, RunOptions(kubeconfig=args.kubeconfig, listen=listen))
+        options = RunOptions(
+            kubeconfig=args.kubeconfig,
+            listen=listen,
+            explanations=args.explanations,
+            explain_annotation=args.explain_annotation,
+        )
+        runtime = Runtime(config, options)
     except (ConfigException, OSError, ValueError) as error:
         print(
             f"scheduler-runtime run: cannot load the cluster configuration: {error}",

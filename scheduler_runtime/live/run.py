@@ -15,6 +15,7 @@ from types import FrameType
 
 from scheduler_runtime.config import SchedulerConfiguration
 from scheduler_runtime.live.cache import NODES, OBJECT_PATHS, PODS
+from scheduler_runtime.live.explanations import DEFAULT_KEPT, ExplanationStore
 from scheduler_runtime.live.kube import Kube, RateLimiter, load_client
 from scheduler_runtime.live.leader import LeaderElector, LeaseConfig, identity
 from scheduler_runtime.live.metrics import SchedulerMetrics
@@ -32,6 +33,8 @@ FLUSH_SECONDS = 30.0  # upstream flushes leftover unschedulable pods every 30s
 class RunOptions:
     kubeconfig: str | None
     listen: tuple[str, int]
+    explanations: int = DEFAULT_KEPT  # pods whose explanation /explain serves
+    explain_annotation: bool = False
 
 
 def hostname() -> str:
@@ -50,7 +53,14 @@ class Runtime:
         self.kube, events, self.lease_kube = (Kube(api, self._limiter()) for _ in range(3))
         self.metrics = SchedulerMetrics()
         outcomes = Outcomes(self.kube, events, hostname())
-        self.scheduler = Scheduler(config, self.kube, outcomes, self.metrics)
+        self.scheduler = Scheduler(
+            config,
+            self.kube,
+            outcomes,
+            self.metrics,
+            explanations=ExplanationStore(options.explanations),
+            explain_annotation=options.explain_annotation,
+        )
         cache = self.scheduler.cache
         self.reflectors = [
             Reflector(self.kube, NODES, "/api/v1/nodes", cache),
@@ -61,7 +71,11 @@ class Runtime:
         self.lost_lease = False
         self.elector = self._elector()
         self.server = HealthServer(
-            options.listen, live=self.live, ready=self.ready, registry=self.metrics.registry
+            options.listen,
+            live=self.live,
+            ready=self.ready,
+            registry=self.metrics.registry,
+            explanations=self.scheduler.explanations.lookup,
         )
         self._loop = threading.Thread(target=self.scheduler.run, name="scheduling", daemon=True)
 

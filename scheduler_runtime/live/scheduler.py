@@ -5,6 +5,7 @@ Failures are reported as upstream reports them and the pod goes back to the queu
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import random
@@ -18,13 +19,15 @@ import urllib3
 
 from scheduler_runtime.config import SchedulerConfiguration
 from scheduler_runtime.framework.algorithm import SchedulingAlgorithm
+from scheduler_runtime.framework.explain import Explanation, annotation, explain
 from scheduler_runtime.framework.interface import Code, CycleState, Handle, Status
 from scheduler_runtime.framework.podinfo import PodInfo
 from scheduler_runtime.framework.runtime import Framework, FrameworkError
 from scheduler_runtime.framework.snapshot import Snapshot
 from scheduler_runtime.framework.types import FitError, NoNodesAvailableError, ScheduleResult
 from scheduler_runtime.live.cache import ClusterCache
-from scheduler_runtime.live.kube import ApiError, Kube
+from scheduler_runtime.live.explanations import ExplanationStore, annotation_patch
+from scheduler_runtime.live.kube import STRATEGIC_MERGE_PATCH, ApiError, Kube
 from scheduler_runtime.live.metrics import ERROR, SCHEDULED, UNSCHEDULABLE, SchedulerMetrics
 from scheduler_runtime.live.outcomes import Outcomes
 from scheduler_runtime.live.queue import QueuedPod, SchedulingQueue, priority_sort
@@ -66,6 +69,7 @@ class Attempt:
     node: str = ""
     nomination: str | None = None  # from postFilter; "" withdraws an earlier nomination
     why: dict[str, Any] = field(default_factory=dict)  # for the pod's log line
+    explanation: Explanation | None = None
 
     @property
     def pod(self) -> PodInfo:
@@ -82,8 +86,15 @@ class Scheduler:
         outcomes: Outcomes,
         metrics: SchedulerMetrics,
         rng: random.Random | None = None,
+        *,
+        explanations: ExplanationStore | None = None,
+        explain_annotation: bool = False,
     ) -> None:
         self.kube = kube
+        self.explanations = explanations or ExplanationStore()
+        self.explain_annotation = explain_annotation
+        # Explaining costs a pass over the rejected nodes per pod: skipped when nobody asks.
+        self.explaining = self.explanations.capacity > 0 or explain_annotation
         self.outcomes = outcomes
         self.metrics = metrics
         self.rng = rng or random.Random()  # noqa: S311 - tie-breaking, not crypto
@@ -191,8 +202,13 @@ class Scheduler:
         except NoNodesAvailableError as error:
             return Status.unresolvable(str(error))
         except FrameworkError as error:
+            if self.explaining:
+                failed = Explanation(pod.namespace, pod.name, pod.scheduler_name, None, str(error))
+                self._explained(attempt, failed)
             return Status.as_error(error)
         attempt.node = result.suggested_host
+        if self.explaining:
+            self._explained(attempt, explain(pod, framework, self.algorithm, node=attempt.node))
         self.cache.assume(pod, attempt.node)
         status = _located(framework.run_reserve(state, pod, attempt.node), "Reserve")
         if status.is_success:
@@ -214,6 +230,11 @@ class Scheduler:
         with theirs appended, is what the user reads."""
         framework, pod = attempt.framework, attempt.pod
         attempt.queued.unschedulable_plugins = set(error.diagnosis.unschedulable_plugins)
+        why = (
+            explain(pod, framework, self.algorithm, node=None, diagnosis=error.diagnosis)
+            if self.explaining
+            else None
+        )
         if framework.has("postFilter"):
             if PREEMPTION in framework.profile.enabled("postFilter"):
                 self.metrics.preemption_attempts.inc()
@@ -225,7 +246,13 @@ class Scheduler:
             if result is not None and result.nominating is not None:
                 attempt.nomination = result.nominating.node_name
                 self.cache.nominate(pod, attempt.nomination)
+        if why is not None:
+            self._explained(attempt, dataclasses.replace(why, message=str(error)))
         return Status(Code.UNSCHEDULABLE, (str(error),), "", error)
+
+    def _explained(self, attempt: Attempt, explanation: Explanation) -> None:
+        attempt.explanation = explanation
+        self.explanations.add(explanation)
 
     # ----- the binding cycle (thread pool)
 
@@ -256,6 +283,7 @@ class Scheduler:
             fields(pod=pod.key, profile=pod.scheduler_name, node=node, **attempt.why),
         )
         self._report(self.outcomes.scheduled, pod, node)
+        self._annotate(attempt)
 
     # ----- failures
 
@@ -280,6 +308,18 @@ class Scheduler:
         self.queue.requeue(attempt.queued, unschedulable=not error)
         if not attempt.queued.deleted:  # nobody to tell about a pod that is gone
             self._report(self.outcomes.failed, pod, message, error=error, nominated_node=nominated)
+            self._annotate(attempt)
+
+    def _annotate(self, attempt: Attempt) -> None:
+        """With --explain-annotation: the compact explanation on the pod itself."""
+        if self.explain_annotation and attempt.explanation is not None:
+            self._report(self._write_annotation, attempt.pod, annotation(attempt.explanation))
+
+    def _write_annotation(self, pod: PodInfo, text: str) -> None:
+        path = f"/api/v1/namespaces/{pod.namespace}/pods/{pod.name}"
+        self.kube.request(
+            "PATCH", path, body=annotation_patch(text), content_type=STRATEGIC_MERGE_PATCH
+        )
 
     def _report(self, write: Any, *args: Any, **kwargs: Any) -> None:
         """Runs an API write on the reporting pool; a failure is logged, never raised."""

@@ -1,6 +1,7 @@
 """The scheduler's HTTP endpoints: /healthz and /livez (the process serves and its loop runs),
-/readyz (caches synced and, with leader election, leading or following a healthy leader) and
-/metrics (Prometheus text format)."""
+/readyz (caches synced and, with leader election, leading or following a healthy leader),
+/metrics (Prometheus text format) and /explain/<namespace>/<pod> (why a pod went where it went,
+as JSON)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,9 @@ import logging
 import threading
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
 
+import orjson
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
@@ -16,6 +19,9 @@ log = logging.getLogger(__name__)
 
 # A check returns "" when healthy, else the reason it is not.
 Check = Callable[[], str]
+# The explanation of pod "namespace/name" as JSON, None when it is not kept.
+Explainer = Callable[[str], "dict[str, Any] | None"]
+EXPLAIN_PREFIX = "/explain/"
 
 
 def parse_listen(text: str) -> tuple[str, int]:
@@ -36,6 +42,7 @@ class HealthServer:
         live: Check,
         ready: Check,
         registry: CollectorRegistry,
+        explanations: Explainer | None = None,
     ) -> None:
         routes: dict[str, Check] = {"/healthz": live, "/livez": live, "/readyz": ready}
 
@@ -45,6 +52,9 @@ class HealthServer:
                 if path == "/metrics":
                     self._send(200, generate_latest(registry), CONTENT_TYPE_LATEST)
                     return
+                if path.startswith(EXPLAIN_PREFIX) and explanations is not None:
+                    self._explain(path.removeprefix(EXPLAIN_PREFIX))
+                    return
                 check = routes.get(path)
                 if check is None:
                     self._send(404, b"404 page not found\n", "text/plain; charset=utf-8")
@@ -52,6 +62,15 @@ class HealthServer:
                 problem = check()
                 body = (f"{problem}\n" if problem else "ok").encode()
                 self._send(500 if problem else 200, body, "text/plain; charset=utf-8")
+
+            def _explain(self, key: str) -> None:
+                assert explanations is not None
+                found = explanations(key) if key.count("/") == 1 else None
+                if found is None:
+                    missing = {"error": f"no explanation kept for pod {key!r}"}
+                    self._send(404, orjson.dumps(missing), "application/json")
+                else:
+                    self._send(200, orjson.dumps(found), "application/json")
 
             def _send(self, code: int, body: bytes, content_type: str) -> None:
                 self.send_response(code)

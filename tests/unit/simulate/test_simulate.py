@@ -29,7 +29,10 @@ def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
 def test_json_output_in_scheduling_order(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = run(capsys, "--config", str(CONFIG), "--state", str(STATE), "-o", "json")
     assert (code, err) == (0, "")
-    assert json.loads(out) == {
+    document = json.loads(out)
+    explanations = [placement.pop("explanation") for placement in document["placements"]]
+    assert [e["pod"] for e in explanations] == ["default/web", "jobs/batch", "default/too-big"]
+    assert document == {
         "placements": [
             {"namespace": "default", "name": "web", "node": "small", "message": None},
             {"namespace": "jobs", "name": "batch", "node": "big", "message": None},

@@ -1,0 +1,80 @@
+"""`scheduler-runtime explain NAMESPACE/POD`: asks a running scheduler why a pod went where it
+went (its /explain endpoint) and prints the answer as tables."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import urllib.error
+import urllib.parse
+import urllib.request
+
+import orjson
+
+from scheduler_runtime.framework.explain import format_explanation
+
+DEFAULT_ENDPOINT = "http://127.0.0.1:10251"
+USAGE_ERROR = 2
+TIMEOUT = 10.0
+
+
+def pod_key(text: str) -> str:
+    namespace, sep, name = text.partition("/")
+    if not sep or not namespace or not name or "/" in name:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected NAMESPACE/POD")
+    return text
+
+
+def add_explain_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = commands.add_parser(
+        "explain",
+        help="why a pod went where it went, from a running scheduler",
+        description="Print the filter verdict of every node that did not fit the pod and the "
+        "per-plugin scores of the best candidates, as the running scheduler at --endpoint "
+        "recorded them in the pod's last scheduling attempt.",
+    )
+    parser.add_argument("pod", type=pod_key, metavar="NAMESPACE/POD")
+    parser.add_argument(
+        "--endpoint",
+        default=DEFAULT_ENDPOINT,
+        help=f"the scheduler's HTTP address (its --listen; default {DEFAULT_ENDPOINT})",
+    )
+    parser.add_argument("-o", "--output", choices=("table", "json"), default="table")
+    parser.set_defaults(handler=explain_command)
+
+
+def explain_command(args: argparse.Namespace) -> int:
+    endpoint = args.endpoint.rstrip("/")
+    if urllib.parse.urlsplit(endpoint).scheme not in ("http", "https"):
+        print(f"error: --endpoint {args.endpoint!r}: expected an http:// URL", file=sys.stderr)
+        return USAGE_ERROR
+    url = f"{endpoint}/explain/{urllib.parse.quote(args.pod)}"
+    try:
+        with urllib.request.urlopen(url, timeout=TIMEOUT) as answer:  # noqa: S310 - scheme checked
+            body = answer.read()
+    except urllib.error.HTTPError as error:
+        if error.code == 404:
+            print(
+                f"error: the scheduler at {endpoint} keeps no explanation for {args.pod} "
+                "(not one of its pods, not tried yet, or older than the last --explanations)",
+                file=sys.stderr,
+            )
+        else:
+            print(f"error: {url}: HTTP {error.code}", file=sys.stderr)
+        return 1
+    except (urllib.error.URLError, OSError) as error:
+        reason = getattr(error, "reason", error)
+        print(f"error: cannot reach the scheduler at {endpoint}: {reason}", file=sys.stderr)
+        return 1
+    try:
+        document = orjson.loads(body)
+        text = (
+            orjson.dumps(document, option=orjson.OPT_INDENT_2).decode()
+            if args.output == "json"
+            else format_explanation(document)
+        )
+    except (orjson.JSONDecodeError, KeyError, TypeError) as error:
+        print(f"error: {url}: not an explanation: {error}", file=sys.stderr)
+        return 1
+    print(text)
+    return 0

@@ -1,0 +1,227 @@
+"""Explanations: every filtered-out node with its plugin and reason, the chosen node's score
+breakdown first, as JSON (simulate, /explain), as tables (`explain`) and as an annotation."""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+from prometheus_client import CollectorRegistry
+
+from scheduler_runtime.cli import main
+from scheduler_runtime.config import load_configuration
+from scheduler_runtime.framework.explain import annotation, format_explanation
+from scheduler_runtime.live.explanations import ExplanationStore, annotation_patch
+from scheduler_runtime.live.server import HealthServer
+from scheduler_runtime.simulate import simulate
+
+
+def node(name: str, cpu: str = "4", taint: bool = False, label: str = "") -> dict[str, Any]:
+    return {
+        "kind": "Node",
+        "metadata": {"name": name, "labels": {"disk": label} if label else {}},
+        "spec": {"taints": [{"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}]}
+        if taint
+        else {},
+        "status": {"allocatable": {"cpu": cpu, "memory": "8Gi", "pods": "10"}},
+    }
+
+
+def pod(name: str, cpu: str, **spec: Any) -> dict[str, Any]:
+    return {
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": "default", "creationTimestamp": name},
+        "spec": {
+            "schedulerName": "explained",
+            "containers": [{"name": "c", "resources": {"requests": {"cpu": cpu}}}],
+            **spec,
+        },
+    }
+
+
+CONFIG = load_configuration(
+    {
+        "apiVersion": "kubescheduler.config.k8s.io/v1",
+        "kind": "KubeSchedulerConfiguration",
+        "profiles": [
+            {
+                "schedulerName": "explained",
+                "plugins": {
+                    "multiPoint": {
+                        "disabled": [{"name": "*"}],
+                        "enabled": [
+                            {"name": "PrioritySort"},
+                            {"name": "TaintToleration", "weight": 3},
+                            {"name": "NodeAffinity", "weight": 2},
+                            {"name": "NodeResourcesFit"},
+                            {"name": "DefaultBinder"},
+                        ],
+                    }
+                },
+            }
+        ],
+    }
+)
+NODES = [node("busy", "1"), node("tainted", taint=True), node("a", "4"), node("b", "8")]
+
+
+def placements(*pods: dict[str, Any]) -> list[dict[str, Any]]:
+    return [p.as_json() for p in simulate(CONFIG, [*NODES, *pods], seed=1)]
+
+
+def test_a_placement_lists_every_filtered_node_and_the_chosen_nodes_scores() -> None:
+    [placed] = placements(pod("web", "2"))
+    assert placed["node"] == "b"
+    why = placed["explanation"]
+    assert why["pod"] == "default/web"
+    assert (why["evaluatedNodes"], why["feasibleNodes"]) == (4, 2)
+    assert why["filtered"] == [
+        {
+            "plugin": "TaintToleration",
+            "reason": "node(s) had untolerated taint(s)",
+            "nodes": ["tainted"],
+        },
+        {"plugin": "NodeResourcesFit", "reason": "Insufficient cpu", "nodes": ["busy"]},
+    ]
+    chosen, other = why["candidates"]
+    assert chosen["node"] == "b"
+    assert other["node"] == "a"
+    assert chosen["total"] > other["total"]
+    scores = chosen["scores"]
+    assert scores["TaintToleration"] == {"score": 100, "weight": 3, "weighted": 300}
+    assert scores["NodeResourcesFit"]["weight"] == 1
+    assert chosen["total"] == sum(s["weighted"] for s in scores.values())
+
+
+def test_a_failure_lists_every_node_with_its_reason() -> None:
+    [failed] = placements(pod("huge", "16"))
+    why = failed["explanation"]
+    assert failed["node"] is None
+    assert why["message"] == failed["message"]
+    assert why["candidates"] == []
+    nodes = {n: group["plugin"] for group in why["filtered"] for n in group["nodes"]}
+    assert nodes == {
+        "busy": "NodeResourcesFit",
+        "a": "NodeResourcesFit",
+        "b": "NodeResourcesFit",
+        "tainted": "TaintToleration",
+    }
+
+
+def test_nodes_a_prefilter_ruled_out_are_listed_with_its_reason() -> None:
+    by_name = {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["ssd"]}]}
+    affinity = {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [by_name]}
+        }
+    }
+    NODES.append(node("ssd", label="ssd"))
+    try:
+        [placed] = placements(pod("picky", "1", affinity=affinity))
+    finally:
+        NODES.pop()
+    why = placed["explanation"]
+    assert placed["node"] == "ssd"
+    [group] = why["filtered"]
+    assert group["plugin"] == ""
+    assert group["reason"] == "node(s) didn't satisfy plugin(s) [NodeAffinity]"
+    assert sorted(group["nodes"]) == ["a", "b", "busy", "tainted"]
+
+
+def test_the_table_shows_each_filtered_node_and_the_breakdown() -> None:
+    [placed] = placements(pod("web", "2"))
+    text = format_explanation(placed["explanation"])
+    lines = text.splitlines()
+    assert lines[0] == "Pod default/web (profile explained): scheduled on b"
+    assert lines[1] == "Nodes evaluated: 4, fit: 2"
+    assert lines[3].split() == ["FILTERED", "OUT", "PLUGIN", "REASON"]
+    assert lines[4].split()[:2] == ["tainted", "TaintToleration"]
+    assert lines[5].split() == ["busy", "NodeResourcesFit", "Insufficient", "cpu"]
+    header = lines[7].split()
+    assert header[:2] == ["CANDIDATE", "TOTAL"]
+    assert lines[8].startswith("b *")
+    assert "100x3=300" in lines[8]
+    assert lines[-1] == "(score x weight = weighted; * the chosen node)"
+
+
+def test_the_annotation_is_one_compact_line() -> None:
+    [placed] = simulate(CONFIG, [*NODES, pod("web", "2")], seed=1)
+    assert placed.explanation is not None
+    text = annotation(placed.explanation)
+    assert text.startswith("node=b total=")
+    assert "TaintToleration=100x3" in text
+    assert text.endswith("| rejected: TaintToleration 1, NodeResourcesFit 1")
+    long = annotation_patch("x" * 5000)["metadata"]["annotations"]
+    assert len(next(iter(long.values()))) == 1024
+
+
+def test_the_store_keeps_the_last_attempt_of_the_last_pods() -> None:
+    store = ExplanationStore(capacity=2)
+    explained = [p.explanation for p in simulate(CONFIG, [*NODES, *_pods(3)], seed=1)]
+    for explanation in explained:
+        assert explanation is not None
+        store.add(explanation)
+    assert store.lookup("default/p0") is None
+    found = store.lookup("default/p2")
+    assert found is not None
+    assert found["pod"] == "default/p2"
+
+
+def _pods(count: int) -> list[dict[str, Any]]:
+    return [pod(f"p{i}", "1") for i in range(count)]
+
+
+@pytest.fixture
+def server() -> Iterator[HealthServer]:
+    store = ExplanationStore()
+    [placed] = simulate(CONFIG, [*NODES, pod("web", "2")], seed=1)
+    assert placed.explanation is not None
+    store.add(placed.explanation)
+    running = HealthServer(
+        ("127.0.0.1", 0),
+        live=lambda: "",
+        ready=lambda: "",
+        registry=CollectorRegistry(),
+        explanations=store.lookup,
+    )
+    running.start()
+    yield running
+    running.stop()
+
+
+def test_the_endpoint_serves_explanations(server: HealthServer) -> None:
+    base = f"http://127.0.0.1:{server.port}"
+    with urllib.request.urlopen(f"{base}/explain/default/web", timeout=5) as answer:
+        assert json.loads(answer.read())["node"] == "b"
+    with pytest.raises(urllib.error.HTTPError) as caught:
+        urllib.request.urlopen(f"{base}/explain/default/nope", timeout=5)
+    assert caught.value.code == 404
+
+
+def test_the_explain_command(server: HealthServer, capsys: pytest.CaptureFixture[str]) -> None:
+    endpoint = f"http://127.0.0.1:{server.port}"
+    assert main(["explain", "default/web", "--endpoint", endpoint]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("Pod default/web (profile explained): scheduled on b\n")
+    assert "tainted" in out
+    assert main(["explain", "default/nope", "--endpoint", endpoint]) == 1
+    assert "keeps no explanation for default/nope" in capsys.readouterr().err
+    assert main(["explain", "default/web", "--endpoint", endpoint, "-o", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["pod"] == "default/web"
+
+
+def test_the_explain_command_names_an_unreachable_scheduler(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with ThreadingHTTPServer(("127.0.0.1", 0), BaseHTTPRequestHandler) as probe:
+        port = probe.server_address[1]
+    assert main(["explain", "default/web", "--endpoint", f"http://127.0.0.1:{port}"]) == 1
+    assert capsys.readouterr().err.startswith(
+        f"error: cannot reach the scheduler at http://127.0.0.1:{port}:"
+    )
+    assert main(["explain", "default/web", "--endpoint", "ftp://x"]) == 2
