@@ -7,10 +7,12 @@ PY := $(VENV)/bin/python
 
 .PHONY: demo check lint test unit integration binaries cluster-down bench
 
-$(VENV)/.installed: pyproject.toml
+$(VENV)/.installed: pyproject.toml tests/plugins/sample_plugin/pyproject.toml
 	python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[dev]'
+	# The sample third-party plugin package the tests load through its entry points.
+	$(PY) -m pip install --quiet -e tests/plugins/sample_plugin
 	touch $@
 
 binaries:

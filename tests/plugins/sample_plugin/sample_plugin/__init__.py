@@ -1,0 +1,75 @@
+"""Two sample plugins written against `scheduler_runtime.plugin_api`.
+
+TeamAffinity: a pod labelled `team: X` prefers (or, with `strict`, only accepts) nodes
+labelled `<nodeLabel>: X`.
+
+Misbehaving: fine for every pod except those labelled `sample.example.com/misbehave`, whose
+value says how it fails: `raise`, `hang` or `wrong-type`. It shows that a broken plugin costs
+those pods an Error, not the scheduler its life.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any, ClassVar
+
+from pydantic import Field
+
+from scheduler_runtime.plugin_api import (
+    MAX_NODE_SCORE,
+    SUCCESS,
+    CycleState,
+    NodeInfo,
+    PluginArgs,
+    PluginBase,
+    PodInfo,
+    Status,
+)
+
+MISBEHAVE_LABEL = "sample.example.com/misbehave"
+
+
+class TeamAffinityArgs(PluginArgs):
+    node_label: str = Field(default="example.com/team", min_length=1)
+    pod_label: str = Field(default="team", min_length=1)
+    strict: bool = False
+
+
+class TeamAffinity(PluginBase[TeamAffinityArgs]):
+    name: ClassVar[str] = "TeamAffinity"
+    args_type = TeamAffinityArgs
+
+    def _team(self, pod: PodInfo) -> str | None:
+        return pod.labels.get(self.args.pod_label)
+
+    def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status:
+        team = self._team(pod)
+        if not self.args.strict or team is None or node.labels.get(self.args.node_label) == team:
+            return SUCCESS
+        return Status.unschedulable("node(s) belong to another team")
+
+    def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> tuple[int, Status]:
+        team = self._team(pod)
+        matches = team is not None and node.labels.get(self.args.node_label) == team
+        return (MAX_NODE_SCORE if matches else 0), SUCCESS
+
+
+class MisbehavingArgs(PluginArgs):
+    pass
+
+
+class Misbehaving(PluginBase[MisbehavingArgs]):
+    name: ClassVar[str] = "Misbehaving"
+    args_type = MisbehavingArgs
+    time_budget: ClassVar[float] = 0.5
+    _never = threading.Event()
+
+    def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Any:
+        mode = pod.labels.get(MISBEHAVE_LABEL)
+        if mode == "raise":
+            raise ZeroDivisionError("division by zero")
+        if mode == "hang":
+            self._never.wait()
+        if mode == "wrong-type":
+            return True
+        return SUCCESS
