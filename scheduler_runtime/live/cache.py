@@ -158,10 +158,6 @@ class ClusterCache:
         with self.lock:
             return key in self._assumed
 
-    def node_names(self) -> list[str]:
-        with self.lock:
-            return list(self._nodes)
-
     # ----- nominated pods (the nominator preemption and the filters consult)
 
     def nominate(self, pod: PodInfo, node_name: str) -> None:

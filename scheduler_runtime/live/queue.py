@@ -23,7 +23,6 @@ log = logging.getLogger(__name__)
 # Upstream's podMaxInUnschedulablePodsDuration: after this long a pod is retried anyway.
 MAX_UNSCHEDULABLE_SECONDS = 300.0
 ACTIVE, BACKOFF, UNSCHEDULABLE, GATED = "active", "backoff", "unschedulable", "gated"
-QUEUES = (ACTIVE, BACKOFF, UNSCHEDULABLE, GATED)
 
 
 @dataclass(eq=False, slots=True)
