@@ -5,6 +5,7 @@ pods as matches), and the outcomes must be the same, FailedScheduling messages b
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -676,3 +677,87 @@ def test_disk_conflict_as_upstream(schedulable_nodes, pods: Pods, scheduler: str
     notes = failure_notes(pods, {"ours": "rival-ours", "up": "rival-up"})
     assert notes["ours"] == notes["up"]
     assert "node(s) had no available disk" in notes["ours"]
+
+
+def test_csi_attach_limits_as_upstream(
+    cluster: Cluster, schedulable_nodes, pods: Pods, scheduler: str
+) -> None:
+    """A node whose CSINode allows one volume of a driver takes one pod with such a volume."""
+    core = pods.core
+    storage = kubernetes.client.StorageV1Api(cluster.api)
+    driver = "csi.example.com"
+    volumes: list[str] = []
+    try:
+        for tag in both(scheduler):
+            node = f"lim-{tag}"
+            schedulable_nodes(kwok_node(node))
+            storage.create_csi_node(
+                {
+                    "metadata": {"name": node},
+                    "spec": {
+                        "drivers": [{"name": driver, "nodeID": node, "allocatable": {"count": 1}}]
+                    },
+                }
+            )
+            for index in range(2):
+                claim = f"vol{index}-{tag}"
+                volume = f"{pods.namespace}-{claim}"
+                core.create_persistent_volume(
+                    {
+                        "metadata": {"name": volume},
+                        "spec": {
+                            "capacity": {"storage": "1Gi"},
+                            "accessModes": ["ReadWriteOnce"],
+                            "storageClassName": "",
+                            "csi": {"driver": driver, "volumeHandle": volume},
+                            "claimRef": {"namespace": pods.namespace, "name": claim},
+                        },
+                    }
+                )
+                volumes.append(volume)
+                core.create_namespaced_persistent_volume_claim(
+                    pods.namespace,
+                    {
+                        "metadata": {"name": claim},
+                        "spec": {
+                            "accessModes": ["ReadWriteOnce"],
+                            "storageClassName": "",
+                            "volumeName": volume,
+                            "resources": {"requests": {"storage": "1Gi"}},
+                        },
+                    },
+                )
+                wait_for(
+                    f"claim {claim} to be bound",
+                    lambda c=claim: (
+                        core.read_namespaced_persistent_volume_claim(c, pods.namespace).status.phase
+                        == "Bound"
+                    ),
+                )
+        for tag, name in both(scheduler).items():
+            pods.create(
+                make_pod(
+                    f"one-{tag}",
+                    name,
+                    nodeSelector=on(f"lim-{tag}"),
+                    volumes=[claim_volume(f"vol0-{tag}")],
+                )
+            )
+            pods.wait_placed(f"one-{tag}")
+            pods.create(
+                make_pod(
+                    f"two-{tag}",
+                    name,
+                    nodeSelector=on(f"lim-{tag}"),
+                    volumes=[claim_volume(f"vol1-{tag}")],
+                )
+            )
+        notes = failure_notes(pods, {"ours": "two-ours", "up": "two-up"})
+        assert notes["ours"] == notes["up"]
+        assert "exceed max volume count" in notes["ours"]
+    finally:
+        for tag in ("ours", "up"):
+            with contextlib.suppress(kubernetes.client.ApiException):
+                storage.delete_csi_node(f"lim-{tag}")
+        for volume in volumes:
+            core.delete_persistent_volume(volume)
