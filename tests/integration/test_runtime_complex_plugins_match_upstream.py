@@ -761,3 +761,61 @@ def test_csi_attach_limits_as_upstream(
                 storage.delete_csi_node(f"lim-{tag}")
         for volume in volumes:
             core.delete_persistent_volume(volume)
+
+
+def test_volume_zone_as_upstream(schedulable_nodes, pods: Pods, scheduler: str) -> None:
+    """Volumes labelled with a zone keep their pods in it; a zone without nodes leaves the
+    pod pending with upstream's message."""
+    core = pods.core
+    schedulable_nodes(kwok_node("vz-1", zone="vz-a"), kwok_node("vz-2", zone="vz-b"))
+    volumes: list[str] = []
+    try:
+        for claim, zone in (("in-b", "vz-b"), ("in-c", "vz-c")):
+            volume = f"{pods.namespace}-{claim}"
+            core.create_persistent_volume(
+                {
+                    "metadata": {"name": volume, "labels": {ZONE: zone}},
+                    "spec": {
+                        "capacity": {"storage": "1Gi"},
+                        "accessModes": ["ReadWriteOnce"],
+                        "storageClassName": "",
+                        "hostPath": {"path": "/mnt/zonal"},
+                        "claimRef": {"namespace": pods.namespace, "name": claim},
+                    },
+                }
+            )
+            volumes.append(volume)
+            core.create_namespaced_persistent_volume_claim(
+                pods.namespace,
+                {
+                    "metadata": {"name": claim},
+                    "spec": {
+                        "accessModes": ["ReadWriteOnce"],
+                        "storageClassName": "",
+                        "volumeName": volume,
+                        "resources": {"requests": {"storage": "1Gi"}},
+                    },
+                },
+            )
+            wait_for(
+                f"claim {claim} to be bound",
+                lambda c=claim: (
+                    core.read_namespaced_persistent_volume_claim(c, pods.namespace).status.phase
+                    == "Bound"
+                ),
+            )
+        for tag, name in both(scheduler).items():
+            pods.create(
+                make_pod(f"zonal-{tag}", name, volumes=[claim_volume("in-b")]),
+                make_pod(f"lost-{tag}", name, volumes=[claim_volume("in-c")]),
+            )
+        assert pods.wait_placed("zonal-ours", "zonal-up") == {
+            "zonal-ours": "vz-2",
+            "zonal-up": "vz-2",
+        }
+        notes = failure_notes(pods, {"ours": "lost-ours", "up": "lost-up"})
+        assert notes["ours"] == notes["up"]
+        assert "node(s) had no available volume zone" in notes["ours"]
+    finally:
+        for volume in volumes:
+            core.delete_persistent_volume(volume)
