@@ -467,3 +467,47 @@ def test_wait_for_first_consumer_claim_binds_to_the_local_volume(
     claim = pods.core.read_namespaced_persistent_volume_claim("data", pods.namespace)
     assert claim.status.phase == "Bound"
     assert claim.spec.volume_name == local_volume["volume"]
+
+
+def test_two_profiles_in_one_runtime_pack_and_spread(
+    schedulable_nodes, pods: Pods, start_runtime: Callable[..., RuntimeProcess]
+) -> None:
+    schedulable_nodes(
+        kwok_node("prof-a", cpu="4", memory="4Gi"), kwok_node("prof-b", cpu="4", memory="4Gi")
+    )
+    spread, pack = unique_scheduler_name(), unique_scheduler_name()
+    config = scheduler_config(spread)
+    most_allocated = {
+        "name": "NodeResourcesFit",
+        "args": {
+            "scoringStrategy": {
+                "type": "MostAllocated",
+                "resources": [{"name": "cpu", "weight": 1}, {"name": "memory", "weight": 1}],
+            }
+        },
+    }
+    config["profiles"].append(
+        {**config["profiles"][0], "schedulerName": pack, "pluginConfig": [most_allocated]}
+    )
+    start_runtime(config)
+
+    def place(name: str, scheduler: str) -> str:
+        pods.create(make_pod(name, scheduler, cpu="1", memory="1Gi"))
+        return pods.wait_placed(name)[name]
+
+    packed = place("pack-0", pack)  # two empty nodes: either
+    other = ({"prof-a", "prof-b"} - {packed}).pop()
+    assert place("pack-1", pack) == packed  # MostAllocated joins the busier node
+    assert place("spread-0", spread) == other  # LeastAllocated takes the emptier one
+    assert place("pack-2", pack) == packed
+    expected = {"pack-0": pack, "pack-1": pack, "pack-2": pack, "spread-0": spread}
+
+    def reporters() -> dict[str, str]:
+        events = pods.events()
+        return {
+            e["regarding"]["name"]: e["reportingController"]
+            for e in events
+            if e["reason"] == "Scheduled"
+        }
+
+    wait_for("each profile to report its own pods", lambda: reporters() == expected)
