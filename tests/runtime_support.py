@@ -79,7 +79,14 @@ def scheduler_config(
 class RuntimeProcess:
     """One `scheduler-runtime run` process; its log is kept for failure reports."""
 
-    def __init__(self, cluster: Cluster, config: dict[str, Any], workdir: Path, name: str) -> None:
+    def __init__(
+        self,
+        cluster: Cluster,
+        config: dict[str, Any],
+        workdir: Path,
+        name: str,
+        args: tuple[str, ...] = (),
+    ) -> None:
         self.name = name
         self.scheduler_names = [profile["schedulerName"] for profile in config["profiles"]]
         self.port = free_port()
@@ -97,6 +104,7 @@ class RuntimeProcess:
                 str(cluster.kubeconfig),
                 "--listen",
                 f"127.0.0.1:{self.port}",
+                *args,
             ],
             stdout=self._log,
             stderr=subprocess.STDOUT,
@@ -150,8 +158,13 @@ def start_runtime(
     """Starts runtime processes for a test and stops them after it (printing their logs)."""
     started: list[RuntimeProcess] = []
 
-    def start(config: dict[str, Any], name: str = "runtime", ready: bool = True) -> RuntimeProcess:
-        runtime = RuntimeProcess(cluster, config, tmp_path, name)
+    def start(
+        config: dict[str, Any],
+        name: str = "runtime",
+        ready: bool = True,
+        args: tuple[str, ...] = (),
+    ) -> RuntimeProcess:
+        runtime = RuntimeProcess(cluster, config, tmp_path, name, args)
         started.append(runtime)
         if ready:
             runtime.wait_ready()

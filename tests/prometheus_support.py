@@ -1,0 +1,177 @@
+"""A real Prometheus for the tests (Debian's `prometheus`, started per test on a free port with
+its own configuration and storage) scraping an exporter the test controls: per node, the
+node-exporter series NetworkTraffic reads, at the receive rates the test sets."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import threading
+import time
+import urllib.parse
+import urllib.request
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+import yaml
+from cluster import wait_for
+from runtime_support import free_port
+
+SCRAPE_INTERVAL_SECONDS = 1
+
+
+class TrafficExporter:
+    """Serves node_network_receive_bytes_total (counters growing at each node's set rate)
+    and node_uname_info, one target-like `instance` per node, as node-exporter would."""
+
+    def __init__(self, device: str = "eth0") -> None:
+        self.device = device
+        self._rates: dict[str, float] = {}
+        self._totals: dict[str, float] = {}
+        self._since = time.monotonic()
+        self._lock = threading.Lock()
+        exporter = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                body = exporter.exposition().encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "text/plain; version=0.0.4")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, format: str, *args: object) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    @property
+    def address(self) -> str:
+        return f"127.0.0.1:{self.server.server_address[1]}"
+
+    def _advance(self) -> None:
+        now = time.monotonic()
+        for node, rate in self._rates.items():
+            self._totals[node] = self._totals.get(node, 0.0) + rate * (now - self._since)
+        self._since = now
+
+    def set_rates(self, rates: dict[str, float]) -> None:
+        """Bytes per second each node receives from now on."""
+        with self._lock:
+            self._advance()
+            self._rates = dict(rates)
+
+    def exposition(self) -> str:
+        with self._lock:
+            self._advance()
+            totals = dict(self._totals)
+        lines = ["# TYPE node_network_receive_bytes_total counter"]
+        lines += [
+            f'node_network_receive_bytes_total{{device="{self.device}",instance="{node}:9100"}}'
+            f" {total:.0f}"
+            for node, total in totals.items()
+        ]
+        lines.append("# TYPE node_uname_info gauge")
+        lines += [
+            f'node_uname_info{{instance="{node}:9100",nodename="{node}",sysname="Linux"}} 1'
+            for node in totals
+        ]
+        return "\n".join(lines) + "\n"
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+class Prometheus:
+    """One prometheus process scraping the exporter every second."""
+
+    def __init__(self, exporter: TrafficExporter, workdir: Path) -> None:
+        binary = shutil.which("prometheus")
+        assert binary, "Debian's prometheus package is not installed (.ci/run installs it)"
+        self.port = free_port()
+        config = workdir / "prometheus.yml"
+        config.write_text(
+            yaml.safe_dump(
+                {
+                    "global": {
+                        "scrape_interval": f"{SCRAPE_INTERVAL_SECONDS}s",
+                        "evaluation_interval": f"{SCRAPE_INTERVAL_SECONDS}s",
+                    },
+                    "scrape_configs": [
+                        {
+                            "job_name": "node",
+                            # The exporter names each node's instance itself.
+                            "honor_labels": True,
+                            "static_configs": [{"targets": [exporter.address]}],
+                        }
+                    ],
+                }
+            )
+        )
+        self.log_path = workdir / "prometheus.log"
+        self._log = self.log_path.open("wb")
+        self.process = subprocess.Popen(
+            [
+                binary,
+                f"--config.file={config}",
+                f"--storage.tsdb.path={workdir / 'tsdb'}",
+                f"--web.listen-address=127.0.0.1:{self.port}",
+            ],
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+        )
+        wait_for(
+            f"prometheus to be ready (log: {self.log_path})",
+            lambda: self.process.poll() is None and self._ready(),
+            timeout=60,
+        )
+
+    @property
+    def address(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def _ready(self) -> bool:
+        try:
+            with urllib.request.urlopen(f"{self.address}/-/ready", timeout=2) as answer:
+                return bool(answer.status == 200)
+        except OSError:
+            return False
+
+    def query(self, promql: str) -> dict[str, float]:
+        url = f"{self.address}/api/v1/query?{urllib.parse.urlencode({'query': promql})}"
+        with urllib.request.urlopen(url, timeout=5) as answer:
+            result = json.loads(answer.read())["data"]["result"]
+        return {s["metric"].get("nodename", ""): float(s["value"][1]) for s in result}
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(20)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(10)
+        self._log.close()
+
+
+@pytest.fixture
+def traffic_exporter() -> Iterator[TrafficExporter]:
+    exporter = TrafficExporter()
+    yield exporter
+    exporter.stop()
+
+
+@pytest.fixture
+def prometheus(traffic_exporter: TrafficExporter, tmp_path: Path) -> Iterator[Prometheus]:
+    workdir = tmp_path / "prometheus"
+    workdir.mkdir()
+    server = Prometheus(traffic_exporter, workdir)
+    yield server
+    server.stop()
