@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from scheduler_runtime.framework.types import Diagnosis, QueuedPodInfo
 
 MAX_NODE_SCORE = 100
+DEFAULT_PLUGIN_TIME_BUDGET = 1.0  # seconds an out-of-tree plugin may take per call
 MIN_NODE_SCORE = 0
 
 
@@ -211,7 +212,7 @@ class Handle:
     parallelism: int = 16
     services: Mapping[str, Any] = field(default_factory=dict)
     framework: Any = None
-    plugin_time_budget: float = 1.0  # seconds an out-of-tree plugin may take per call
+    plugin_time_budget: float = DEFAULT_PLUGIN_TIME_BUDGET
 
 
 class Plugin(Protocol):

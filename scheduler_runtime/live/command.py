@@ -9,6 +9,7 @@ import sys
 from kubernetes.config import ConfigException
 
 from scheduler_runtime.config import ConfigError, load_configuration_file
+from scheduler_runtime.framework.interface import DEFAULT_PLUGIN_TIME_BUDGET
 from scheduler_runtime.framework.registry import PluginLoadError
 from scheduler_runtime.framework.runtime import FrameworkError
 from scheduler_runtime.live.explanations import ANNOTATION, DEFAULT_KEPT
@@ -47,11 +48,30 @@ def add_run_command(subcommands: argparse._SubParsersAction[argparse.ArgumentPar
         f"{DEFAULT_KEPT}; 0 keeps none)",
     )
     parser.add_argument(
+        "--plugin-time-budget",
+        type=_seconds,
+        default=DEFAULT_PLUGIN_TIME_BUDGET,
+        metavar="SECONDS",
+        help="how long a call of an out-of-tree plugin may take before it counts as that "
+        f"plugin's error for the pod (default {DEFAULT_PLUGIN_TIME_BUDGET:g}; a plugin's own "
+        "time_budget wins)",
+    )
+    parser.add_argument(
         "--explain-annotation",
         action="store_true",
         help=f"write a one-line explanation on each pod ({ANNOTATION}); needs patch on pods",
     )
     parser.set_defaults(handler=run_command)
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not 0 < value <= 3600:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected seconds, more than 0, up to 3600")
+    return value
 
 
 def configure_logging(verbosity: int) -> None:
@@ -84,6 +104,7 @@ def run_command(args: argparse.Namespace) -> int:
             listen=listen,
             explanations=args.explanations,
             explain_annotation=args.explain_annotation,
+            plugin_time_budget=args.plugin_time_budget,
         )
         runtime = Runtime(config, options)
     except (ConfigException, OSError, ValueError) as error:

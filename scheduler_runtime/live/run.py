@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from types import FrameType
 
 from scheduler_runtime.config import SchedulerConfiguration
+from scheduler_runtime.framework.interface import DEFAULT_PLUGIN_TIME_BUDGET
 from scheduler_runtime.live.cache import NODES, OBJECT_PATHS, PODS
 from scheduler_runtime.live.explanations import DEFAULT_KEPT, ExplanationStore
 from scheduler_runtime.live.kube import Kube, RateLimiter, load_client
@@ -35,6 +36,7 @@ class RunOptions:
     listen: tuple[str, int]
     explanations: int = DEFAULT_KEPT  # pods whose explanation /explain serves
     explain_annotation: bool = False
+    plugin_time_budget: float = DEFAULT_PLUGIN_TIME_BUDGET  # per call of an out-of-tree plugin
 
 
 def hostname() -> str:
@@ -60,6 +62,7 @@ class Runtime:
             self.metrics,
             explanations=ExplanationStore(options.explanations),
             explain_annotation=options.explain_annotation,
+            plugin_time_budget=options.plugin_time_budget,
         )
         cache = self.scheduler.cache
         self.reflectors = [

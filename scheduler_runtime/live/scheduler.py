@@ -20,7 +20,13 @@ import urllib3
 from scheduler_runtime.config import SchedulerConfiguration
 from scheduler_runtime.framework.algorithm import SchedulingAlgorithm
 from scheduler_runtime.framework.explain import Explanation, annotation, explain
-from scheduler_runtime.framework.interface import Code, CycleState, Handle, Status
+from scheduler_runtime.framework.interface import (
+    DEFAULT_PLUGIN_TIME_BUDGET,
+    Code,
+    CycleState,
+    Handle,
+    Status,
+)
 from scheduler_runtime.framework.podinfo import PodInfo
 from scheduler_runtime.framework.runtime import Framework, FrameworkError
 from scheduler_runtime.framework.snapshot import Snapshot
@@ -89,8 +95,10 @@ class Scheduler:
         *,
         explanations: ExplanationStore | None = None,
         explain_annotation: bool = False,
+        plugin_time_budget: float = DEFAULT_PLUGIN_TIME_BUDGET,
     ) -> None:
         self.kube = kube
+        self.plugin_time_budget = plugin_time_budget
         self.explanations = explanations or ExplanationStore()
         self.explain_annotation = explain_annotation
         # Explaining costs a pass over the rejected nodes per pod: skipped when nobody asks.
@@ -123,6 +131,7 @@ class Scheduler:
     def _handle(self, config: SchedulerConfiguration) -> Handle:
         return Handle(
             snapshot=self.snapshot,
+            plugin_time_budget=self.plugin_time_budget,
             binder=self.outcomes.bind,
             nominator=self._nominated_pods,
             rng=self.rng,

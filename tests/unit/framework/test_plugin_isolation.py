@@ -13,6 +13,7 @@ from typing import Any, ClassVar
 
 import pytest
 
+from scheduler_runtime.cli import main
 from scheduler_runtime.config import load_configuration
 from scheduler_runtime.framework import registry as registry_module
 from scheduler_runtime.framework.algorithm import SchedulingAlgorithm
@@ -226,3 +227,27 @@ def test_a_constructor_that_fails_is_refused_by_name(monkeypatch: pytest.MonkeyP
     monkeypatch.setattr(Troublesome, "__init__", explode)
     with pytest.raises(FrameworkError, match="plugin 'Troublesome' cannot be built: cannot open"):
         framework("ok")
+
+
+class Plain(PluginBase[PluginArgs]):
+    name: ClassVar[str] = "Plain"
+
+    def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status:
+        return SUCCESS
+
+
+def test_the_handle_budget_applies_unless_the_plugin_sets_its_own() -> None:
+    handle = Handle(Snapshot(), plugin_time_budget=2.5)
+    assert GuardedPlugin(Plain(None, handle), 2.5, lambda *_: None).budget == 2.5  # type: ignore[arg-type,return-value]
+    own = Troublesome(None, handle)
+    assert GuardedPlugin(own, 2.5, lambda *_: None).budget == 0.2  # type: ignore[arg-type,return-value]
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "soon", "7200"])
+def test_the_run_command_refuses_a_bad_time_budget(
+    value: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as caught:
+        main(["run", "--config", "x.yaml", "--plugin-time-budget", value])
+    assert caught.value.code == 2
+    assert f"argument --plugin-time-budget: {value!r}: expected seconds" in capsys.readouterr().err
