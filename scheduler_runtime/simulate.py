@@ -87,17 +87,23 @@ def _with_kind(item: dict[str, Any], list_kind: str) -> dict[str, Any]:
     return item
 
 
+def _kind(obj: Mapping[str, Any]) -> str:
+    """The object's kind for a one-line message (quoted when it is not a plain name)."""
+    kind = obj.get("kind", "object")
+    return kind if isinstance(kind, str) and kind.isidentifier() else repr(kind)
+
+
 def _check_shape(obj: Mapping[str, Any], where: str) -> None:
     for field in ("metadata", "spec", "status"):
         if not isinstance(obj.get(field) or {}, Mapping):
-            raise StateError(f"{where}: {obj.get('kind', 'object')}.{field} must be an object")
+            raise StateError(f"{where}: {_kind(obj)}.{field} must be an object")
 
 
 def _describe(obj: Mapping[str, Any]) -> str:
     metadata = obj.get("metadata") or {}
     namespace = metadata.get("namespace")
     name = metadata.get("name") or "<unnamed>"
-    return f"{obj.get('kind', 'object')} {namespace + '/' if namespace else ''}{name}"
+    return f"{_kind(obj)} {namespace + '/' if namespace else ''}{name}"
 
 
 def _parse_pod(obj: dict[str, Any]) -> PodInfo:

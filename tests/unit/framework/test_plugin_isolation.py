@@ -15,6 +15,7 @@ import pytest
 
 from scheduler_runtime.cli import main
 from scheduler_runtime.config import load_configuration
+from scheduler_runtime.framework import isolation
 from scheduler_runtime.framework import registry as registry_module
 from scheduler_runtime.framework.algorithm import SchedulingAlgorithm
 from scheduler_runtime.framework.isolation import MAX_ABANDONED, GuardedPlugin
@@ -251,3 +252,32 @@ def test_the_run_command_refuses_a_bad_time_budget(
         main(["run", "--config", "x.yaml", "--plugin-time-budget", value])
     assert caught.value.code == 2
     assert f"argument --plugin-time-budget: {value!r}: expected seconds" in capsys.readouterr().err
+
+
+class RaisingQueueSort(PluginBase[PluginArgs]):
+    name: ClassVar[str] = "RaisingQueueSort"
+
+    def less(self, first: Any, second: Any) -> bool:
+        raise TypeError("cannot compare")
+
+    def pre_enqueue(self, pod: PodInfo) -> Any:
+        return None
+
+
+def test_queue_points_are_checked_without_a_thread(
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    guarded: Any = GuardedPlugin(RaisingQueueSort(None, Handle(Snapshot())), 1.0, lambda *_: None)  # type: ignore[arg-type,return-value]
+
+    def no_thread(*args: Any, **kwargs: Any) -> None:
+        raise AssertionError("a queue point started a thread")
+
+    monkeypatch.setattr(isolation.threading, "Thread", no_thread)
+    with caplog.at_level(logging.WARNING, "scheduler_runtime.plugins"):
+        assert guarded.less(object(), object()) is False
+        status = guarded.pre_enqueue(pod("p", trouble=False))
+    assert status.code == Code.ERROR
+    assert status.message() == (
+        "plugin RaisingQueueSort failed: pre_enqueue returned NoneType, expected a Status"
+    )
+    assert len(caplog.messages) == 2
