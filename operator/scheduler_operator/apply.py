@@ -12,6 +12,8 @@ from kubernetes.dynamic.exceptions import DynamicApiError, NotFoundError
 from .model import GROUP, PLURAL, VERSION
 from .render import MANAGER
 
+CONFLICT = 409
+
 
 class ApplyError(RuntimeError):
     """The API server refused a child; the message says which and why."""
@@ -28,16 +30,24 @@ class Cluster:
         return self.dynamic.resources.get(api_version=api_version, kind=kind)
 
     def apply(self, desired: Mapping[str, Any]) -> None:
-        """Applies with force: the operator owns every field it renders."""
+        """Applies with force: the operator owns every field it renders. An object of the same
+        name that some other owner (or nobody) made is left alone: adopting it would let garbage
+        collection delete it with the SchedulerProfile."""
+        metadata = desired["metadata"]
+        path = "/".join(filter(None, (metadata.get("namespace"), metadata["name"])))
+        where = f"{desired['kind']} {path}"
+        existing = self.get(
+            desired["apiVersion"], desired["kind"], metadata["name"], metadata.get("namespace")
+        )
+        if existing is not None and not owned_alike(existing, desired):
+            raise ApplyError(f"{where} already exists and does not belong to this SchedulerProfile")
         try:
             self.resource(desired["apiVersion"], desired["kind"]).server_side_apply(
                 body=dict(desired), field_manager=MANAGER, force_conflicts=True
             )
         except DynamicApiError as error:
-            metadata = desired["metadata"]
-            where = "/".join(filter(None, (metadata.get("namespace"), metadata["name"])))
             summary = error.summary()  # type: ignore[no-untyped-call]
-            raise ApplyError(f"cannot apply {desired['kind']} {where}: {summary}") from None
+            raise ApplyError(f"cannot apply {where}: {summary}") from None
 
     def get(
         self, api_version: str, kind: str, name: str, namespace: str | None = None
@@ -49,7 +59,27 @@ class Cluster:
         as_dict: dict[str, Any] = found.to_dict()
         return as_dict
 
-    def patch_profile_status(self, name: str, status: Mapping[str, Any]) -> None:
-        self.custom.patch_cluster_custom_object_status(
-            GROUP, VERSION, PLURAL, name, {"status": dict(status)}
-        )
+    def patch_profile_status(
+        self, name: str, status: Mapping[str, Any], resource_version: str | None = None
+    ) -> bool:
+        """Merges into a SchedulerProfile's status; with resource_version, only if the object
+        is unchanged since (False when it changed: read it again and recompute)."""
+        body: dict[str, Any] = {"status": dict(status)}
+        if resource_version is not None:
+            body["metadata"] = {"resourceVersion": resource_version}
+        try:
+            self.custom.patch_cluster_custom_object_status(GROUP, VERSION, PLURAL, name, body)
+        except kubernetes.client.ApiException as error:
+            if error.status == CONFLICT:
+                return False
+            raise
+        return True
+
+
+def owned_alike(existing: Mapping[str, Any], desired: Mapping[str, Any]) -> bool:
+    """Whether an existing object's controller is the one the desired object names."""
+    wanted = {ref["uid"] for ref in desired["metadata"].get("ownerReferences", [])}
+    return any(
+        ref.get("uid") in wanted and ref.get("controller")
+        for ref in existing["metadata"].get("ownerReferences") or []
+    )

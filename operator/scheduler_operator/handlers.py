@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Final, TypeGuard
 
 import kopf
@@ -23,6 +23,7 @@ DEFAULT_SCHEDULER: Final = "default-scheduler"
 # The default scheduler's Lease; a scheduler's Lease is named after the scheduler.
 DEFAULT_LEASE: Final = "kube-scheduler"
 RETRY_DELAY: Final = 15
+STATUS_ATTEMPTS: Final = 5
 CHILDREN: Final = (
     ("", "v1", "serviceaccounts"),
     ("", "v1", "configmaps"),
@@ -99,11 +100,25 @@ def hand_over_names(type: str, body: kopf.Body, memo: kopf.Memo, **kwargs: Any) 
     except SpecError:
         return
     for successor in {owner for name in released if (owner := first_claim(claims, name))}:
-        current = memo.cluster.get(API_VERSION, KIND, successor)
-        if current is not None:
-            memo.cluster.patch_profile_status(
-                successor, reconciled_status(current, memo.cluster, claims)
-            )
+        update_status(
+            memo.cluster,
+            successor,
+            lambda current: reconciled_status(current, memo.cluster, claims),
+        )
+
+
+def update_status(
+    cluster: Cluster, name: str, compute: Callable[[Mapping[str, Any]], dict[str, Any] | None]
+) -> None:
+    """Reads a SchedulerProfile, computes its status and writes it unless the object changed
+    in between; conditions are written whole, so a stale read must never win."""
+    for _ in range(STATUS_ATTEMPTS):
+        current = cluster.get(API_VERSION, KIND, name)
+        reported = compute(current) if current is not None else None
+        if current is None or reported is None:
+            return
+        if cluster.patch_profile_status(name, reported, current["metadata"]["resourceVersion"]):
+            return
 
 
 def reconciled_status(
@@ -214,7 +229,7 @@ def child_handler(group: str, version: str, plural: str) -> None:
         if desired is not None and (type == "DELETED" or not contains(body, desired)):
             cluster.apply(desired)
         if plural == "deployments":
-            refresh_availability(cluster, profile_body, None if type == "DELETED" else body)
+            refresh_availability(cluster, owner["name"], None if type == "DELETED" else body)
 
 
 for child in CHILDREN:
@@ -298,17 +313,16 @@ def contains(actual: Any, desired: Any) -> bool:
     return bool(actual == desired)
 
 
-def refresh_availability(
-    cluster: Cluster, profile_body: Mapping[str, Any], deployment: Mapping[str, Any] | None
-) -> None:
+def refresh_availability(cluster: Cluster, name: str, deployment: Mapping[str, Any] | None) -> None:
     """Status follows the Deployment; the configuration verdict stays as reconcile left it
     (a refused change leaves the last good Deployment running, and that is still reported)."""
-    previous = profile_body.get("status") or {}
-    config_valid = status.find(previous.get("conditions") or [], status.CONFIG_VALID)
-    if config_valid is None:
-        return
-    generation = profile_body["metadata"].get("generation")
-    cluster.patch_profile_status(
-        profile_body["metadata"]["name"],
-        availability(previous, config_valid, deployment, generation),
-    )
+
+    def followed(profile_body: Mapping[str, Any]) -> dict[str, Any] | None:
+        previous = profile_body.get("status") or {}
+        config_valid = status.find(previous.get("conditions") or [], status.CONFIG_VALID)
+        if config_valid is None:
+            return None
+        generation = profile_body["metadata"].get("generation")
+        return availability(previous, config_valid, deployment, generation)
+
+    update_status(cluster, name, followed)

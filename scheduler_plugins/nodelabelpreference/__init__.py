@@ -1,6 +1,6 @@
 """NodeLabelPreference: prefer nodes whose label takes one of a ranked list of values.
 
-A score plugin in a few lines, configured through pluginConfig:
+A score plugin in a few lines on `scheduler_runtime.plugin_api`, configured by pluginConfig:
 
     - name: NodeLabelPreference
       args: {label: example.com/tier, preferred: [gold, silver]}
@@ -11,37 +11,35 @@ Without args it prefers nothing (every node scores 0).
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
-from scheduler_runtime.framework.interface import (
+from scheduler_runtime.plugin_api import (
     MAX_NODE_SCORE,
     SUCCESS,
     CycleState,
     Handle,
+    NodeInfo,
+    PluginArgs,
+    PluginBase,
+    PodInfo,
     Status,
 )
-from scheduler_runtime.framework.nodeinfo import NodeInfo
-from scheduler_runtime.framework.podinfo import PodInfo
 
 
-class NodeLabelPreferenceArgs(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
+class NodeLabelPreferenceArgs(PluginArgs):
     label: str = Field(default="example.com/tier", min_length=1, description="The label.")
     preferred: list[str] = Field(default_factory=list, description="Values, best first.")
 
 
-class NodeLabelPreference:
+class NodeLabelPreference(PluginBase[NodeLabelPreferenceArgs]):
     name: ClassVar[str] = "NodeLabelPreference"
-    args_type: ClassVar[type[BaseModel]] = NodeLabelPreferenceArgs
+    args_type = NodeLabelPreferenceArgs
 
-    def __init__(self, args: BaseModel | None, handle: Handle) -> None:
-        del handle
-        given = args if isinstance(args, NodeLabelPreferenceArgs) else NodeLabelPreferenceArgs()
-        ranked = given.preferred
-        self.label = given.label
+    def __init__(self, args: Any, handle: Handle) -> None:
+        super().__init__(args, handle)
+        ranked = self.args.preferred
         # Reversed, so that a value listed twice keeps its better rank.
         self.scores = {
             value: MAX_NODE_SCORE * (len(ranked) - rank) // len(ranked)
@@ -49,4 +47,4 @@ class NodeLabelPreference:
         }
 
     def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> tuple[int, Status]:
-        return self.scores.get(node.labels.get(self.label, ""), 0), SUCCESS
+        return self.scores.get(node.labels.get(self.args.label, ""), 0), SUCCESS

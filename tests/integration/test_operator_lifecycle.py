@@ -323,3 +323,28 @@ def test_dropping_leader_election_switches_to_recreate(
     apply_profile(profile_body(name, namespace=namespace, replicas=1))
     wait_condition(cluster, name, "Ready", "True")
     assert deployment(cluster, name, namespace)["spec"]["strategy"] == {"type": "Recreate"}
+
+
+def test_an_object_it_did_not_create_is_never_adopted(
+    cluster: Cluster, namespace: str, apply_profile: Apply
+) -> None:
+    name = unique("taken")
+    cluster.kubectl("create", "serviceaccount", name, "-n", namespace)
+    apply_profile(profile_body(name, namespace=namespace))
+    refused = wait_for(
+        "Ready=False with reason ApplyFailed",
+        lambda: (
+            (found := get_json(cluster, "schedulerprofile", name))
+            and condition(found, "Ready").get("reason") == "ApplyFailed"
+            and found
+        ),
+        timeout=30,
+    )
+    assert condition(refused, "Ready")["message"] == (
+        f"ServiceAccount {namespace}/{name} already exists and does not belong to this "
+        "SchedulerProfile"
+    )
+    cluster.kubectl("delete", "schedulerprofile", name, "--wait=true")
+    account = get_json(cluster, "serviceaccount", name, "-n", namespace)
+    assert account is not None
+    assert not account["metadata"].get("ownerReferences")

@@ -13,11 +13,10 @@ from scheduler_operator.render import render
 
 from scheduler_plugins.nodelabelpreference import NodeLabelPreference, NodeLabelPreferenceArgs
 from scheduler_runtime.config import load_configuration
-from scheduler_runtime.framework.interface import CycleState, Handle
-from scheduler_runtime.framework.nodeinfo import NodeInfo
 from scheduler_runtime.framework.podinfo import pod_info
 from scheduler_runtime.framework.registry import registry
 from scheduler_runtime.framework.snapshot import Snapshot
+from scheduler_runtime.plugin_api import CycleState, Handle, NodeInfo
 from scheduler_runtime.simulate import simulate
 
 SAMPLE = Path(__file__).resolve().parents[3] / "manifests" / "samples" / "custom-score.yaml"
