@@ -17,6 +17,7 @@ import kubernetes
 import orjson
 
 T = TypeVar("T")
+RETRIES = 3
 
 
 class ApiError(RuntimeError):
@@ -77,15 +78,27 @@ class Api:
         *,
         ok: Iterable[int] = (200, 201, 202),
     ) -> Any:
+        """One call; a dropped connection is retried, after which 409 means the lost attempt
+        had already done the work (created the pod, bound it)."""
         data = None if body is None else orjson.dumps(body)
         headers = {"Content-Type": "application/json"} if data is not None else {}
-        async with self.session.request(
-            method, self.endpoint.server + path, data=data, headers=headers
-        ) as response:
-            payload = await response.read()
-            if response.status not in set(ok):
+        accepted = set(ok)
+        retries = 0
+        while True:
+            try:
+                async with self.session.request(
+                    method, self.endpoint.server + path, data=data, headers=headers
+                ) as response:
+                    payload = await response.read()
+            except (aiohttp.ServerDisconnectedError, aiohttp.ClientOSError):
+                retries += 1
+                if retries > RETRIES:
+                    raise
+                accepted.add(409)
+                continue
+            if response.status not in accepted:
                 raise ApiError(method, path, response.status, payload)
-            return orjson.loads(payload) if payload else None
+            return orjson.loads(payload) if payload and response.status != 409 else None
 
     async def get(self, path: str) -> Any:
         return await self.request("GET", path)
