@@ -110,6 +110,7 @@ wait_until 60 "the scheduler to be ready" curl -sf http://127.0.0.1:10251/readyz
 step "Sample pods that ask for schedulerName: extra-scheduler"
 k get namespace demo >/dev/null 2>&1 || k create namespace demo >/dev/null
 k -n demo delete pods -l app=demo --ignore-not-found --wait=true >/dev/null
+k -n demo delete events --all >/dev/null  # a re-run shows only its own events
 for i in 0 1 2 3 4 5; do
   k apply -f - >/dev/null <<EOF
 apiVersion: v1

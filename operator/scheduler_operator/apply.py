@@ -41,8 +41,17 @@ class Cluster:
         )
         if existing is not None and not owned_alike(existing, desired):
             raise ApplyError(f"{where} already exists and does not belong to this SchedulerProfile")
+        resource = self.resource(desired["apiVersion"], desired["kind"])
         try:
-            self.resource(desired["apiVersion"], desired["kind"]).server_side_apply(
+            if existing is not None and (clearing := stale_rolling_update(existing, desired)):
+                resource.patch(
+                    body=clearing,
+                    name=metadata["name"],
+                    namespace=metadata.get("namespace"),
+                    content_type="application/merge-patch+json",
+                    field_manager=MANAGER,
+                )
+            resource.server_side_apply(
                 body=dict(desired), field_manager=MANAGER, force_conflicts=True
             )
         except DynamicApiError as error:
@@ -83,3 +92,18 @@ def owned_alike(existing: Mapping[str, Any], desired: Mapping[str, Any]) -> bool
         ref.get("uid") in wanted and ref.get("controller")
         for ref in existing["metadata"].get("ownerReferences") or []
     )
+
+
+def stale_rolling_update(
+    existing: Mapping[str, Any], desired: Mapping[str, Any]
+) -> dict[str, Any] | None:
+    """The merge patch that turns a Deployment to Recreate when the API server's defaults
+    left `rollingUpdate` behind: applying cannot remove a field no manager owns, and the
+    server refuses the two together."""
+    if desired["kind"] != "Deployment":
+        return None
+    wanted = desired["spec"].get("strategy", {})
+    live = existing.get("spec", {}).get("strategy", {})
+    if wanted.get("type") != "Recreate" or "rollingUpdate" not in live:
+        return None
+    return {"spec": {"strategy": {"type": "Recreate", "rollingUpdate": None}}}
