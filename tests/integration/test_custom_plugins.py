@@ -11,7 +11,8 @@ from collections.abc import Callable
 from typing import Any
 
 import kubernetes
-from cluster import REPO, kwok_node, wait_for
+from cluster import REPO, Cluster, kwok_node, wait_for
+from operator_support import condition, wait_condition
 from prometheus_support import Prometheus, TrafficExporter, prometheus, traffic_exporter
 from runtime_support import (
     Pods,
@@ -227,3 +228,36 @@ def test_a_plugin_package_from_a_scheduler_profile_and_a_broken_plugin(
     assert shown.returncode == 0, shown.stderr
     assert "not scheduled" in shown.stdout.splitlines()[0]
     assert "ZeroDivisionError" in shown.stdout
+
+
+def test_a_plugin_that_is_not_installed_is_reported_by_config_valid(
+    cluster: Cluster, apply_profile: Callable[[dict[str, Any]], str]
+) -> None:
+    name = f"not-installed-{uuid.uuid4().hex[:6]}"
+    apply_profile(
+        {
+            "apiVersion": "scheduling.schedops.io/v1alpha1",
+            "kind": "SchedulerProfile",
+            "metadata": {"name": name},
+            "spec": {
+                "engine": "PythonRuntime",
+                "profiles": [{"plugins": {"score": {"enabled": [{"name": "TeamAffinity"}]}}}],
+            },
+        }
+    )
+    valid = condition(wait_condition(cluster, name, "ConfigValid", "True"), "ConfigValid")
+    assert valid["status"] == "True"
+    cluster.kubectl(
+        "patch",
+        "schedulerprofile",
+        name,
+        "--type=json",
+        "-p",
+        '[{"op": "replace", "path": "/spec/profiles/0/plugins/score/enabled/0/name",'
+        ' "value": "NotInstalled"}]',
+    )
+    refused = condition(wait_condition(cluster, name, "ConfigValid", "False"), "ConfigValid")
+    assert refused["reason"] == "InvalidSpec"
+    assert refused["message"] == (
+        "spec.profiles[0].plugins.score.enabled[0].name: unknown plugin 'NotInstalled'"
+    )
