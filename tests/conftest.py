@@ -15,7 +15,7 @@ from kubernetes.utils import parse_quantity
 
 INTEGRATION = Path(__file__).parent / "integration"
 # The operator's fixtures (its RBAC, the operator under KopfRunner) live in their own module.
-pytest_plugins = ["operator_support"]
+pytest_plugins = ["operator_support", "replay_parity"]
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

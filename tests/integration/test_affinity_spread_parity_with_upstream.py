@@ -7,24 +7,21 @@ same messages, and must score every node upstream chose as high as its best node
 
 from __future__ import annotations
 
-import json
 import random
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import kubernetes
-import numpy as np
-import pytest
 from cluster import Cluster, kwok_node, wait_for
-from test_core_parity_with_upstream import outcome, read_json, replay_framework, settled
-
-from scheduler_runtime.framework.algorithm import SchedulingAlgorithm
-from scheduler_runtime.framework.interface import CycleState
-from scheduler_runtime.framework.podinfo import pod_info
-from scheduler_runtime.framework.snapshot import Snapshot
-from scheduler_runtime.framework.types import FitError
+from replay_parity import (
+    assert_parity,
+    read_json,
+    replay,
+    replay_snapshot,
+    settled,
+    upstream_decisions,
+)
 
 NODES = 50
 PODS = 200
@@ -121,32 +118,6 @@ def generated_pod(index: int, rng: random.Random, priority_class: str) -> dict[s
     }
 
 
-@pytest.fixture
-def never_preempting(cluster: Cluster, namespace: str) -> Iterator[str]:
-    scheduling = kubernetes.client.SchedulingV1Api(cluster.api)
-    scheduling.create_priority_class(
-        {"metadata": {"name": namespace}, "value": 0, "preemptionPolicy": "Never"}
-    )
-    yield namespace
-    scheduling.delete_priority_class(namespace)
-
-
-def _replay_snapshot(
-    nodes: list[dict[str, Any]], existing: list[dict[str, Any]], service: dict[str, Any]
-) -> Snapshot:
-    snapshot = Snapshot()
-    for node in nodes:
-        snapshot.add_node(node)
-    for pod in existing:
-        if pod["spec"].get("nodeName") and pod["status"].get("phase") not in (
-            "Succeeded",
-            "Failed",
-        ):
-            snapshot.add_pod(pod_info(pod))
-    snapshot.objects.apply({**service, "kind": "Service"})
-    return snapshot
-
-
 def test_affinity_and_spreading_match_upstream(
     cluster: Cluster,
     namespace: str,
@@ -167,65 +138,10 @@ def test_affinity_and_spreading_match_upstream(
     )
     nodes = wait_for("the node lifecycle controller to lift its taints", lambda: settled(core))
     existing = read_json(core.list_pod_for_all_namespaces)["items"]
+    pods = (generated_pod(index, rng, never_preempting) for index in range(PODS))
+    decisions = upstream_decisions(core, namespace, pods, drop_unschedulable=True)
 
-    upstream: list[tuple[dict[str, Any], Any]] = []
-    for index in range(PODS):
-        pod = generated_pod(index, rng, never_preempting)
-        core.create_namespaced_pod(namespace, pod)
-        name = pod["metadata"]["name"]
-        result = wait_for(
-            f"upstream to decide on {name}", lambda n=name: outcome(core, namespace, n)
-        )
-        upstream.append((read_json(core.read_namespaced_pod, name, namespace), result))
-        if result[0] is None:
-            # A pod that waits for an affinity partner would be placed once one arrives; the
-            # replay judges each pod at its own turn, so the pod goes.
-            core.delete_namespaced_pod(name, namespace, grace_period_seconds=0)
-    time.sleep(1)
-
-    snapshot = _replay_snapshot(nodes, existing, service)
-    framework = replay_framework(snapshot)
-    algorithm = SchedulingAlgorithm(snapshot, 0, random.Random(1))
-    failures = []
-    placed = 0
-    for pod, (node, message) in upstream:
-        info = pod_info({**pod, "spec": {**pod["spec"], "nodeName": ""}})
-        state = CycleState()
-        try:
-            algorithm.schedule_pod(framework, state, info)
-        except FitError as error:
-            _, status = framework.run_post_filter(state, info, error.diagnosis)
-            error.diagnosis.post_filter_msg = status.message()
-            if node is not None:
-                failures.append(f"{info.name}: upstream bound it to {node}, replay: {error}")
-                snapshot.add_pod(info.with_node(node))
-            elif str(error) != message:
-                failures.append(f"{info.name}: upstream said {message!r}, replay {str(error)!r}")
-            continue
-        if node is None:
-            failures.append(f"{info.name}: upstream: {message!r}, replay found a node")
-            continue
-        placement = algorithm.last_placement
-        if placement is not None:
-            names = snapshot.names(placement.slots)
-            if node not in names:
-                failures.append(f"{info.name}: upstream chose {node}, replay found it infeasible")
-            elif placement.totals[names.index(node)] != np.max(placement.totals):
-                best = int(np.argmax(placement.totals))
-                chosen = names.index(node)
-                parts = {
-                    plugin: (int(scores[chosen]), int(scores[best]))
-                    for plugin, scores in placement.by_plugin.items()
-                }
-                failures.append(
-                    f"{info.name}: upstream chose {node} scoring {placement.totals[chosen]}, "
-                    f"replay's best is {names[best]} scoring {placement.totals[best]}; "
-                    f"per plugin (upstream's, replay's): {parts}"
-                )
-        snapshot.add_pod(info.with_node(node))
-        placed += 1
-    record = tmp_path / "upstream-run.json"
-    record.write_text(json.dumps({"nodes": nodes, "existing": existing, "upstream": upstream}))
-    assert not failures, "\n".join([f"upstream's run is in {record}", *failures])
-    assert placed > PODS // 2
-    assert placed < PODS
+    snapshot = replay_snapshot(nodes, existing, [{**service, "kind": "Service"}])
+    failures, placed = replay(snapshot, decisions)
+    run = {"nodes": nodes, "existing": existing, "upstream": decisions}
+    assert_parity(failures, placed, PODS, tmp_path / "upstream-run.json", run)

@@ -6,31 +6,25 @@ high as its best node (ties are broken at random on both sides)."""
 
 from __future__ import annotations
 
-import json
 import random
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import kubernetes
-import numpy as np
-import pytest
 from cluster import Cluster, kwok_node, wait_for
-
-from scheduler_runtime.config import load_configuration
-from scheduler_runtime.framework.algorithm import SchedulingAlgorithm
-from scheduler_runtime.framework.interface import CycleState, Handle
-from scheduler_runtime.framework.podinfo import pod_info
-from scheduler_runtime.framework.runtime import Framework
-from scheduler_runtime.framework.snapshot import Snapshot
-from scheduler_runtime.framework.types import FitError
+from replay_parity import (
+    assert_parity,
+    read_json,
+    replay,
+    replay_snapshot,
+    settled,
+    upstream_decisions,
+)
 
 MIB = 1024 * 1024
 NODES = 50
 PODS = 200
-# Volume plugins have nothing to do without volumes; every other default plugin runs.
-WITHOUT_VOLUMES = ("VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone")
 
 
 def generated_nodes(prefix: str, rng: random.Random) -> list[dict[str, Any]]:
@@ -138,63 +132,6 @@ def generated_pod(index: int, rng: random.Random, priority_class: str) -> dict[s
     return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"p{index:03}"}, "spec": spec}
 
 
-def read_json(call: Callable[..., Any], *args: Any) -> Any:
-    return json.loads(call(*args, _preload_content=False).data)
-
-
-def outcome(core: kubernetes.client.CoreV1Api, namespace: str, name: str) -> Any:
-    """(node, None) once bound, (None, message) once upstream reported it unschedulable."""
-    pod = read_json(core.read_namespaced_pod, name, namespace)
-    if pod["spec"].get("nodeName"):
-        return pod["spec"]["nodeName"], None
-    for condition in pod.get("status", {}).get("conditions") or ():
-        if condition["type"] == "PodScheduled" and condition["status"] == "False":
-            return None, condition["message"]
-    return None
-
-
-def settled(core: kubernetes.client.CoreV1Api) -> list[dict[str, Any]] | None:
-    """All nodes, once none carries a node.kubernetes.io/ taint (not-ready and the like)."""
-    nodes: list[dict[str, Any]] = read_json(core.list_node)["items"]
-    for node in nodes:
-        for taint in node.get("spec", {}).get("taints") or ():
-            if taint["key"].startswith("node.kubernetes.io/"):
-                return None
-    return nodes
-
-
-def replay_framework(snapshot: Snapshot) -> Framework:
-    config = load_configuration(
-        {
-            "apiVersion": "kubescheduler.config.k8s.io/v1",
-            "kind": "KubeSchedulerConfiguration",
-            "profiles": [
-                {
-                    "plugins": {
-                        "multiPoint": {"disabled": [{"name": name} for name in WITHOUT_VOLUMES]}
-                    }
-                }
-            ],
-        }
-    )
-    return Framework(config.profiles[0], Handle(snapshot))
-
-
-@pytest.fixture
-def never_preempting(cluster: Cluster, namespace: str) -> Iterator[str]:
-    scheduling = kubernetes.client.SchedulingV1Api(cluster.api)
-    body = {
-        "apiVersion": "scheduling.k8s.io/v1",
-        "kind": "PriorityClass",
-        "metadata": {"name": namespace},
-        "value": 0,
-        "preemptionPolicy": "Never",
-    }
-    scheduling.create_priority_class(body)
-    yield namespace
-    scheduling.delete_priority_class(namespace)
-
-
 def test_generated_workload_matches_upstream(
     cluster: Cluster,
     namespace: str,
@@ -207,72 +144,9 @@ def test_generated_workload_matches_upstream(
     core = kubernetes.client.CoreV1Api(cluster.api)
     nodes = wait_for("the node lifecycle controller to lift its taints", lambda: settled(core))
     existing = read_json(core.list_pod_for_all_namespaces)["items"]
+    pods = (generated_pod(index, rng, never_preempting) for index in range(PODS))
+    decisions = upstream_decisions(core, namespace, pods)
 
-    upstream: list[tuple[dict[str, Any], Any]] = []
-    for index in range(PODS):
-        pod = generated_pod(index, rng, never_preempting)
-        core.create_namespaced_pod(namespace, pod)
-        name = pod["metadata"]["name"]
-        result = wait_for(
-            f"upstream to decide on {name}", lambda n=name: outcome(core, namespace, n)
-        )
-        upstream.append((read_json(core.read_namespaced_pod, name, namespace), result))
-    time.sleep(1)  # nothing may move afterwards: pending pods stay pending
-    for pod, (node, _) in upstream:
-        if node is None:
-            assert outcome(core, namespace, pod["metadata"]["name"])[0] is None
-
-    snapshot = Snapshot()
-    for node in nodes:
-        snapshot.add_node(node)
-    for pod in existing:
-        if pod["spec"].get("nodeName") and pod["status"].get("phase") not in (
-            "Succeeded",
-            "Failed",
-        ):
-            snapshot.add_pod(pod_info(pod))
-    framework = replay_framework(snapshot)
-    algorithm = SchedulingAlgorithm(snapshot, 0, random.Random(1))
-    failures = []
-    placed = 0
-    for pod, (node, message) in upstream:
-        info = pod_info({**pod, "spec": {**pod["spec"], "nodeName": ""}})
-        state = CycleState()
-        try:
-            algorithm.schedule_pod(framework, state, info)
-        except FitError as error:
-            _, status = framework.run_post_filter(state, info, error.diagnosis)
-            error.diagnosis.post_filter_msg = status.message()
-            if node is not None:
-                failures.append(f"{info.name}: upstream bound it to {node}, replay: {error}")
-                snapshot.add_pod(info.with_node(node))
-            elif str(error) != message:
-                failures.append(f"{info.name}: upstream said {message!r}, replay {str(error)!r}")
-            continue
-        if node is None:
-            failures.append(f"{info.name}: upstream: {message!r}, replay found a node")
-            continue
-        placement = algorithm.last_placement
-        if placement is not None:  # more than one node fits: upstream's must score the best
-            names = snapshot.names(placement.slots)
-            if node not in names:
-                failures.append(f"{info.name}: upstream chose {node}, replay found it infeasible")
-            elif placement.totals[names.index(node)] != np.max(placement.totals):
-                best = int(np.argmax(placement.totals))
-                chosen = names.index(node)
-                parts = {
-                    plugin: (int(scores[chosen]), int(scores[best]))
-                    for plugin, scores in placement.by_plugin.items()
-                }
-                failures.append(
-                    f"{info.name}: upstream chose {node} scoring {placement.totals[chosen]}, "
-                    f"replay's best is {names[best]} scoring {placement.totals[best]}; "
-                    f"per plugin (upstream's, replay's): {parts}"
-                )
-        snapshot.add_pod(info.with_node(node))
-        placed += 1
-    record = tmp_path / "upstream-run.json"
-    record.write_text(json.dumps({"nodes": nodes, "existing": existing, "upstream": upstream}))
-    assert not failures, "\n".join([f"upstream's run is in {record}", *failures])
-    assert placed > PODS // 2
-    assert placed < PODS  # the workload does include unschedulable pods
+    failures, placed = replay(replay_snapshot(nodes, existing), decisions)
+    run = {"nodes": nodes, "existing": existing, "upstream": decisions}
+    assert_parity(failures, placed, PODS, tmp_path / "upstream-run.json", run)
