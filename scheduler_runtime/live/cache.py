@@ -169,6 +169,12 @@ class ClusterCache:
         with self.lock:
             return list(self._nominated.get(node_name, {}).values())
 
+    def nominated_node_names(self) -> list[str]:
+        """The nodes some pending pod is nominated to, so the filters need not ask the
+        nominator about every feasible node (usually there are none)."""
+        with self.lock:
+            return list(self._nominated)
+
     def _set_nomination(self, pod: PodInfo, node_name: str) -> None:
         self._clear_nomination(pod.key)
         if node_name:

@@ -134,6 +134,7 @@ class Scheduler:
             plugin_time_budget=self.plugin_time_budget,
             binder=self.outcomes.bind,
             nominator=self._nominated_pods,
+            nominated_nodes=self._nominated_node_names,
             rng=self.rng,
             parallelism=config.parallelism,
             services={
@@ -158,6 +159,9 @@ class Scheduler:
 
     def _nominated_pods(self, node_name: str) -> list[PodInfo]:
         return self.cache.nominated_pods(node_name)
+
+    def _nominated_node_names(self) -> list[str]:
+        return self.cache.nominated_node_names()
 
     def _may_enqueue(self, pod: PodInfo) -> bool:
         framework = self.frameworks.get(pod.scheduler_name)

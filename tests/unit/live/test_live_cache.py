@@ -165,11 +165,14 @@ def test_nominations_follow_the_pod(cache: ClusterCache) -> None:
     nominated["status"]["nominatedNodeName"] = "n1"
     cache.upsert(PODS, nominated)
     assert [p.key for p in cache.nominated_pods("n1")] == ["ns/p"]
+    assert cache.nominated_node_names() == ["n1"]
     cache.nominate(pod_info(pod("p")), "n2")
     assert cache.nominated_pods("n1") == []
     assert [p.key for p in cache.nominated_pods("n2")] == ["ns/p"]
+    assert cache.nominated_node_names() == ["n2"]
     cache.upsert(PODS, pod("p", "n2"))
     assert cache.nominated_pods("n2") == []
+    assert cache.nominated_node_names() == []
 
 
 def test_other_objects_are_indexed_by_kind(cache: ClusterCache, queue: SchedulingQueue) -> None:
