@@ -197,6 +197,8 @@ class Scheduler:
             self._cycle_pod = pod
             try:
                 status = self._scheduling_cycle(attempt)
+            except Exception as bug:
+                status = self._abandon(attempt, bug)
             finally:
                 self._cycle_pod = None
         if not status.is_success:
@@ -237,6 +239,15 @@ class Scheduler:
             return status
         attempt.why = self._why(attempt, result)
         return status
+
+    def _abandon(self, attempt: Attempt, bug: Exception) -> Status:
+        """A bug met while scheduling one pod costs that pod's attempt (an Error, retried
+        with backoff), never the scheduling loop, which would otherwise stop silently."""
+        log.exception("Error scheduling pod %s", fields(pod=attempt.pod.key))
+        if self.cache.is_assumed(attempt.pod.key):
+            self.cache.forget(attempt.pod)
+        attempt.node = ""
+        return Status.as_error(bug)
 
     def _post_filter(self, attempt: Attempt, error: FitError) -> Status:
         """No node fits: let postFilter plugins (preemption) try; the FitError message,
@@ -279,6 +290,9 @@ class Scheduler:
                     status = Status(Code.ERROR, ("no bind plugin bound the pod",))
         except (FrameworkError, ApiError, urllib3.exceptions.HTTPError, OSError) as error:
             status = Status.as_error(error)
+        except Exception as bug:  # the pod must not stay in flight forever
+            log.exception("Error binding pod %s", fields(pod=pod.key, node=node))
+            status = Status.as_error(bug)
         if not status.is_success:
             framework.run_unreserve(state, pod, node)
             self.cache.forget(pod)

@@ -1,0 +1,82 @@
+"""A bug in a plugin costs one pod's attempt, never the scheduling loop: faults are injected
+into in-tree plugins (which run unguarded, for speed) and the scheduler must carry on."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import kubernetes
+import pytest
+from test_live_cache import node, pod
+
+from scheduler_runtime.config import load_configuration
+from scheduler_runtime.live.cache import NODES, PODS
+from scheduler_runtime.live.kube import Kube
+from scheduler_runtime.live.metrics import SchedulerMetrics
+from scheduler_runtime.live.outcomes import Outcomes
+from scheduler_runtime.live.scheduler import Scheduler
+from scheduler_runtime.plugins.nodeunschedulable import NodeUnschedulable
+from scheduler_runtime.plugins.volumebinding import VolumeBinding
+
+PROFILE = "ours"
+
+
+@pytest.fixture
+def scheduler() -> Iterator[Scheduler]:
+    """A scheduler whose API server is unreachable: outcomes fail to report, and say so."""
+    config = load_configuration(
+        {
+            "apiVersion": "kubescheduler.config.k8s.io/v1",
+            "kind": "KubeSchedulerConfiguration",
+            "profiles": [{"schedulerName": PROFILE}],
+        }
+    )
+    kube = Kube(
+        kubernetes.client.ApiClient(kubernetes.client.Configuration(host="http://127.0.0.1:9"))
+    )
+    made = Scheduler(config, kube, Outcomes(kube, kube, "test"), SchedulerMetrics())
+    made.cache.replace(NODES, [node("n1")])
+    yield made
+    made.stop(finish_bindings=False)
+
+
+def fault(*_: Any, **__: Any) -> Any:
+    raise RuntimeError("injected fault")
+
+
+def attempt_one(scheduler: Scheduler, name: str) -> None:
+    scheduler.cache.upsert(PODS, pod(name, scheduler=PROFILE))
+    queued = scheduler.queue.pop(timeout=1)
+    assert queued is not None
+    assert queued.pod_info.key == f"ns/{name}"
+    scheduler.schedule_one(queued)
+
+
+def error_attempts(scheduler: Scheduler) -> float:
+    value = scheduler.metrics.registry.get_sample_value(
+        "scheduler_schedule_attempts_total", {"result": "error", "profile": PROFILE}
+    )
+    return value or 0.0
+
+
+def test_a_filter_that_raises_costs_the_pod_an_error_attempt(
+    scheduler: Scheduler, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(NodeUnschedulable, "filter_nodes", fault)
+    monkeypatch.setattr(NodeUnschedulable, "filter", fault)
+    attempt_one(scheduler, "first")
+    assert error_attempts(scheduler) == 1
+    assert not scheduler.cache.is_assumed("ns/first")
+    monkeypatch.undo()
+    attempt_one(scheduler, "second")  # the loop goes on: the next pod is scheduled
+    assert scheduler.cache.is_assumed("ns/second")
+
+
+def test_a_reserve_that_raises_forgets_the_assumed_pod(
+    scheduler: Scheduler, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(VolumeBinding, "reserve", fault)
+    attempt_one(scheduler, "reserved")
+    assert error_attempts(scheduler) == 1
+    assert not scheduler.cache.is_assumed("ns/reserved")
