@@ -47,6 +47,7 @@ from scheduler_runtime.framework.nodeinfo import NodeInfo
 from scheduler_runtime.framework.podinfo import PodInfo
 from scheduler_runtime.framework.registry import ENTRY_POINT_GROUP
 from scheduler_runtime.framework.snapshot import Int64s, Slots, Snapshot
+from scheduler_runtime.framework.waiting import WaitingPod
 
 __all__ = [
     "ENTRY_POINT_GROUP",
@@ -81,6 +82,7 @@ __all__ = [
     "Slots",
     "Snapshot",
     "Status",
+    "WaitingPod",
     "default_normalize_score",
 ]
 

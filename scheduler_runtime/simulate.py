@@ -256,7 +256,10 @@ class Simulation:
     ) -> Status:
         status = framework.run_reserve(state, pod, node)
         if status.is_success:
-            status, _ = framework.run_permit(state, pod, node)
+            status = framework.run_permit(state, pod, node)
+            if status.code == Code.WAIT:
+                # One pod at a time: nothing can allow it later, so it is judged now.
+                framework.waiting_pods.remove(pod.uid)
         if status.is_success:
             status = framework.run_pre_bind(state, pod, node)
         if status.is_success:

@@ -4,7 +4,7 @@ pkg/scheduler/framework/runtime/framework.go)."""
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -28,6 +28,7 @@ from scheduler_runtime.framework.podinfo import PodInfo
 from scheduler_runtime.framework.registry import EXTENSION_POINT_METHODS, registry
 from scheduler_runtime.framework.snapshot import Int64s, Slots
 from scheduler_runtime.framework.types import Diagnosis, QueuedPodInfo, Rejection
+from scheduler_runtime.framework.waiting import WaitingPod, WaitingPods
 
 __all__ = ["Framework", "FrameworkError", "verdicts_from_statuses"]
 
@@ -66,6 +67,7 @@ class Framework:
                     raise FrameworkError(f"plugin {name!r} does not implement {point}")
             self.points[point] = [self.plugins[name] for name in names]
         self.score_weights = dict(profile.score_weights)
+        self.waiting_pods = WaitingPods()
 
     @property
     def scheduler_name(self) -> str:
@@ -300,20 +302,46 @@ class Framework:
         for plugin in reversed(self.points.get("reserve", ())):
             plugin.unreserve(state, pod, node_name)
 
-    def run_permit(
-        self, state: CycleState, pod: PodInfo, node_name: str
-    ) -> tuple[Status, dict[str, float]]:
-        """Rejections end the pod's cycle; Wait statuses come back with each plugin's timeout."""
-        waiting: dict[str, float] = {}
+    def run_permit(self, state: CycleState, pod: PodInfo, node_name: str) -> Status:
+        """A rejection ends the pod's cycle; when plugins answer Wait the pod joins the
+        waiting pods (see wait_on_permit) and Wait comes back."""
+        timeouts: dict[str, float] = {}
         for plugin in self.points.get("permit", ()):
             status, timeout = plugin.permit(state, pod, node_name)
             if status.code == Code.WAIT:
-                waiting[plugin.name] = timeout
+                timeouts[plugin.name] = timeout
             elif not status.is_success:
-                return status.with_plugin(plugin.name), {}
-        if waiting:
-            return Status(Code.WAIT), waiting
-        return SUCCESS, {}
+                rejected: Status = status.with_plugin(plugin.name)
+                return rejected
+        if not timeouts:
+            return SUCCESS
+        self.waiting_pods.add(WaitingPod(pod, timeouts))
+        return Status(Code.WAIT)
+
+    def wait_on_permit(self, pod: PodInfo) -> Status:
+        """WaitOnPermit: blocks (in the binding cycle) until a waiting pod is allowed or
+        rejected; a pod that did not wait passes at once."""
+        waiting = self.waiting_pods.get(pod.uid)
+        if waiting is None:
+            return SUCCESS
+        try:
+            return waiting.wait()
+        finally:
+            self.waiting_pods.remove(pod.uid)
+
+    # Upstream's Handle methods for Permit plugins (a gang scheduler allows its group).
+    def get_waiting_pod(self, uid: str) -> WaitingPod | None:
+        return self.waiting_pods.get(uid)
+
+    def iterate_over_waiting_pods(self, callback: Callable[[WaitingPod], None]) -> None:
+        self.waiting_pods.iterate(callback)
+
+    def reject_waiting_pod(self, uid: str) -> bool:
+        waiting = self.waiting_pods.get(uid)
+        if waiting is None:
+            return False
+        waiting.reject("", "removed")  # upstream's words for a pod rejected from outside
+        return True
 
     def run_pre_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status:
         for plugin in self.points.get("preBind", ()):

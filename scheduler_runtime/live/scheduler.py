@@ -22,6 +22,7 @@ from scheduler_runtime.framework.algorithm import SchedulingAlgorithm
 from scheduler_runtime.framework.explain import Explanation, annotation, explain
 from scheduler_runtime.framework.interface import (
     DEFAULT_PLUGIN_TIME_BUDGET,
+    SUCCESS,
     Code,
     CycleState,
     Handle,
@@ -30,7 +31,13 @@ from scheduler_runtime.framework.interface import (
 from scheduler_runtime.framework.podinfo import PodInfo
 from scheduler_runtime.framework.runtime import Framework, FrameworkError
 from scheduler_runtime.framework.snapshot import Snapshot
-from scheduler_runtime.framework.types import FitError, NoNodesAvailableError, ScheduleResult
+from scheduler_runtime.framework.types import (
+    Diagnosis,
+    FitError,
+    NodeToStatus,
+    NoNodesAvailableError,
+    ScheduleResult,
+)
 from scheduler_runtime.live.cache import ClusterCache
 from scheduler_runtime.live.explanations import ExplanationStore, annotation_patch
 from scheduler_runtime.live.kube import STRATEGIC_MERGE_PATCH, ApiError, Kube
@@ -227,10 +234,12 @@ class Scheduler:
         self.cache.assume(pod, attempt.node)
         status = _located(framework.run_reserve(state, pod, attempt.node), "Reserve")
         if status.is_success:
-            status, waits = framework.run_permit(state, pod, attempt.node)
+            status = framework.run_permit(state, pod, attempt.node)
             if status.code == Code.WAIT:
-                status = _permit_timeout(waits)
+                status = SUCCESS  # the binding cycle waits for it, off the scheduling loop
             status = _located(status, "Permit")
+            if status.is_rejected:
+                status = _permit_rejection(attempt, status)
         if not status.is_success:
             framework.run_unreserve(state, pod, attempt.node)
             self.cache.forget(pod)
@@ -283,7 +292,11 @@ class Scheduler:
     def _binding_cycle(self, attempt: Attempt) -> None:
         pod, framework, state, node = attempt.pod, attempt.framework, attempt.state, attempt.node
         try:
-            status = _located(framework.run_pre_bind(state, pod, node), "PreBind")
+            status = _located(framework.wait_on_permit(pod), "Permit")
+            if status.is_rejected:
+                status = _permit_rejection(attempt, status)
+            if status.is_success:
+                status = _located(framework.run_pre_bind(state, pod, node), "PreBind")
             if status.is_success:
                 status = _located(framework.run_bind(state, pod, node), "Bind")
                 if status.is_skip:
@@ -377,13 +390,12 @@ class Scheduler:
         return why
 
 
-def _permit_timeout(waits: dict[str, float]) -> Status:
-    """No plugin can allow a waiting pod here, so Wait ends as upstream's timeout does."""
-    plugin, timeout = max(waits.items(), key=lambda item: item[1])
-    time.sleep(timeout)
-    return Status.unschedulable(
-        f"rejected due to timeout after waiting {timeout}s at plugin {plugin}", plugin=plugin
-    )
+def _permit_rejection(attempt: Attempt, status: Status) -> Status:
+    """A Permit rejection reads as upstream's: a FitError over the one suggested node."""
+    diagnosis = Diagnosis(NodeToStatus(attempt.framework.handle.snapshot), {status.plugin})
+    diagnosis.node_to_status.set(attempt.node, status)
+    error = FitError(attempt.pod, 1, diagnosis)
+    return Status(status.code, (str(error),), status.plugin, error)
 
 
 def _located(status: Status, point: str) -> Status:

@@ -261,3 +261,37 @@ def test_a_plugin_that_is_not_installed_is_reported_by_config_valid(
     assert refused["message"] == (
         "spec.profiles[0].plugins.score.enabled[0].name: unknown plugin 'NotInstalled'"
     )
+
+
+def test_a_permit_plugin_holds_a_pod_until_its_partner_comes(
+    start_runtime: Callable[..., RuntimeProcess],
+    schedulable_nodes: Callable[..., list[str]],
+    pods: Pods,
+) -> None:
+    """PairUp (Permit) keeps the first pod of a pair waiting, off the scheduling loop, while
+    other pods are placed; its partner releases it; a lone pod is rejected on timeout with
+    upstream's message."""
+    nodes = marked_nodes(schedulable_nodes, "only")
+    scheduler = f"pairs-{nodes['run']}"
+    start_runtime(
+        scheduler_config(
+            scheduler,
+            plugins={"permit": {"enabled": [{"name": "PairUp"}]}},
+            plugin_config=[{"name": "PairUp", "args": {"timeoutSeconds": 4}}],
+        )
+    )
+    pair = "sample.example.com/pair"
+    pods.create(pod_on(nodes, "first", scheduler, **{pair: "a"}))
+    settle(1.5)
+    pods.create(pod_on(nodes, "meanwhile", scheduler))  # the loop is not blocked by the wait
+    assert pods.wait_placed("meanwhile") == {"meanwhile": nodes["only"]}
+    assert pods.nodes()["first"] is None
+    pods.create(pod_on(nodes, "second", scheduler, **{pair: "a"}))
+    assert pods.wait_placed("first", "second") == {"first": nodes["only"], "second": nodes["only"]}
+
+    pods.create(pod_on(nodes, "lone", scheduler, **{pair: "b"}))
+    event = pods.wait_event("lone", "FailedScheduling")
+    assert event["note"] == (
+        "0/1 nodes are available: 1 rejected due to timeout after waiting 4s at plugin PairUp."
+    )
+    assert pods.nodes()["lone"] is None

@@ -3,6 +3,9 @@
 TeamAffinity: a pod labelled `team: X` prefers (or, with `strict`, only accepts) nodes
 labelled `<nodeLabel>: X`.
 
+PairUp (Permit): pods sharing a `sample.example.com/pair` label are bound together or not at
+all, a gang of two: the first waits at Permit until its partner arrives, or times out.
+
 Misbehaving: fine for every pod except those labelled `sample.example.com/misbehave`, whose
 value says how it fails: `raise`, `hang` or `wrong-type`. It shows that a broken plugin costs
 those pods an Error, not the scheduler its life.
@@ -18,12 +21,14 @@ from pydantic import Field
 from scheduler_runtime.plugin_api import (
     MAX_NODE_SCORE,
     SUCCESS,
+    Code,
     CycleState,
     NodeInfo,
     PluginArgs,
     PluginBase,
     PodInfo,
     Status,
+    WaitingPod,
 )
 
 MISBEHAVE_LABEL = "sample.example.com/misbehave"
@@ -73,3 +78,30 @@ class Misbehaving(PluginBase[MisbehavingArgs]):
         if mode == "wrong-type":
             return True
         return SUCCESS
+
+
+class PairUpArgs(PluginArgs):
+    label: str = Field(default="sample.example.com/pair", min_length=1)
+    timeout_seconds: float = Field(default=10.0, gt=0)
+
+
+class PairUp(PluginBase[PairUpArgs]):
+    name: ClassVar[str] = "PairUp"
+    args_type = PairUpArgs
+
+    def permit(self, state: CycleState, pod: PodInfo, node_name: str) -> tuple[Status, float]:
+        pair = pod.labels.get(self.args.label)
+        if pair is None:
+            return SUCCESS, 0.0
+        partners: list[WaitingPod] = []
+        self.handle.framework.iterate_over_waiting_pods(
+            lambda waiting: (
+                partners.append(waiting)
+                if waiting.pod.labels.get(self.args.label) == pair and waiting.pod.uid != pod.uid
+                else None
+            )
+        )
+        if partners:
+            partners[0].allow(self.name)
+            return SUCCESS, 0.0
+        return Status(Code.WAIT), self.args.timeout_seconds
