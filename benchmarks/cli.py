@@ -257,7 +257,8 @@ async def run_scheduler(
         with recording(process.pid, samples) if samples else contextlib.nullcontext():
             binding = await run_pods(api, namespace, manifests, settings.stall_seconds)
         process.check_running()
-        buckets = histogram_buckets(await process.metrics(), ATTEMPT_HISTOGRAM)
+        metrics = await process.settled_metrics(attempts=binding.bound)
+        buckets = histogram_buckets(metrics, ATTEMPT_HISTOGRAM)
         peak_rss = process.peak_rss_bytes()
     finally:
         process.stop()

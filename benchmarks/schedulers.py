@@ -16,6 +16,8 @@ from typing import IO, Any
 import aiohttp
 import yaml
 
+from benchmarks.stats import histogram_buckets
+
 UPSTREAM = "upstream"
 PYTHON = "python"
 SCHEDULERS = (UPSTREAM, PYTHON)
@@ -140,6 +142,17 @@ class SchedulerProcess:
 
     async def metrics(self) -> str:
         return await self.get("/metrics")
+
+    async def settled_metrics(self, attempts: int, timeout: float = 10) -> str:
+        """/metrics once the attempt histogram counts `attempts` (kube-scheduler records it a
+        moment after the binding the watch saw), or as it stands at the timeout."""
+        deadline = time.monotonic() + timeout
+        while True:
+            text = await self.metrics()
+            buckets = histogram_buckets(text, ATTEMPT_HISTOGRAM)
+            if (buckets and buckets[-1][1] >= attempts) or time.monotonic() >= deadline:
+                return text
+            await asyncio.sleep(0.2)
 
     def peak_rss_bytes(self) -> int:
         """The kernel's high-water mark of the process's resident set (VmHWM)."""

@@ -40,7 +40,7 @@ def test_upstream_run_is_watched_until_every_pod_is_bound(
         await process.wait_ready()
         async with Api.open(Endpoint.from_kubeconfig(cluster.kubeconfig)) as api:
             binding = await run_pods(api, namespace, manifests, stall_seconds=60)
-        return binding, await process.metrics()
+        return binding, await process.settled_metrics(attempts=PODS)
 
     process.start()
     try:
