@@ -140,25 +140,34 @@ def test_topology_spread_failures_read_as_upstreams(
     )
 
 
+BoundClaims = Callable[..., str]
+
+
 @pytest.fixture
-def volumes(cluster: Cluster, namespace: str) -> Iterator[Callable[[str, list[Any]], str]]:
-    """Makes a PersistentVolume with the given node affinity terms and a claim bound to it
-    (waits until the controller manager has bound them); deletes the volumes afterwards."""
+def bound_claims(cluster: Cluster, namespace: str) -> Iterator[BoundClaims]:
+    """Makes a PersistentVolume from a volume source (with node affinity, labels, access mode
+    as given) and a claim bound to it, waits until the controller manager has bound them, and
+    deletes the volumes afterwards."""
     core = kubernetes.client.CoreV1Api(cluster.api)
     made: list[str] = []
 
-    def make(name: str, terms: list[Any]) -> str:
+    def make(
+        name: str,
+        source: dict[str, Any],
+        *,
+        access_mode: str = "ReadWriteOnce",
+        labels: dict[str, str] | None = None,
+    ) -> str:
         volume = f"{namespace}-{name}"
         core.create_persistent_volume(
             {
-                "metadata": {"name": volume},
+                "metadata": {"name": volume, "labels": labels or {}},
                 "spec": {
                     "capacity": {"storage": "1Gi"},
-                    "accessModes": ["ReadWriteOnce"],
+                    "accessModes": [access_mode],
                     "storageClassName": "",
-                    "local": {"path": "/mnt/data"},
-                    "nodeAffinity": {"required": {"nodeSelectorTerms": terms}},
                     "claimRef": {"namespace": namespace, "name": name},
+                    **source,
                 },
             }
         )
@@ -168,7 +177,7 @@ def volumes(cluster: Cluster, namespace: str) -> Iterator[Callable[[str, list[An
             {
                 "metadata": {"name": name},
                 "spec": {
-                    "accessModes": ["ReadWriteOnce"],
+                    "accessModes": [access_mode],
                     "storageClassName": "",
                     "volumeName": volume,
                     "resources": {"requests": {"storage": "1Gi"}},
@@ -189,20 +198,30 @@ def volumes(cluster: Cluster, namespace: str) -> Iterator[Callable[[str, list[An
         core.delete_persistent_volume(volume)
 
 
+def local_volume(*terms: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "local": {"path": "/mnt/data"},
+        "nodeAffinity": {"required": {"nodeSelectorTerms": list(terms)}},
+    }
+
+
 def claim_volume(claim: str) -> dict[str, Any]:
     return {"name": "data", "persistentVolumeClaim": {"claimName": claim}}
 
 
 def test_bound_volumes_node_affinity_as_upstream(
-    schedulable_nodes, pods: Pods, scheduler: str, volumes: Callable[[str, list[Any]], str]
+    schedulable_nodes, pods: Pods, scheduler: str, bound_claims: BoundClaims
 ) -> None:
     schedulable_nodes(kwok_node("vb-1", zone="vb-a"), kwok_node("vb-2", zone="vb-b"))
-    local = volumes(
-        "local", [{"matchExpressions": [{"key": HOST, "operator": "In", "values": ["vb-2"]}]}]
+    local = bound_claims(
+        "local",
+        local_volume({"matchExpressions": [{"key": HOST, "operator": "In", "values": ["vb-2"]}]}),
     )
-    elsewhere = volumes(
+    elsewhere = bound_claims(
         "elsewhere",
-        [{"matchExpressions": [{"key": ZONE, "operator": "In", "values": ["vb-nowhere"]}]}],
+        local_volume(
+            {"matchExpressions": [{"key": ZONE, "operator": "In", "values": ["vb-nowhere"]}]}
+        ),
     )
     for tag, name in both(scheduler).items():
         pods.create(
@@ -604,59 +623,21 @@ def test_wait_for_first_consumer_picks_the_volume_upstream_picks(
 
 
 def test_read_write_once_pod_claim_as_upstream(
-    cluster: Cluster, schedulable_nodes, pods: Pods, scheduler: str
+    schedulable_nodes, pods: Pods, scheduler: str, bound_claims: BoundClaims
 ) -> None:
     """A ReadWriteOncePod claim in use keeps a second pod out, with upstream's message."""
-    core = pods.core
     schedulable_nodes(kwok_node("rwop-1"), kwok_node("rwop-2"))
-    volumes = []
-    for tag in both(scheduler):
-        volume = f"{pods.namespace}-solo-{tag}"
-        core.create_persistent_volume(
-            {
-                "metadata": {"name": volume},
-                "spec": {
-                    "capacity": {"storage": "1Gi"},
-                    "accessModes": ["ReadWriteOncePod"],
-                    "storageClassName": "",
-                    "hostPath": {"path": "/mnt/solo"},
-                    "claimRef": {"namespace": pods.namespace, "name": f"solo-{tag}"},
-                },
-            }
+    for tag, name in both(scheduler).items():
+        claim = bound_claims(
+            f"solo-{tag}", {"hostPath": {"path": "/mnt/solo"}}, access_mode="ReadWriteOncePod"
         )
-        volumes.append(volume)
-        core.create_namespaced_persistent_volume_claim(
-            pods.namespace,
-            {
-                "metadata": {"name": f"solo-{tag}"},
-                "spec": {
-                    "accessModes": ["ReadWriteOncePod"],
-                    "storageClassName": "",
-                    "volumeName": volume,
-                    "resources": {"requests": {"storage": "1Gi"}},
-                },
-            },
-        )
-    try:
-        for tag, name in both(scheduler).items():
-            claim = f"solo-{tag}"
-            wait_for(
-                f"claim {claim} to be bound",
-                lambda c=claim: (
-                    core.read_namespaced_persistent_volume_claim(c, pods.namespace).status.phase
-                    == "Bound"
-                ),
-            )
-            pods.create(make_pod(f"first-{tag}", name, volumes=[claim_volume(claim)]))
-        pods.wait_placed("first-ours", "first-up")
-        for tag, name in both(scheduler).items():
-            pods.create(make_pod(f"second-{tag}", name, volumes=[claim_volume(f"solo-{tag}")]))
-        notes = failure_notes(pods, {"ours": "second-ours", "up": "second-up"})
-        assert notes["ours"] == notes["up"]
-        assert "ReadWriteOncePod access mode already in-use by another pod" in notes["ours"]
-    finally:
-        for volume in volumes:
-            core.delete_persistent_volume(volume)
+        pods.create(make_pod(f"first-{tag}", name, volumes=[claim_volume(claim)]))
+    pods.wait_placed("first-ours", "first-up")
+    for tag, name in both(scheduler).items():
+        pods.create(make_pod(f"second-{tag}", name, volumes=[claim_volume(f"solo-{tag}")]))
+    notes = failure_notes(pods, {"ours": "second-ours", "up": "second-up"})
+    assert notes["ours"] == notes["up"]
+    assert "ReadWriteOncePod access mode already in-use by another pod" in notes["ours"]
 
 
 def test_disk_conflict_as_upstream(schedulable_nodes, pods: Pods, scheduler: str) -> None:
@@ -680,13 +661,11 @@ def test_disk_conflict_as_upstream(schedulable_nodes, pods: Pods, scheduler: str
 
 
 def test_csi_attach_limits_as_upstream(
-    cluster: Cluster, schedulable_nodes, pods: Pods, scheduler: str
+    cluster: Cluster, schedulable_nodes, pods: Pods, scheduler: str, bound_claims: BoundClaims
 ) -> None:
     """A node whose CSINode allows one volume of a driver takes one pod with such a volume."""
-    core = pods.core
     storage = kubernetes.client.StorageV1Api(cluster.api)
     driver = "csi.example.com"
-    volumes: list[str] = []
     try:
         for tag in both(scheduler):
             node = f"lim-{tag}"
@@ -701,39 +680,7 @@ def test_csi_attach_limits_as_upstream(
             )
             for index in range(2):
                 claim = f"vol{index}-{tag}"
-                volume = f"{pods.namespace}-{claim}"
-                core.create_persistent_volume(
-                    {
-                        "metadata": {"name": volume},
-                        "spec": {
-                            "capacity": {"storage": "1Gi"},
-                            "accessModes": ["ReadWriteOnce"],
-                            "storageClassName": "",
-                            "csi": {"driver": driver, "volumeHandle": volume},
-                            "claimRef": {"namespace": pods.namespace, "name": claim},
-                        },
-                    }
-                )
-                volumes.append(volume)
-                core.create_namespaced_persistent_volume_claim(
-                    pods.namespace,
-                    {
-                        "metadata": {"name": claim},
-                        "spec": {
-                            "accessModes": ["ReadWriteOnce"],
-                            "storageClassName": "",
-                            "volumeName": volume,
-                            "resources": {"requests": {"storage": "1Gi"}},
-                        },
-                    },
-                )
-                wait_for(
-                    f"claim {claim} to be bound",
-                    lambda c=claim: (
-                        core.read_namespaced_persistent_volume_claim(c, pods.namespace).status.phase
-                        == "Bound"
-                    ),
-                )
+                bound_claims(claim, {"csi": {"driver": driver, "volumeHandle": claim}})
         for tag, name in both(scheduler).items():
             pods.create(
                 make_pod(
@@ -759,63 +706,25 @@ def test_csi_attach_limits_as_upstream(
         for tag in ("ours", "up"):
             with contextlib.suppress(kubernetes.client.ApiException):
                 storage.delete_csi_node(f"lim-{tag}")
-        for volume in volumes:
-            core.delete_persistent_volume(volume)
 
 
-def test_volume_zone_as_upstream(schedulable_nodes, pods: Pods, scheduler: str) -> None:
+def test_volume_zone_as_upstream(
+    schedulable_nodes, pods: Pods, scheduler: str, bound_claims: BoundClaims
+) -> None:
     """Volumes labelled with a zone keep their pods in it; a zone without nodes leaves the
     pod pending with upstream's message."""
-    core = pods.core
     schedulable_nodes(kwok_node("vz-1", zone="vz-a"), kwok_node("vz-2", zone="vz-b"))
-    volumes: list[str] = []
-    try:
-        for claim, zone in (("in-b", "vz-b"), ("in-c", "vz-c")):
-            volume = f"{pods.namespace}-{claim}"
-            core.create_persistent_volume(
-                {
-                    "metadata": {"name": volume, "labels": {ZONE: zone}},
-                    "spec": {
-                        "capacity": {"storage": "1Gi"},
-                        "accessModes": ["ReadWriteOnce"],
-                        "storageClassName": "",
-                        "hostPath": {"path": "/mnt/zonal"},
-                        "claimRef": {"namespace": pods.namespace, "name": claim},
-                    },
-                }
-            )
-            volumes.append(volume)
-            core.create_namespaced_persistent_volume_claim(
-                pods.namespace,
-                {
-                    "metadata": {"name": claim},
-                    "spec": {
-                        "accessModes": ["ReadWriteOnce"],
-                        "storageClassName": "",
-                        "volumeName": volume,
-                        "resources": {"requests": {"storage": "1Gi"}},
-                    },
-                },
-            )
-            wait_for(
-                f"claim {claim} to be bound",
-                lambda c=claim: (
-                    core.read_namespaced_persistent_volume_claim(c, pods.namespace).status.phase
-                    == "Bound"
-                ),
-            )
-        for tag, name in both(scheduler).items():
-            pods.create(
-                make_pod(f"zonal-{tag}", name, volumes=[claim_volume("in-b")]),
-                make_pod(f"lost-{tag}", name, volumes=[claim_volume("in-c")]),
-            )
-        assert pods.wait_placed("zonal-ours", "zonal-up") == {
-            "zonal-ours": "vz-2",
-            "zonal-up": "vz-2",
-        }
-        notes = failure_notes(pods, {"ours": "lost-ours", "up": "lost-up"})
-        assert notes["ours"] == notes["up"]
-        assert "node(s) had no available volume zone" in notes["ours"]
-    finally:
-        for volume in volumes:
-            core.delete_persistent_volume(volume)
+    for claim, zone in (("in-b", "vz-b"), ("in-c", "vz-c")):
+        bound_claims(claim, {"hostPath": {"path": "/mnt/zonal"}}, labels={ZONE: zone})
+    for tag, name in both(scheduler).items():
+        pods.create(
+            make_pod(f"zonal-{tag}", name, volumes=[claim_volume("in-b")]),
+            make_pod(f"lost-{tag}", name, volumes=[claim_volume("in-c")]),
+        )
+    assert pods.wait_placed("zonal-ours", "zonal-up") == {
+        "zonal-ours": "vz-2",
+        "zonal-up": "vz-2",
+    }
+    notes = failure_notes(pods, {"ours": "lost-ours", "up": "lost-up"})
+    assert notes["ours"] == notes["up"]
+    assert "node(s) had no available volume zone" in notes["ours"]
