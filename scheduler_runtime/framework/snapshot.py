@@ -7,8 +7,8 @@ Callers serialise access: mutations happen between scheduling cycles, never duri
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import Any, Protocol, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -22,6 +22,7 @@ from scheduler_runtime.framework.quantity import CPU, EPHEMERAL_STORAGE, MEMORY,
 Slots = npt.NDArray[np.intp]
 Mask = npt.NDArray[np.bool_]
 Int64s = npt.NDArray[np.int64]
+Names = npt.NDArray[np.object_]
 
 NATIVE_COLUMNS = (CPU, MEMORY, EPHEMERAL_STORAGE)
 ABSENT = -1
@@ -48,6 +49,18 @@ class LabelColumn:
         """Each slot's value as an integer (NaN when absent or not an integer), for Gt/Lt."""
         parsed = np.array([_as_int(v) for v in self.values] + [np.nan], dtype=np.float64)
         return parsed[self.codes]  # code -1 picks the trailing NaN
+
+
+class PodIndex(Protocol):
+    """A plugin's own aggregate over the pods on known nodes (by their node's labels), kept
+    up to date by the snapshot so the plugin need not walk every pod in each cycle."""
+
+    def add(self, pod: PodInfo, node_labels: Mapping[str, str]) -> None: ...
+
+    def remove(self, pod: PodInfo, node_labels: Mapping[str, str]) -> None: ...
+
+
+Index = TypeVar("Index", bound=PodIndex)
 
 
 def _as_int(value: str) -> float:
@@ -83,12 +96,14 @@ class Snapshot:
         self._free: list[int] = list(range(capacity - 1, -1, -1))
         self._zones: dict[str, list[str]] = {}
         self._order: Slots | None = None
+        self._names: Names | None = None
         self._pod_node: dict[str, str] = {}
         self._waiting: dict[str, dict[str, PodInfo]] = {}
         # Pods on known nodes with pod (anti-)affinity, so InterPodAffinity skips the rest.
         self.pods_with_affinity: dict[str, PodInfo] = {}
         # Pods on known nodes by label, so selectors find their pods without a full scan.
         self.pods_by_label: dict[tuple[str, str], dict[str, PodInfo]] = {}
+        self._indexes: dict[str, PodIndex] = {}
         self.objects = ClusterObjects()
 
     # ----- reading
@@ -129,6 +144,16 @@ class Snapshot:
             ]
             self._order = np.array(ordered, dtype=np.intp)
         return self._order
+
+    def node_names(self) -> Names:
+        """Each slot's node name (None for a free slot), to name many slots at once. A change
+        of the node set replaces the array, never edits it: holders keep the names they saw."""
+        if self._names is None:
+            names = np.full(self.capacity, None, dtype=object)
+            # An object array of the names themselves: each name is shared, not copied.
+            names[list(self._slot_of.values())] = np.array(list(self._slot_of), dtype=object)
+            self._names = names
+        return self._names
 
     def node_infos(self) -> list[NodeInfo]:
         """Every node, in node-tree order."""
@@ -176,6 +201,18 @@ class Snapshot:
         present: Mask = column.codes != ABSENT
         return present
 
+    def pod_index(self, name: str, build: Callable[[], Index]) -> Index:
+        """The pod index registered under `name`, built (and filled with the pods already
+        placed) on first use; every later pod and node change keeps it current."""
+        index = self._indexes.get(name)
+        if index is None:
+            index = self._indexes[name] = built = build()
+            for info in self.infos:
+                if info is not None:
+                    for pod in info.pods.values():
+                        built.add(pod, info.labels)
+        return index  # type: ignore[return-value]
+
     # ----- nodes
 
     def add_node(self, node: dict[str, Any]) -> None:
@@ -192,6 +229,7 @@ class Snapshot:
         self._write_node_columns(slot, info)
         self._zones.setdefault(zone_key(info.labels), []).append(name)
         self._order = None
+        self._names = None
         for pod in self._waiting.pop(name, {}).values():
             self._place(slot, pod)
         self.generation += 1
@@ -203,10 +241,15 @@ class Snapshot:
             self.add_node(node)
             return
         info = self.info(slot)
-        old_zone = zone_key(info.labels)
+        old_labels = info.labels
+        old_zone = zone_key(old_labels)
         self._clear_node_columns(slot, info)
         info.set_node(node)
         self._write_node_columns(slot, info)
+        if self._indexes and info.labels != old_labels:
+            for pod in info.pods.values():
+                self._index_pod(pod, old_labels, -1)
+                self._index_pod(pod, info.labels, 1)
         new_zone = zone_key(info.labels)
         if new_zone != old_zone:
             self._leave_zone(old_zone, name)
@@ -225,6 +268,7 @@ class Snapshot:
             for pod in info.pods.values():
                 self.pods_with_affinity.pop(pod.key, None)
                 self._index_labels(pod, -1)
+                self._index_pod(pod, info.labels, -1)
         self._clear_node_columns(slot, info)
         self._leave_zone(zone_key(info.labels), name)
         self.infos[slot] = None
@@ -235,6 +279,7 @@ class Snapshot:
         self.port_count[slot] = 0
         self._free.append(slot)
         self._order = None
+        self._names = None
         self.generation += 1
 
     # ----- pods
@@ -264,15 +309,19 @@ class Snapshot:
             if not waiting:
                 self._waiting.pop(node_name, None)
         else:
-            pod = self.info(slot).remove_pod(key)
+            info = self.info(slot)
+            pod = info.remove_pod(key)
             if pod is not None:
                 self._count_pod(slot, pod, -1)
+                self._index_pod(pod, info.labels, -1)
         self.generation += 1
         return pod
 
     def _place(self, slot: int, pod: PodInfo) -> None:
-        self.info(slot).add_pod(pod)
+        info = self.info(slot)
+        info.add_pod(pod)
         self._count_pod(slot, pod, 1)
+        self._index_pod(pod, info.labels, 1)
 
     def _count_pod(self, slot: int, pod: PodInfo, sign: int) -> None:
         for name, value in pod.requests.items():
@@ -301,6 +350,13 @@ class Snapshot:
                 bucket.pop(pod.key, None)
                 if not bucket:
                     del self.pods_by_label[label]
+
+    def _index_pod(self, pod: PodInfo, node_labels: Mapping[str, str], sign: int) -> None:
+        for index in self._indexes.values():
+            if sign > 0:
+                index.add(pod, node_labels)
+            else:
+                index.remove(pod, node_labels)
 
     def pods_matching(self, selector: LabelSelector) -> list[PodInfo]:
         """The pods on known nodes whose labels `selector` matches, looked up through the

@@ -29,6 +29,7 @@ from scheduler_runtime.framework.interface import (
 from scheduler_runtime.framework.nodeinfo import NodeInfo
 from scheduler_runtime.framework.podinfo import PodInfo
 from scheduler_runtime.framework.snapshot import ABSENT, Int64s, Mask, Slots, Snapshot
+from scheduler_runtime.plugins.interpodaffinity.index import INDEX_NAME, ExistingTerms, TermDomains
 from scheduler_runtime.plugins.interpodaffinity.terms import (
     AffinityTerm,
     PodTerms,
@@ -180,14 +181,11 @@ class InterPodAffinity:
         own_labels = namespaces(pod.namespace)
         result = PreFilterState(terms, own_labels, namespaces=namespaces)
         counts = result.existing_anti_affinity
-        for existing in snapshot.pods_with_affinity.values():
-            for term in pod_terms(existing).required_anti_affinity:
-                if not term.matches(pod, own_labels or {}):
-                    continue
-                node = snapshot.get(existing.node_name)
-                value = None if node is None else node.labels.get(term.topology_key)
-                if value is not None:
-                    _update(counts, (term.topology_key, value), 1)
+        existing = snapshot.pod_index(INDEX_NAME, ExistingTerms)
+        for term, by_value in existing.required_anti_affinity.items():
+            if term.matches(pod, own_labels or {}):
+                for value, count in by_value.items():
+                    counts[(term.topology_key, value)] += count
         if terms.required_affinity or terms.required_anti_affinity:
             self._count_incoming(result, snapshot, namespaces)
         if not (
@@ -340,13 +338,15 @@ class InterPodAffinity:
             for weighted in weighted_terms:
                 self._score_incoming_term(scores, weighted, sign, snapshot, namespaces)
         own_labels = namespaces(pod.namespace) or {}
-        for existing in snapshot.pods_with_affinity.values():
-            other = pod_terms(existing)
-            if not (other.required_affinity or other.has_preferred):
-                continue  # only required anti-affinity: nothing that scores
-            node = snapshot.get(existing.node_name)
-            if node is not None and node.labels:
-                self._score_existing_terms(scores, pod, own_labels, existing, node.labels)
+        existing = snapshot.pod_index(INDEX_NAME, ExistingTerms)
+        hard_weight = self.args.hard_pod_affinity_weight
+        for domains, factor in (
+            (existing.required_affinity, hard_weight if hard_weight > 0 else 0),
+            (existing.preferred_affinity, 1),
+            (existing.preferred_anti_affinity, -1),
+        ):
+            if factor:
+                _add_domains(scores, domains, pod, own_labels, factor)
         if not scores:
             return SKIP
         state.write(PRE_SCORE_KEY, scores)
@@ -373,33 +373,6 @@ class InterPodAffinity:
                     node_labels=node.labels,
                     sign=sign,
                 )
-
-    def _score_existing_terms(
-        self,
-        scores: dict[str, Counter[str]],
-        pod: PodInfo,
-        own_labels: Mapping[str, str],
-        existing: PodInfo,
-        node_labels: Mapping[str, str],
-    ) -> None:
-        """processExistingPod, the existing pod's terms that match the incoming pod: its
-        required affinity weighs hardPodAffinityWeight, its preferred terms their weight."""
-        other = pod_terms(existing)
-        weight = self.args.hard_pod_affinity_weight
-        hard = tuple(WeightedTerm(weight, t) for t in other.required_affinity if weight > 0)
-        for terms_of, sign in (
-            (hard, 1),
-            (other.preferred_affinity, 1),
-            (other.preferred_anti_affinity, -1),
-        ):
-            _add_weights(
-                scores,
-                terms_of,
-                pod,
-                namespace_labels=own_labels,
-                node_labels=node_labels,
-                sign=sign,
-            )
 
     def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> tuple[int, Status]:
         scores: dict[str, Counter[str]] = state.read(PRE_SCORE_KEY)
@@ -441,6 +414,22 @@ class InterPodAffinity:
         scaled = float(MAX_NODE_SCORE) * ((scores - lowest).astype(np.float64) / float(spread))
         scores[:] = scaled.astype(np.int64)
         return SUCCESS
+
+
+def _add_domains(
+    scores: dict[str, Counter[str]],
+    domains: TermDomains,
+    pod: PodInfo,
+    namespace_labels: Mapping[str, str],
+    factor: int,
+) -> None:
+    """processExistingPod for all existing pods at once: each distinct term of theirs that
+    matches the incoming pod adds its domains' counts (or weight sums) times `factor`."""
+    for term, by_value in domains.items():
+        if term.matches(pod, namespace_labels):
+            into = scores.setdefault(term.topology_key, Counter())
+            for value, amount in by_value.items():
+                into[value] += amount * factor
 
 
 def _add_weights(

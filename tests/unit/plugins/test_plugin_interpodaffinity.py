@@ -7,6 +7,8 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from scheduler_runtime.config.args import InterPodAffinityArgs
 from scheduler_runtime.framework.interface import Code, CycleState, Handle
@@ -18,6 +20,8 @@ from scheduler_runtime.plugins.interpodaffinity import (
     REASON_EXISTING_ANTI_AFFINITY,
     InterPodAffinity,
 )
+from scheduler_runtime.plugins.interpodaffinity.index import INDEX_NAME, ExistingTerms
+from scheduler_runtime.plugins.interpodaffinity.terms import pod_terms
 
 ZONE = "topology.kubernetes.io/zone"
 HOST = "kubernetes.io/hostname"
@@ -348,3 +352,98 @@ def test_only_pods_with_affinity_are_indexed(count: int) -> None:
     assert list(snapshot.pods_with_affinity) == ["ns/g"]
     snapshot.remove_node("b1")
     assert not snapshot.pods_with_affinity
+
+
+def walked_terms(snapshot: Snapshot) -> dict[str, dict[tuple[Any, str], int]]:
+    """What the index must hold, by walking every placed pod with affinity (upstream's way)."""
+    walked: dict[str, dict[tuple[Any, str], int]] = {
+        "required_anti_affinity": {},
+        "required_affinity": {},
+        "preferred_affinity": {},
+        "preferred_anti_affinity": {},
+    }
+    for existing in snapshot.pods_with_affinity.values():
+        info = snapshot.get(existing.node_name)
+        assert info is not None
+        terms = pod_terms(existing)
+        weighted = {
+            "required_anti_affinity": [(1, t) for t in terms.required_anti_affinity],
+            "required_affinity": [(1, t) for t in terms.required_affinity],
+            "preferred_affinity": [(w.weight, w.term) for w in terms.preferred_affinity],
+            "preferred_anti_affinity": [(w.weight, w.term) for w in terms.preferred_anti_affinity],
+        }
+        for role, entries in weighted.items():
+            for amount, item in entries:
+                value = info.labels.get(item.topology_key)
+                if value is not None:
+                    sums = walked[role]
+                    sums[(item, value)] = sums.get((item, value), 0) + amount
+    return walked
+
+
+def indexed_terms(snapshot: Snapshot) -> dict[str, dict[tuple[Any, str], int]]:
+    index = snapshot.pod_index(INDEX_NAME, ExistingTerms)
+    return {
+        role: {
+            (item, value): amount
+            for item, by_value in getattr(index, role).items()
+            for value, amount in by_value.items()
+        }
+        for role in (
+            "required_anti_affinity",
+            "required_affinity",
+            "preferred_affinity",
+            "preferred_anti_affinity",
+        )
+    }
+
+
+AFFINITIES = [
+    required("podAntiAffinity", term(HOST, {"app": "web"})),
+    required("podAffinity", term(ZONE, {"app": "db"})),
+    {
+        **required("podAffinity", term(ZONE, {"app": "db"})),
+        **preferred("podAntiAffinity", (50, term(HOST, {"app": "web"}))),
+    },
+    preferred("podAffinity", (3, term(ZONE, {"app": "web"})), (3, term(ZONE, {"app": "web"}))),
+]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    steps=st.lists(
+        st.tuples(
+            st.sampled_from(["add", "remove", "relabel", "drop-node", "restore-node"]),
+            st.integers(0, 7),
+            st.sampled_from([n["metadata"]["name"] for n in NODES]),
+            st.integers(0, len(AFFINITIES)),
+        ),
+        max_size=25,
+    )
+)
+def test_index_matches_a_walk_over_every_pod(steps: list[tuple[str, int, str, int]]) -> None:
+    """Pods come and go, nodes change zone, leave and return: the index built once at the
+    start always equals a fresh walk over the placed pods."""
+    snapshot = cluster()
+    indexed_terms(snapshot)  # registered before anything happens, then kept current
+    nodes = {n["metadata"]["name"]: n for n in NODES}
+    for action, number, node_name, shape in steps:
+        key = f"p{number}"
+        if action == "add":
+            affinity = AFFINITIES[shape] if shape < len(AFFINITIES) else None
+            snapshot.add_pod(pod(key, {"app": "web"}, node_name, affinity=affinity))
+        elif action == "remove":
+            snapshot.remove_pod(f"ns/{key}")
+        elif action == "relabel" and node_name in snapshot:
+            moved = node(node_name, f"zone-{shape}")
+            nodes[node_name] = moved
+            snapshot.update_node(moved)
+        elif action == "drop-node":
+            snapshot.remove_node(node_name)
+        elif action == "restore-node" and node_name not in snapshot:
+            snapshot.add_node(nodes[node_name])
+        assert indexed_terms(snapshot) == walked_terms(snapshot)
+    late = cluster()
+    for existing in snapshot.pods():
+        late.add_pod(existing)
+    assert indexed_terms(late) == walked_terms(late)  # an index built after the pods came
