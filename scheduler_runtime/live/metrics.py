@@ -33,6 +33,12 @@ class SchedulerMetrics:
             buckets=_exponential(0.001, 2, 15),
             registry=r,
         )
+        self.algorithm_duration = Histogram(
+            "scheduler_scheduling_algorithm_duration_seconds",
+            "Scheduling algorithm latency in seconds",
+            buckets=_exponential(0.001, 2, 15),
+            registry=r,
+        )
         self.pending_pods = Gauge(
             "scheduler_pending_pods",
             "Number of pending pods, by the queue type. 'active' means number of pods in "

@@ -228,6 +228,9 @@ class Scheduler:
                 failed = Explanation(pod.namespace, pod.name, pod.scheduler_name, None, str(error))
                 self._explained(attempt, failed)
             return Status.as_error(error)
+        # As upstream: from the cycle's start (here, including the wait for the cache lock,
+        # as upstream's includes its snapshot update) to a suggested host.
+        self.metrics.algorithm_duration.observe(time.monotonic() - attempt.started)
         attempt.node = result.suggested_host
         if self.explaining:
             self._explained(attempt, explain(pod, framework, self.algorithm, node=attempt.node))
