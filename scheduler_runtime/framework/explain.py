@@ -1,37 +1,92 @@
 """Why a pod went where it went, or nowhere: every filtered-out node with the plugin and
 reason that rejected it, and the per-plugin weighted scores of the best candidates.
 
-Built from what one scheduling cycle already computed (the diagnosis and the scores), so
-explaining costs a pass over the rejected nodes, not another cycle.
+Built from what one scheduling cycle already computed (the diagnosis and the scores), in
+slots: only the nodes an explanation lists are named, and a large group only when read.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import FrozenInstanceError, dataclass, field
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from scheduler_runtime.framework.algorithm import Placement, SchedulingAlgorithm
 from scheduler_runtime.framework.podinfo import PodInfo
 from scheduler_runtime.framework.runtime import Framework
-from scheduler_runtime.framework.snapshot import Snapshot
+from scheduler_runtime.framework.snapshot import Names, Slots, Snapshot
 from scheduler_runtime.framework.types import Diagnosis
 
 TOP_CANDIDATES = 3
 NOT_EVALUATED = "not evaluated: the search stopped once enough nodes fit"
+# Larger groups keep slots and are named when read: the nodes a stopped search never
+# evaluated can be thousands per pod, and the live scheduler keeps many explanations.
+EAGER_NODES = 32
 
 
-@dataclass(frozen=True)
 class Rejected:
-    """Nodes one filter plugin rejected for one reason."""
+    """Nodes one filter plugin rejected for one reason: an immutable value, equal to another
+    with the same plugin, reason and nodes, however each holds its nodes."""
+
+    __slots__ = ("_names", "_nodes", "_slots", "plugin", "reason")
 
     plugin: str
     reason: str
-    nodes: tuple[str, ...]
+    _nodes: tuple[str, ...]
+    _slots: npt.NDArray[np.unsignedinteger[Any]] | None
+    _names: Names | None
+
+    def __init__(self, plugin: str, reason: str, nodes: tuple[str, ...]) -> None:
+        self._fill(plugin=plugin, reason=reason, _nodes=nodes, _slots=None, _names=None)
+
+    def _fill(self, **fields: object) -> None:
+        for name, value in fields.items():
+            object.__setattr__(self, name, value)
+
+    @classmethod
+    def of_slots(cls, plugin: str, reason: str, slots: Slots, names: Names) -> Rejected:
+        """The nodes in `slots`, named through `names` (`Snapshot.node_names`, which is
+        replaced, never edited, when nodes come and go): at once for a small group, else
+        on each read of `nodes`."""
+        if len(slots) <= EAGER_NODES:
+            return cls(plugin, reason, tuple(names[slots].tolist()))
+        # The narrowest type that holds every slot: 2 bytes a node up to 65,536 slots.
+        narrow = slots.astype(np.min_scalar_type(len(names) - 1))
+        rejected = cls(plugin, reason, ())
+        rejected._fill(_slots=narrow, _names=names)
+        return rejected
+
+    @property
+    def nodes(self) -> tuple[str, ...]:
+        """The nodes in the order seen; a large group is named anew on each read."""
+        if self._slots is None or self._names is None:
+            return self._nodes
+        return tuple(self._names[self._slots].tolist())
 
     def as_json(self) -> dict[str, Any]:
         return {"plugin": self.plugin, "reason": self.reason, "nodes": list(self.nodes)}
+
+    def _key(self) -> tuple[str, str, tuple[str, ...]]:
+        return self.plugin, self.reason, self.nodes
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Rejected):
+            return NotImplemented
+        return self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __repr__(self) -> str:
+        return f"Rejected(plugin={self.plugin!r}, reason={self.reason!r}, nodes={self.nodes!r})"
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise FrozenInstanceError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise FrozenInstanceError(f"cannot delete field {name!r}")
 
 
 @dataclass(frozen=True)
@@ -82,53 +137,71 @@ class Explanation:
         }
 
 
-def rejected_nodes(diagnosis: Diagnosis, snapshot: Snapshot, fits: set[str]) -> list[Rejected]:
+def rejected_nodes(diagnosis: Diagnosis, snapshot: Snapshot, feasible: Slots) -> list[Rejected]:
     """Every node that did not fit, grouped by (plugin, reason) in the order seen. Nodes no
     filter saw share the diagnosis' absent status (a PreFilter that ruled them out), or were
     not evaluated at all when the search stopped early."""
-    groups: dict[tuple[str, str], list[str]] = {}
-    seen: set[str] = set(fits)
-    for rejection in diagnosis.node_to_status.rejections:
-        names = [snapshot.name(int(slot)) for slot in rejection.slots]
-        seen.update(names)
+    # A group's parts: slot arrays from the filters, names from statuses set by name.
+    groups: dict[tuple[str, str], list[Slots | list[str]]] = {}
+    seen = np.zeros(snapshot.capacity, dtype=np.bool_)
+    seen[feasible] = True
+    statuses = diagnosis.node_to_status
+    for rejection in statuses.rejections:
+        seen[rejection.slots] = True
         for reason, mask in rejection.reasons:
-            hits = np.flatnonzero(mask)
-            groups.setdefault((rejection.plugin, reason), []).extend(names[i] for i in hits)
-    for name, status in diagnosis.node_to_status.extra.items():
-        seen.add(name)
+            hits = rejection.slots[np.flatnonzero(mask)]
+            groups.setdefault((rejection.plugin, reason), []).append(hits)
+    for name, status in statuses.extra.items():
+        slot = snapshot.slot(name)
+        if slot is not None:
+            seen[slot] = True
         for reason in status.reasons:
-            groups.setdefault((status.plugin, reason), []).append(name)
-    if len(seen) == len(snapshot):
-        return [
-            Rejected(plugin, reason, tuple(nodes)) for (plugin, reason), nodes in groups.items()
-        ]
-    unseen = [snapshot.name(int(slot)) for slot in snapshot.order()]
-    unseen = [name for name in unseen if name not in seen]
-    if unseen:
-        absent = diagnosis.node_to_status.absent
-        for reason in absent.reasons or (NOT_EVALUATED,):
-            groups.setdefault((absent.plugin, reason), []).extend(unseen)
-    return [Rejected(plugin, reason, tuple(nodes)) for (plugin, reason), nodes in groups.items()]
+            groups.setdefault((status.plugin, reason), []).append([name])
+    order = snapshot.order()
+    unseen = order[~seen[order]]
+    if len(unseen):
+        for reason in statuses.absent.reasons or (NOT_EVALUATED,):
+            groups.setdefault((statuses.absent.plugin, reason), []).append(unseen)
+    names = snapshot.node_names()
+    return [_group(plugin, reason, parts, names) for (plugin, reason), parts in groups.items()]
+
+
+def _group(plugin: str, reason: str, parts: list[Slots | list[str]], names: Names) -> Rejected:
+    """One group; named at once only when some of it was set by name."""
+    slot_parts = [part for part in parts if isinstance(part, np.ndarray)]
+    if len(slot_parts) == len(parts):
+        slots = slot_parts[0] if len(parts) == 1 else np.concatenate(slot_parts)
+        return Rejected.of_slots(plugin, reason, slots, names)
+    listed = [
+        name
+        for part in parts
+        for name in (names[part].tolist() if isinstance(part, np.ndarray) else part)
+    ]
+    return Rejected(plugin, reason, tuple(listed))
 
 
 def top_candidates(
     placement: Placement, snapshot: Snapshot, weights: dict[str, int], chosen: str, top: int
 ) -> list[Candidate]:
-    """The chosen node first, then the other best totals."""
+    """The chosen node first, then the other best totals (ties in the order scored)."""
     order = np.argsort(-placement.totals, kind="stable")
     chosen_slot = snapshot.slot(chosen)
-    positions = [int(p) for p in order if placement.slots[p] == chosen_slot]
-    positions += [int(p) for p in order if placement.slots[p] != chosen_slot][: top - 1]
+    is_chosen = placement.slots[order] == (-1 if chosen_slot is None else chosen_slot)
+    positions = np.concatenate([order[is_chosen], order[~is_chosen][: top - 1]])
+    slots = placement.slots[positions].tolist()
+    totals = placement.totals[positions].tolist()
+    by_plugin = {
+        plugin: values[positions].tolist() for plugin, values in placement.by_plugin.items()
+    }
     return [
         Candidate(
-            node=snapshot.name(int(placement.slots[p])),
-            total=int(placement.totals[p]),
+            node=snapshot.name(slot),
+            total=total,
             scores={
-                plugin: (int(values[p]), weights.get(plugin, 1))
-                for plugin, values in placement.by_plugin.items()
+                plugin: (values[i], weights.get(plugin, 1)) for plugin, values in by_plugin.items()
             },
         )
-        for p in positions
+        for i, (slot, total) in enumerate(zip(slots, totals, strict=True))
     ]
 
 
@@ -147,14 +220,14 @@ def explain(
     snapshot = algorithm.snapshot
     diagnosis = diagnosis or algorithm.last_diagnosis
     placement = algorithm.last_placement if node is not None else None
-    fits = {snapshot.name(int(slot)) for slot in algorithm.last_feasible}
-    filtered = rejected_nodes(diagnosis, snapshot, fits) if diagnosis is not None else []
+    feasible = algorithm.last_feasible
+    filtered = rejected_nodes(diagnosis, snapshot, feasible) if diagnosis is not None else []
     candidates = (
         top_candidates(placement, snapshot, framework.score_weights, node, top)
         if placement is not None and node is not None
         else []
     )
-    evaluated = len(fits) + (len(diagnosis.node_to_status) if diagnosis is not None else 0)
+    evaluated = len(feasible) + (len(diagnosis.node_to_status) if diagnosis is not None else 0)
     return Explanation(
         namespace=pod.namespace,
         name=pod.name,
@@ -162,7 +235,7 @@ def explain(
         node=node,
         message=message,
         evaluated_nodes=evaluated,
-        feasible_nodes=len(fits),
+        feasible_nodes=len(feasible),
         filtered=tuple(filtered),
         candidates=tuple(candidates),
     )

@@ -3,6 +3,7 @@ breakdown first, as JSON (simulate, /explain), as tables (`explain`) and as an a
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import urllib.error
 import urllib.request
@@ -10,15 +11,27 @@ from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+import numpy as np
 import pytest
 from prometheus_client import CollectorRegistry
 
 from scheduler_runtime.cli import main
 from scheduler_runtime.config import load_configuration
-from scheduler_runtime.framework.explain import annotation, format_explanation
+from scheduler_runtime.framework.algorithm import Placement
+from scheduler_runtime.framework.explain import (
+    NOT_EVALUATED,
+    Rejected,
+    annotation,
+    format_explanation,
+    rejected_nodes,
+    top_candidates,
+)
+from scheduler_runtime.framework.interface import Code, Status
+from scheduler_runtime.framework.snapshot import Snapshot
+from scheduler_runtime.framework.types import Diagnosis, NodeToStatus, Rejection
 from scheduler_runtime.live.explanations import ExplanationStore, annotation_patch
 from scheduler_runtime.live.server import HealthServer
-from scheduler_runtime.simulate import simulate
+from scheduler_runtime.simulate import Simulation, simulate
 
 
 def node(name: str, cpu: str = "4", taint: bool = False, label: str = "") -> dict[str, Any]:
@@ -158,6 +171,96 @@ def test_the_annotation_is_one_compact_line() -> None:
     assert text.endswith("| rejected: TaintToleration 1, NodeResourcesFit 1")
     long = annotation_patch("x" * 5000)["metadata"]["annotations"]
     assert len(next(iter(long.values()))) == 1024
+
+
+MANY = [node(f"n{i:03}") for i in range(200)]  # one zone: node-tree order is this order
+
+
+def stopped_early() -> tuple[Simulation, Rejected]:
+    """200 nodes that all fit: the search stops after 100, the first pod's at n000."""
+    simulation = Simulation(CONFIG, seed=1)
+    simulation.load([*MANY, pod("web", "1")])
+    [placed] = simulation.run()
+    why = placed.explanation
+    assert why is not None
+    assert (why.evaluated_nodes, why.feasible_nodes) == (100, 100)
+    [group] = why.filtered
+    return simulation, group
+
+
+def test_nodes_a_stopped_search_never_evaluated_are_named_when_read() -> None:
+    _, group = stopped_early()
+    eager = Rejected("", NOT_EVALUATED, tuple(f"n{i:03}" for i in range(100, 200)))
+    assert group == eager
+    assert hash(group) == hash(eager)
+    assert repr(group) == repr(eager)
+    assert group.as_json() == eager.as_json()
+    assert group.nodes is not group.nodes  # kept as slots: each read names them anew
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        group.plugin = "other"
+
+
+def test_an_older_explanation_keeps_the_names_it_saw_when_a_slot_is_reused() -> None:
+    simulation, group = stopped_early()
+    snapshot = simulation.snapshot
+    names = snapshot.node_names()
+    snapshot.update_node(node("n150", "8"))
+    assert snapshot.node_names() is names  # an update renames nothing
+    slot = snapshot.slot("n150")
+    snapshot.remove_node("n150")
+    snapshot.add_node(node("fresh"))
+    assert snapshot.slot("fresh") == slot
+    assert snapshot.node_names()[slot] == "fresh"
+    assert names[slot] == "n150"
+    assert group.nodes == tuple(f"n{i:03}" for i in range(100, 200))
+
+
+def test_candidates_are_the_chosen_node_then_the_best_totals_ties_in_scoring_order() -> None:
+    snapshot = Snapshot()
+    for name in ("a", "b", "c", "d", "e"):
+        snapshot.add_node(node(name))
+    slots = np.array([snapshot.slot(name) for name in "edcba"], dtype=np.intp)
+    scores = Placement(
+        slots,
+        totals=np.array([50, 90, 70, 90, 90], dtype=np.int64),
+        by_plugin={"Fit": np.array([5, 9, 7, 8, 6], dtype=np.int64)},
+    )
+    top = top_candidates(scores, snapshot, {"Fit": 10}, "b", 3)
+    assert [(c.node, c.total, c.scores) for c in top] == [
+        ("b", 90, {"Fit": (8, 10)}),
+        ("d", 90, {"Fit": (9, 10)}),
+        ("a", 90, {"Fit": (6, 10)}),
+    ]
+    assert [c.node for c in top_candidates(scores, snapshot, {}, "c", 4)] == ["c", "d", "b", "a"]
+    assert [c.node for c in top_candidates(scores, snapshot, {}, "d", 1)] == ["d"]
+
+
+def test_equal_nodes_list_the_chosen_one_then_the_others_in_order() -> None:
+    equal = [node(name) for name in ("w", "x", "y", "z")]
+    for seed in range(4):
+        [placed] = simulate(CONFIG, [*equal, pod("web", "1")], seed=seed)
+        assert placed.explanation is not None
+        totals = {c.total for c in placed.explanation.candidates}
+        assert len(totals) == 1
+        others = [name for name in "wxyz" if name != placed.node][:2]
+        assert [c.node for c in placed.explanation.candidates] == [placed.node, *others]
+
+
+def test_statuses_set_by_name_join_their_group_after_the_filters_slots() -> None:
+    snapshot = Snapshot()
+    for name in ("a", "b", "c", "d"):
+        snapshot.add_node(node(name))
+    slots = np.array([snapshot.slot("c"), snapshot.slot("a")], dtype=np.intp)
+    statuses = NodeToStatus(snapshot)
+    statuses.rejections.append(
+        Rejection("Fit", slots, np.zeros(2, dtype=np.bool_), [("full", np.ones(2, np.bool_))])
+    )
+    statuses.set("d", Status(Code.UNSCHEDULABLE, ("full",), "Fit"))
+    feasible = np.zeros(0, dtype=np.intp)
+    assert rejected_nodes(Diagnosis(statuses), snapshot, feasible) == [
+        Rejected("Fit", "full", ("c", "a", "d")),
+        Rejected("", NOT_EVALUATED, ("b",)),
+    ]
 
 
 def test_the_store_keeps_the_last_attempt_of_the_last_pods() -> None:
