@@ -23,6 +23,7 @@ import aiohttp
 from benchmarks import docs, workloads
 from benchmarks.kube import Api, ApiError, Endpoint
 from benchmarks.measure import (
+    bind_as_created,
     binding_ceiling,
     create_namespace,
     remove_leftovers,
@@ -33,7 +34,9 @@ from benchmarks.nodes import ensure_nodes
 from benchmarks.profile import Profile, hot_spots, recording
 from benchmarks.report import MIB, Ceiling, Machine, Report, Scale, SchedulerRun, render
 from benchmarks.schedulers import (
+    ALGORITHM_HISTOGRAM,
     ATTEMPT_HISTOGRAM,
+    BINDER,
     CLIENT_QPS,
     PYTHON,
     SCHEDULER_NAMES,
@@ -210,6 +213,9 @@ async def run_scale(
         progress(f"{nodes} nodes: binding ceiling, {pods} bindings")
         scale.ceiling = await measure_ceiling(api, nodes, pods)
     for workload in workload_names:
+        if settings.ceiling:
+            progress(f"{nodes} nodes: no-algorithm binder, {pods} {workload} pods")
+            scale.runs.append(await run_binder(api, workload, nodes=nodes, pods=pods))
         for label in settings.schedulers:
             progress(f"{nodes} nodes: {label} scheduler, {pods} {workload} pods")
             try:
@@ -240,6 +246,34 @@ async def measure_ceiling(api: Api, nodes: int, pods: int) -> Ceiling:
     )
 
 
+async def run_binder(api: Api, workload: str, *, nodes: int, pods: int) -> SchedulerRun:
+    """The workload bound by a client with no algorithm: the most a scheduler could reach
+    with the pods created as in the other runs and this machine's API server."""
+    namespace = unique_namespace(f"bench-{BINDER}-{workload}-{nodes}")
+    await create_namespace(api, namespace)
+    names = [workloads.node_name(index) for index in range(nodes)]
+    binder = asyncio.create_task(bind_as_created(api, namespace, names, qps=CLIENT_QPS))
+    try:
+        manifests = workloads.pods(workload, pods, SCHEDULER_NAMES[BINDER])
+        binding = await run_pods(api, namespace, manifests)
+    finally:
+        binder.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await binder
+        await remove_namespace(api, namespace)
+    return SchedulerRun(
+        scheduler=BINDER,
+        workload=workload,
+        pods=binding.pods,
+        bound=binding.bound,
+        create_seconds=binding.create_seconds,
+        bound_seconds=binding.bound_seconds,
+        attempt_p50_ms=None,
+        attempt_p99_ms=None,
+        peak_rss_mib=None,
+    )
+
+
 async def run_scheduler(
     api: Api, settings: Settings, label: str, workload: str, *, nodes: int, pods: int
 ) -> tuple[SchedulerRun, Profile | None]:
@@ -259,7 +293,9 @@ async def run_scheduler(
         process.check_running()
         metrics = await process.settled_metrics(attempts=binding.bound)
         buckets = histogram_buckets(metrics, ATTEMPT_HISTOGRAM)
+        algorithm = histogram_buckets(metrics, ALGORITHM_HISTOGRAM)
         peak_rss = process.peak_rss_bytes()
+        cpu_seconds = process.cpu_seconds()
     finally:
         process.stop()
         await remove_namespace(api, namespace)
@@ -274,7 +310,11 @@ async def run_scheduler(
         attempt_p99_ms=milliseconds(quantile(0.99, buckets)),
         attempts_beyond_buckets=share_beyond_finite_buckets(buckets),
         attempt_buckets=buckets,
+        algorithm_p50_ms=milliseconds(quantile(0.5, algorithm)),
+        algorithm_p99_ms=milliseconds(quantile(0.99, algorithm)),
+        algorithm_buckets=algorithm,
         peak_rss_mib=peak_rss / MIB,
+        cpu_seconds=cpu_seconds,
     )
     return run, summarize_profile(samples, workload, nodes) if samples else None
 

@@ -17,6 +17,7 @@ from benchmarks.workloads import PART_OF, PART_OF_SELECTOR
 
 UNKNOWN_SCHEDULER = "bench-nobody"
 BOUND = "fieldSelector=spec.nodeName%21%3D"  # spec.nodeName!=
+UNBOUND = "fieldSelector=spec.nodeName%3D"  # spec.nodeName=
 
 
 @dataclass(frozen=True)
@@ -115,6 +116,44 @@ async def wait_while_progressing(
     watcher.cancel()
 
 
+async def bind_as_created(
+    api: Api, namespace: str, node_names: Sequence[str], *, qps: int, in_flight: int = 48
+) -> None:
+    """A scheduler without an algorithm: binds each pod of `namespace` that names no node
+    to the next node round-robin, as soon as the watch shows it, until cancelled."""
+    path = pods_path(namespace)
+    version = (await api.get(f"{path}?limit=1"))["metadata"]["resourceVersion"]
+    limiter = AsyncLimiter(qps, time_period=1)
+    slots = asyncio.Semaphore(in_flight)
+    bindings: set[asyncio.Task[None]] = set()
+
+    async def bind(name: str, node_name: str) -> None:
+        async with slots, limiter:
+            await api.post(f"{path}/{name}/binding", binding_body(name, node_name))
+
+    count = 0
+    try:
+        async for event in api.watch(f"{path}?{UNBOUND}", version):
+            if event["type"] == "ADDED":
+                name = event["object"]["metadata"]["name"]
+                task = asyncio.create_task(bind(name, node_names[count % len(node_names)]))
+                bindings.add(task)
+                task.add_done_callback(bindings.discard)
+                count += 1
+    finally:
+        for task in bindings:
+            task.cancel()
+
+
+def binding_body(pod_name: str, node_name: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Binding",
+        "metadata": {"name": pod_name},
+        "target": {"apiVersion": "v1", "kind": "Node", "name": node_name},
+    }
+
+
 async def binding_ceiling(
     api: Api,
     namespace: str,
@@ -135,16 +174,7 @@ async def binding_ceiling(
 
     async def bind(index: int, pod: dict[str, Any]) -> float:
         name = pod["metadata"]["name"]
-        body = {
-            "apiVersion": "v1",
-            "kind": "Binding",
-            "metadata": {"name": name},
-            "target": {
-                "apiVersion": "v1",
-                "kind": "Node",
-                "name": node_names[index % len(node_names)],
-            },
-        }
+        body = binding_body(name, node_names[index % len(node_names)])
         async with slots, limiter:
             started = time.monotonic()
             await api.post(f"{path}/{name}/binding", body)

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from pydantic import BaseModel, ConfigDict, computed_field
 
 from benchmarks.profile import Profile
-from benchmarks.schedulers import PYTHON, UPSTREAM
+from benchmarks.schedulers import BINDER, PYTHON, UPSTREAM
 
 MIB = 1024 * 1024
 
@@ -48,12 +48,25 @@ class SchedulerRun(BaseModel):
     attempts_beyond_buckets: float = 0.0
     # The scheduler's attempt histogram as scraped: (upper bound in seconds, cumulative count).
     attempt_buckets: list[tuple[float, float]] = []
-    peak_rss_mib: float
+    # scheduling_algorithm_duration_seconds: the cycle up to a chosen node, without binding.
+    algorithm_p50_ms: float | None = None
+    algorithm_p99_ms: float | None = None
+    algorithm_buckets: list[tuple[float, float]] = []
+    peak_rss_mib: float | None
+    # CPU time (user + system) the scheduler process used over the whole run.
+    cpu_seconds: float | None = None
 
     @computed_field  # type: ignore[prop-decorator]
     @property
     def throughput(self) -> float:
         return per_second(self.bound, self.bound_seconds)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def cpu_ms_per_pod(self) -> float | None:
+        if self.cpu_seconds is None or not self.bound:
+            return None
+        return self.cpu_seconds * 1000 / self.bound
 
     def saturated(self, q: float) -> bool:
         """Whether the q-quantile lies beyond the buckets (so it only says "at least")."""
@@ -99,6 +112,9 @@ class Scale(BaseModel):
                 "throughput": ratio(ours.throughput, upstream.throughput),
                 "attempt_p50": ratio(ours.attempt_p50_ms, upstream.attempt_p50_ms),
                 "attempt_p99": ratio(ours.attempt_p99_ms, upstream.attempt_p99_ms),
+                "algorithm_p50": ratio(ours.algorithm_p50_ms, upstream.algorithm_p50_ms),
+                "algorithm_p99": ratio(ours.algorithm_p99_ms, upstream.algorithm_p99_ms),
+                "cpu_per_pod": ratio(ours.cpu_ms_per_pod, upstream.cpu_ms_per_pod),
                 "peak_rss": ratio(ours.peak_rss_mib, upstream.peak_rss_mib),
             }
         return result
@@ -150,14 +166,31 @@ def latency(milliseconds: float | None, saturated: bool) -> str:
     return (">" if saturated and milliseconds is not None else "") + number(milliseconds, " ms")
 
 
-RUN_HEADER = ("workload", "scheduler", "bound", "pods/s", "of ceiling", "p50", "p99", "peak RSS")
+RUN_HEADER = (
+    "workload",
+    "scheduler",
+    "bound",
+    "pods/s",
+    "of ceiling",
+    "of binder",
+    "attempt p50",
+    "attempt p99",
+    "algorithm p50",
+    "algorithm p99",
+    "CPU/pod",
+    "peak RSS",
+)
 
 
 def run_rows(scale: Scale) -> list[tuple[str, ...]]:
-    """A row per scheduler and workload, then the ours/upstream ratios of that workload."""
+    """A row per scheduler and workload, then the ours/upstream ratios of that workload.
+
+    "of ceiling" compares with the bare binding ceiling, "of binder" with the scheduler
+    without an algorithm on the same workload (pods created alike, bound as they come)."""
     ceiling = scale.ceiling.throughput if scale.ceiling else None
     rows: list[tuple[str, ...]] = []
     for run in scale.runs:
+        binder = scale.run(BINDER, run.workload)
         rows.append(
             (
                 run.workload,
@@ -165,8 +198,12 @@ def run_rows(scale: Scale) -> list[tuple[str, ...]]:
                 f"{run.bound}/{run.pods}",
                 number(run.throughput),
                 percent(run.throughput, ceiling),
+                percent(run.throughput, binder.throughput if binder else None),
                 latency(run.attempt_p50_ms, run.saturated(0.5)),
                 latency(run.attempt_p99_ms, run.saturated(0.99)),
+                number(run.algorithm_p50_ms, " ms"),
+                number(run.algorithm_p99_ms, " ms"),
+                number(run.cpu_ms_per_pod, " ms"),
                 number(run.peak_rss_mib, " MiB", 0),
             )
         )
@@ -180,8 +217,12 @@ def run_rows(scale: Scale) -> list[tuple[str, ...]]:
                     "",
                     times(figures["throughput"]),
                     "",
+                    "",
                     latency_ratio(figures["attempt_p50"], run, upstream, 0.5),
                     latency_ratio(figures["attempt_p99"], run, upstream, 0.99),
+                    times(figures["algorithm_p50"]),
+                    times(figures["algorithm_p99"]),
+                    times(figures["cpu_per_pod"]),
                     times(figures["peak_rss"]),
                 )
             )

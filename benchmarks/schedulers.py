@@ -5,6 +5,7 @@ plugins, client QPS/burst 1000/1000, no leader election) apart from its schedule
 from __future__ import annotations
 
 import asyncio
+import os
 import socket
 import subprocess
 import sys
@@ -20,10 +21,12 @@ from benchmarks.stats import histogram_buckets
 
 UPSTREAM = "upstream"
 PYTHON = "python"
+BINDER = "binder"  # no algorithm: binds pods round-robin as they come (benchmarks.measure)
 SCHEDULERS = (UPSTREAM, PYTHON)
-SCHEDULER_NAMES = {UPSTREAM: "bench-upstream", PYTHON: "bench-python"}
+SCHEDULER_NAMES = {UPSTREAM: "bench-upstream", PYTHON: "bench-python", BINDER: "bench-binder"}
 CLIENT_QPS = 1000
 ATTEMPT_HISTOGRAM = "scheduler_scheduling_attempt_duration_seconds"
+ALGORITHM_HISTOGRAM = "scheduler_scheduling_algorithm_duration_seconds"
 
 
 class SchedulerFailedError(RuntimeError):
@@ -160,6 +163,12 @@ class SchedulerProcess:
             if line.startswith("VmHWM:"):
                 return int(line.split()[1]) * 1024
         raise RuntimeError(f"/proc/{self.pid}/status has no VmHWM line")
+
+    def cpu_seconds(self) -> float:
+        """User plus system CPU time the process has used (utime + stime of /proc/PID/stat)."""
+        stat = Path(f"/proc/{self.pid}/stat").read_text()
+        fields = stat[stat.rindex(")") + 2 :].split()  # after "pid (comm) "
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
     def stop(self, timeout: float = 15) -> None:
         if self.process is not None and self.process.poll() is None:

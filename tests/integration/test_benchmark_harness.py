@@ -13,10 +13,18 @@ from cluster import Cluster, kwok_node
 
 from benchmarks import workloads
 from benchmarks.kube import Api, Endpoint
-from benchmarks.measure import Binding, CeilingTiming, binding_ceiling, run_pods
+from benchmarks.measure import (
+    Binding,
+    CeilingTiming,
+    bind_as_created,
+    binding_ceiling,
+    run_pods,
+)
 from benchmarks.nodes import ensure_nodes
 from benchmarks.schedulers import (
+    ALGORITHM_HISTOGRAM,
     ATTEMPT_HISTOGRAM,
+    BINDER,
     SCHEDULER_NAMES,
     UPSTREAM,
     SchedulerProcess,
@@ -46,6 +54,7 @@ def test_upstream_run_is_watched_until_every_pod_is_bound(
     try:
         binding, metrics = asyncio.run(scenario())
         peak_rss = process.peak_rss_bytes()
+        cpu_seconds = process.cpu_seconds()
     finally:
         process.stop()
 
@@ -57,7 +66,12 @@ def test_upstream_run_is_watched_until_every_pod_is_bound(
     buckets = histogram_buckets(metrics, ATTEMPT_HISTOGRAM)
     assert buckets[-1][1] >= PODS  # every pod took at least one attempt
     assert histogram_quantile(0.99, buckets) is not None
+    # The algorithm's own histogram, under the name and buckets the runtime uses too.
+    algorithm = histogram_buckets(metrics, ALGORITHM_HISTOGRAM)
+    assert algorithm[0][0] == 0.001
+    assert algorithm[-1][1] >= PODS
     assert peak_rss > 10 * 1024 * 1024
+    assert cpu_seconds > 0
 
 
 def test_ceiling_client_binds_every_pod_round_robin(
@@ -106,3 +120,25 @@ def test_bench_nodes_are_created_ready_with_capacity_and_trimmed(cluster: Cluste
     finally:
         asyncio.run(ensure(0))
     assert bench_nodes() == []
+
+
+def test_binder_binds_pods_as_they_are_created(
+    cluster: Cluster, make_nodes: Callable[..., list[str]], namespace: str
+) -> None:
+    suffix = uuid.uuid4().hex[:6]
+    nodes = make_nodes(*(kwok_node(f"bench-b-{suffix}-{i}") for i in range(2)))
+    manifests = workloads.pods("mixed", PODS, SCHEDULER_NAMES[BINDER])
+
+    async def scenario() -> Binding:
+        async with Api.open(Endpoint.from_kubeconfig(cluster.kubeconfig)) as api:
+            binder = asyncio.create_task(bind_as_created(api, namespace, nodes, qps=1000))
+            try:
+                return await run_pods(api, namespace, manifests, stall_seconds=60)
+            finally:
+                binder.cancel()
+
+    binding = asyncio.run(scenario())
+
+    assert (binding.pods, binding.bound) == (PODS, PODS)
+    pods = kubernetes.client.CoreV1Api(cluster.api).list_namespaced_pod(namespace).items
+    assert sorted(pod.spec.node_name for pod in pods) == sorted(nodes * (PODS // 2))

@@ -33,7 +33,24 @@ def run(scheduler: str, workload: str, *, bound: int, seconds: float, p99: float
         bound_seconds=seconds,
         attempt_p50_ms=1.0,
         attempt_p99_ms=p99,
+        algorithm_p50_ms=0.5,
+        algorithm_p99_ms=p99 / 4,
         peak_rss_mib=100.0 if scheduler == "upstream" else 150.0,
+        cpu_seconds=bound * (0.002 if scheduler == "upstream" else 0.003),
+    )
+
+
+def binder(workload: str, seconds: float) -> SchedulerRun:
+    return SchedulerRun(
+        scheduler="binder",
+        workload=workload,
+        pods=100,
+        bound=100,
+        create_seconds=0.5,
+        bound_seconds=seconds,
+        attempt_p50_ms=None,
+        attempt_p99_ms=None,
+        peak_rss_mib=None,
     )
 
 
@@ -43,6 +60,7 @@ def scale() -> Scale:
         pods=100,
         ceiling=Ceiling(bindings=100, seconds=0.25, latency_p50_ms=2.0, latency_p99_ms=9.0),
         runs=[
+            binder("basic", seconds=0.4),
             run("upstream", "basic", bound=100, seconds=0.5, p99=4.0),
             run("python", "basic", bound=100, seconds=1.0, p99=8.0),
             run("upstream", "mixed", bound=100, seconds=1.0, p99=4.0),
@@ -66,7 +84,7 @@ def report() -> Report:
 
 
 def test_throughput_is_bound_pods_over_the_span() -> None:
-    assert scale().runs[0].throughput == 200.0
+    assert scale().runs[1].throughput == 200.0
     assert scale().ceiling.throughput == 400.0  # type: ignore[union-attr]
 
 
@@ -86,17 +104,37 @@ def test_ratio_is_ours_over_upstream(
 
 def test_ratios_only_for_workloads_both_schedulers_ran() -> None:
     assert scale().ratios == {
-        "basic": {"throughput": 0.5, "attempt_p50": 1.0, "attempt_p99": 2.0, "peak_rss": 1.5}
+        "basic": {
+            "throughput": 0.5,
+            "attempt_p50": 1.0,
+            "attempt_p99": 2.0,
+            "algorithm_p50": 1.0,
+            "algorithm_p99": 2.0,
+            "cpu_per_pod": pytest.approx(1.5),
+            "peak_rss": 1.5,
+        }
     }
 
 
-def test_rows_show_share_of_the_ceiling_and_a_ratio_row() -> None:
+def test_cpu_per_pod_is_the_process_cpu_time_over_bound_pods() -> None:
+    assert run("upstream", "basic", bound=100, seconds=1.0, p99=1.0).cpu_ms_per_pod == 2.0
+    assert binder("basic", 1.0).cpu_ms_per_pod is None
+
+
+def test_rows_show_share_of_the_ceiling_and_binder_and_a_ratio_row() -> None:
     rows = run_rows(scale())
     assert rows[0] == (
-        "basic", "upstream", "100/100", "200.0", "50%", "1.0 ms", "4.0 ms", "100 MiB"
+        "basic", "binder", "100/100", "250.0", "62%", "100%", "-", "-", "-", "-", "-", "-",
     )  # fmt: skip
-    assert rows[2] == ("basic", "ours/upstream", "", "0.50x", "", "1.00x", "2.00x", "1.50x")
-    assert [r[1] for r in rows] == ["upstream", "python", "ours/upstream", "upstream"]
+    assert rows[1] == (
+        "basic", "upstream", "100/100", "200.0", "50%", "80%", "1.0 ms", "4.0 ms", "0.5 ms",
+        "1.0 ms", "2.0 ms", "100 MiB",
+    )  # fmt: skip
+    assert rows[3] == (
+        "basic", "ours/upstream", "", "0.50x", "", "", "1.00x", "2.00x", "1.00x", "2.00x",
+        "1.50x", "1.50x",
+    )  # fmt: skip
+    assert [r[1] for r in rows] == ["binder", "upstream", "python", "ours/upstream", "upstream"]
 
 
 def test_text_table_pads_columns() -> None:
@@ -122,7 +160,8 @@ def test_render_names_version_machine_scale_simulation_and_notes() -> None:
 def test_json_carries_the_computed_figures() -> None:
     document = json.loads(report().model_dump_json())
     first = document["scales"][0]
-    assert first["runs"][0]["throughput"] == 200.0
+    assert first["runs"][1]["throughput"] == 200.0
+    assert first["runs"][1]["cpu_ms_per_pod"] == 2.0
     assert first["ceiling"]["throughput"] == 400.0
     assert first["ratios"]["basic"]["throughput"] == 0.5
     assert document["simulations"][0]["pods_per_second"] == 5.0
@@ -158,12 +197,12 @@ def test_saturated_quantiles_are_floors_and_their_ratios_too() -> None:
     assert ours is not None
     ours.attempts_beyond_buckets = 0.3  # the p99 lies beyond the buckets, the p50 does not
     rows = run_rows(slow)
-    assert rows[1][5:7] == ("1.0 ms", ">8.0 ms")
-    assert rows[2][5:7] == ("1.00x", ">2.00x")
+    assert rows[2][6:8] == ("1.0 ms", ">8.0 ms")
+    assert rows[3][6:8] == ("1.00x", ">2.00x")
     upstream = slow.run("upstream", "basic")
     assert upstream is not None
     upstream.attempts_beyond_buckets = 0.6
-    assert run_rows(slow)[2][5:7] == ("-", "-")
+    assert run_rows(slow)[3][6:8] == ("-", "-")
 
 
 def test_buckets_round_trip_through_json_with_the_inf_bound() -> None:

@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+import sys
+import time
 from pathlib import Path
 
 import pytest
 
 from benchmarks.cli import ScaleSpec, parse_args
-from benchmarks.schedulers import configuration, runtime_command, upstream_command
+from benchmarks.schedulers import (
+    SchedulerProcess,
+    configuration,
+    runtime_command,
+    upstream_command,
+)
 from scheduler_runtime.config import load_configuration
 
 
@@ -75,3 +82,18 @@ def test_negative_simulation_size_is_a_usage_error(capsys: pytest.CaptureFixture
         parse_args(["--simulate-pods", "-1"])
     assert exit_info.value.code == 2
     assert "--simulate-pods must not be negative, got -1" in capsys.readouterr().err
+
+
+def test_cpu_seconds_and_peak_rss_are_read_from_the_process(tmp_path: Path) -> None:
+    busy = "import time\nend = time.process_time() + 0.3\nwhile time.process_time() < end: pass\n"
+    command = [sys.executable, "-c", busy + "time.sleep(30)"]
+    process = SchedulerProcess("busy", command, "http://127.0.0.1:9", tmp_path / "busy.log")
+    process.start()
+    try:
+        deadline = time.monotonic() + 20
+        while process.cpu_seconds() < 0.3 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert 0.3 <= process.cpu_seconds() < 5
+        assert process.peak_rss_bytes() > 1024 * 1024
+    finally:
+        process.stop()
