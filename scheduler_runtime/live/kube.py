@@ -7,6 +7,7 @@ from __future__ import annotations
 import datetime
 import threading
 import time
+import weakref
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 from urllib.parse import urlencode
@@ -15,11 +16,13 @@ import kubernetes
 import orjson
 import urllib3
 
+from scheduler_runtime.live.transport import Connections
+
 JSON = "application/json"
 MERGE_PATCH = "application/merge-patch+json"
 STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json"
 
-REQUEST_TIMEOUT = urllib3.Timeout(connect=5.0, read=30.0)
+READ_TIMEOUT = 30.0  # for a request's answer (connecting has transport.CONNECT_TIMEOUT)
 
 
 class ApiError(Exception):
@@ -54,22 +57,37 @@ def load_client(kubeconfig: str | None) -> kubernetes.client.ApiClient:
         kubernetes.config.load_incluster_config(  # type: ignore[no-untyped-call]
             client_configuration=configuration
         )
-    # Watches, the scheduling loop and the binding pool talk to the server at once.
+    # urllib3's pool serves the watches only (requests use transport.Connections).
     configuration.connection_pool_maxsize = 32
     return kubernetes.client.ApiClient(configuration)
 
 
-def _error(response: urllib3.BaseHTTPResponse) -> ApiError:
-    body = response.data
+def _error(code: int, http_reason: str, body: bytes) -> ApiError:
     try:
         status = orjson.loads(body) if body else {}
     except orjson.JSONDecodeError:
         status = {}
     if not isinstance(status, dict):
         status = {}
-    reason = status.get("reason") or response.reason or ""
+    reason = status.get("reason") or http_reason
     message = status.get("message") or body[:200].decode(errors="replace")
-    return ApiError(response.status, str(reason), str(message))
+    return ApiError(code, str(reason), str(message))
+
+
+# One set of per-thread connections for each ApiClient, shared by the Kube clients over it
+# (the scheduler's, the events' and the lease's), so a thread keeps one connection.
+_CONNECTIONS: weakref.WeakKeyDictionary[kubernetes.client.ApiClient, Connections] = (
+    weakref.WeakKeyDictionary()
+)
+_CONNECTIONS_LOCK = threading.Lock()
+
+
+def connections_of(api: kubernetes.client.ApiClient) -> Connections:
+    with _CONNECTIONS_LOCK:
+        found = _CONNECTIONS.get(api)
+        if found is None:
+            found = _CONNECTIONS[api] = Connections(api.configuration)
+        return found
 
 
 class RateLimiter:
@@ -113,19 +131,21 @@ class Kube:
     ) -> None:
         self.api = api
         self.limiter = limiter or RateLimiter(qps=0, burst=1)
-        self.pool: urllib3.PoolManager = api.rest_client.pool_manager
+        self.pool: urllib3.PoolManager = api.rest_client.pool_manager  # for watches
+        self.connections = connections_of(api)
 
     def _prepare(
         self, method: str, path: str, query: Mapping[str, Any] | None
     ) -> tuple[str, dict[str, str]]:
+        """The path with its query, and the headers with credentials; waits for the limiter."""
         self.limiter.wait()
         # param_serialize adds the configured credentials (and refreshes expiring tokens).
-        _, url, headers, _, _ = self.api.param_serialize(
+        _, _, headers, _, _ = self.api.param_serialize(
             method, path, header_params={"Accept": JSON}, auth_settings=["BearerToken"]
         )
         if query:
-            url += "?" + urlencode({k: v for k, v in query.items() if v is not None})
-        return url, dict(headers)
+            path += "?" + urlencode({k: v for k, v in query.items() if v is not None})
+        return path, dict(headers)
 
     def request(
         self,
@@ -139,18 +159,17 @@ class Kube:
     ) -> dict[str, Any]:
         """One request; the decoded JSON answer, or ApiError for an error status.
 
-        `timeout` bounds the whole request (default: 5s to connect, 30s to read)."""
-        url, headers = self._prepare(method, path, query)
+        `timeout` bounds each wait on the server (default: 5s to connect, 30s to read)."""
+        target, headers = self._prepare(method, path, query)
         payload = None if body is None else orjson.dumps(body)
         if payload is not None:
             headers["Content-Type"] = content_type
-        limit = REQUEST_TIMEOUT if timeout is None else urllib3.Timeout(total=timeout)
-        response = self.pool.request(
-            method, url, body=payload, headers=headers, timeout=limit, retries=False
+        response = self.connections.request(
+            method, target, payload, headers, READ_TIMEOUT if timeout is None else timeout
         )
         if response.status >= 400:
-            raise _error(response)
-        decoded = orjson.loads(response.data) if response.data else {}
+            raise _error(response.status, response.reason, response.body)
+        decoded = orjson.loads(response.body) if response.body else {}
         return decoded if isinstance(decoded, dict) else {}
 
     def get(self, path: str, timeout: float | None = None, **query: Any) -> dict[str, Any]:
@@ -162,11 +181,11 @@ class Kube:
         """The events of a watch, one decoded dict per line, until the server ends it.
 
         The open response is kept in `open_responses` so another thread can shut it down."""
-        url, headers = self._prepare("GET", path, {**query, "watch": "true"})
+        target, headers = self._prepare("GET", path, {**query, "watch": "true"})
         read_timeout = float(query.get("timeoutSeconds", 300)) + 30
         response = self.pool.request(
             "GET",
-            url,
+            self.api.configuration.host + target,
             headers=headers,
             preload_content=False,
             timeout=urllib3.Timeout(connect=5.0, read=read_timeout),
@@ -175,8 +194,7 @@ class Kube:
         open_responses.append(response)
         try:
             if response.status >= 400:
-                response.read()
-                raise _error(response)
+                raise _error(response.status, response.reason or "", response.read())
             yield from _lines(response.stream(65536))
         finally:
             open_responses.remove(response)

@@ -3,6 +3,8 @@ dashboards and alerts work unchanged. Each runtime has its own registry."""
 
 from __future__ import annotations
 
+import functools
+
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, disable_created_metrics
 
 SCHEDULED, UNSCHEDULABLE, ERROR = "scheduled", "unschedulable", "error"
@@ -78,12 +80,29 @@ class SchedulerMetrics:
 
     def set_pending(self, counts: dict[str, int]) -> None:
         for queue, count in counts.items():
-            self.pending_pods.labels(queue=queue).set(count)
+            self._pending_child(queue).set(count)
 
     def attempt(self, result: str, profile: str, seconds: float) -> None:
-        self.schedule_attempts.labels(result=result, profile=profile).inc()
-        self.attempt_duration.labels(result=result, profile=profile).observe(seconds)
+        counter, histogram = self._attempt_children(result, profile)
+        counter.inc()
+        histogram.observe(seconds)
 
     def scheduled(self, attempts: int, seconds_since_queued: float) -> None:
-        self.sli_duration.labels(attempts=str(attempts)).observe(seconds_since_queued)
+        self._sli_child(attempts).observe(seconds_since_queued)
         self.pod_attempts.observe(attempts)
+
+    # labels() validates and locks on every call; a pod's outcome takes the cached child.
+    @functools.cache  # noqa: B019 - one SchedulerMetrics per process, kept for its lifetime
+    def _attempt_children(self, result: str, profile: str) -> tuple[Counter, Histogram]:
+        return (
+            self.schedule_attempts.labels(result=result, profile=profile),
+            self.attempt_duration.labels(result=result, profile=profile),
+        )
+
+    @functools.cache  # noqa: B019 - as above
+    def _pending_child(self, queue: str) -> Gauge:
+        return self.pending_pods.labels(queue=queue)
+
+    @functools.cache  # noqa: B019 - as above
+    def _sli_child(self, attempts: int) -> Histogram:
+        return self.sli_duration.labels(attempts=str(attempts))

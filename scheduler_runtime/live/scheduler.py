@@ -249,7 +249,8 @@ class Scheduler:
             if status.code not in (Code.ERROR, Code.UNSCHEDULABLE_AND_UNRESOLVABLE):
                 status = Status(Code.UNSCHEDULABLE, status.reasons, status.plugin)
             return status
-        attempt.why = self._why(attempt, result)
+        if log.isEnabledFor(logging.INFO):  # the why costs a pass over the scores
+            attempt.why = self._why(attempt, result)
         return status
 
     def _abandon(self, attempt: Attempt, bug: Exception) -> Status:
@@ -321,10 +322,11 @@ class Scheduler:
         self.metrics.attempt(SCHEDULED, pod.scheduler_name, elapsed)
         queued_at = attempt.queued.initial_attempt_timestamp or attempt.started
         self.metrics.scheduled(attempt.queued.attempts, time.monotonic() - queued_at)
-        log.info(
-            "Successfully bound pod to node %s",
-            fields(pod=pod.key, profile=pod.scheduler_name, node=node, **attempt.why),
-        )
+        if log.isEnabledFor(logging.INFO):
+            log.info(
+                "Successfully bound pod to node %s",
+                fields(pod=pod.key, profile=pod.scheduler_name, node=node, **attempt.why),
+            )
         self._report(self.outcomes.scheduled, pod, node)
         self._annotate(attempt)
 
@@ -338,16 +340,17 @@ class Scheduler:
         result = ERROR if error else UNSCHEDULABLE
         self.metrics.attempt(result, pod.scheduler_name, time.monotonic() - attempt.started)
         nominated = None if error else attempt.nomination
-        log.info(
-            "Unable to schedule pod %s",
-            fields(
-                pod=pod.key,
-                profile=pod.scheduler_name,
-                result=result,
-                reason=message,
-                nominatedNode=nominated or "",
-            ),
-        )
+        if log.isEnabledFor(logging.INFO):
+            log.info(
+                "Unable to schedule pod %s",
+                fields(
+                    pod=pod.key,
+                    profile=pod.scheduler_name,
+                    result=result,
+                    reason=message,
+                    nominatedNode=nominated or "",
+                ),
+            )
         self.queue.requeue(attempt.queued, unschedulable=not error)
         if not attempt.queued.deleted:  # nobody to tell about a pod that is gone
             self._report(self.outcomes.failed, pod, message, error=error, nominated_node=nominated)
