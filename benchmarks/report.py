@@ -53,7 +53,7 @@ class SchedulerRun(BaseModel):
     algorithm_p99_ms: float | None = None
     algorithm_buckets: list[tuple[float, float]] = []
     peak_rss_mib: float | None
-    # CPU time (user + system) the scheduler process used over the whole run.
+    # CPU time (user + system) the scheduler process used from its first pod to the end.
     cpu_seconds: float | None = None
 
     @computed_field  # type: ignore[prop-decorator]
