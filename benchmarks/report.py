@@ -128,6 +128,8 @@ class Simulation(BaseModel):
     pods: int
     placed: int
     seconds: float
+    cycle_p50_ms: float | None = None
+    cycle_p99_ms: float | None = None
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -257,12 +259,20 @@ def profile_rows(profile: Profile) -> list[tuple[str, ...]]:
     ]
 
 
-SIMULATION_HEADER = ("nodes", "workload", "pods", "placed", "pods/s")
+SIMULATION_HEADER = ("nodes", "workload", "pods", "placed", "pods/s", "cycle p50", "cycle p99")
 
 
 def simulation_rows(simulations: Sequence[Simulation]) -> list[tuple[str, ...]]:
     return [
-        (str(s.nodes), s.workload, str(s.pods), str(s.placed), number(s.pods_per_second))
+        (
+            str(s.nodes),
+            s.workload,
+            str(s.pods),
+            str(s.placed),
+            number(s.pods_per_second),
+            number(s.cycle_p50_ms, " ms", 2),
+            number(s.cycle_p99_ms, " ms", 2),
+        )
         for s in simulations
     ]
 

@@ -213,9 +213,16 @@ class Simulation:
     # ----- scheduling
 
     def run(self) -> list[Placement]:
-        while self._queue:
-            self._schedule_one(heapq.heappop(self._queue).queued)
+        while self.step():
+            pass
         return list(self.placements.values())
+
+    def step(self) -> bool:
+        """Runs one scheduling cycle for the next queued pod; False once none is left."""
+        if not self._queue:
+            return False
+        self._schedule_one(heapq.heappop(self._queue).queued)
+        return True
 
     def _record(
         self,

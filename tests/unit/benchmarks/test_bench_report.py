@@ -78,7 +78,17 @@ def report() -> Report:
         client_qps=1000,
         machine=machine,
         scales=[scale()],
-        simulations=[Simulation(nodes=5000, workload="basic", pods=10, placed=10, seconds=2.0)],
+        simulations=[
+            Simulation(
+                nodes=5000,
+                workload="basic",
+                pods=10,
+                placed=10,
+                seconds=2.0,
+                cycle_p50_ms=0.15,
+                cycle_p99_ms=1.234,
+            )
+        ],
         notes=["simulate mixed: plugin 'X' is not available"],
     )
 
@@ -152,7 +162,7 @@ def test_render_names_version_machine_scale_simulation_and_notes() -> None:
     assert "failed: python on mixed: python scheduler exited with 2" in text
     assert "Kubernetes v1.36.3, 2 CPUs, 24 GiB (shared)" in text
     assert "500 nodes, 100 pods per scheduler and workload; binding ceiling 400.0/s" in text
-    assert "5000   basic     10    10      5.0" in text
+    assert "5000   basic     10    10      5.0     0.15 ms    1.23 ms" in text
     assert "note: simulate mixed: plugin 'X' is not available" in text
     assert render(report(), markdown=True).startswith("### Scheduler benchmark")
 

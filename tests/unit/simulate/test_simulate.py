@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from scheduler_runtime.cli import main
 from scheduler_runtime.config import load_configuration_file
-from scheduler_runtime.simulate import StateError, read_state, simulate
+from scheduler_runtime.simulate import Simulation, StateError, read_state, simulate
 
 DATA = Path(__file__).parents[2] / "data" / "simulate"
 CONFIG = DATA / "config.yaml"
@@ -208,3 +208,13 @@ def test_any_state_file_gives_placements_or_one_error_line(
     else:
         assert code == 2
         assert err.count("\n") == 1
+
+
+def test_step_runs_one_cycle_at_a_time() -> None:
+    simulation = Simulation(load_configuration_file(CONFIG), seed=1)
+    simulation.load(nodes_and_pods(2, [pending("a", "1"), pending("b", "1")]))
+    assert simulation.step()
+    assert [p.name for p in simulation.placements.values()] == ["a"]
+    assert simulation.step()
+    assert not simulation.step()
+    assert [p.name for p in simulation.run()] == ["a", "b"]
