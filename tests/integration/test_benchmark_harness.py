@@ -12,13 +12,16 @@ import kubernetes
 from cluster import Cluster, kwok_node
 
 from benchmarks import workloads
-from benchmarks.kube import Api, Endpoint
+from benchmarks.kube import Api, Endpoint, gather_all
 from benchmarks.measure import (
     Binding,
     CeilingTiming,
     bind_as_created,
     binding_ceiling,
+    create_namespace,
+    remove_namespace,
     run_pods,
+    wait_default_service_account,
 )
 from benchmarks.nodes import ensure_nodes
 from benchmarks.schedulers import (
@@ -142,3 +145,22 @@ def test_binder_binds_pods_as_they_are_created(
     assert (binding.pods, binding.bound) == (PODS, PODS)
     pods = kubernetes.client.CoreV1Api(cluster.api).list_namespaced_pod(namespace).items
     assert sorted(pod.spec.node_name for pod in pods) == sorted(nodes * (PODS // 2))
+
+
+def test_removing_a_namespace_deletes_its_pods_first(cluster: Cluster) -> None:
+    name = f"bench-rm-{uuid.uuid4().hex[:6]}"
+    manifests = workloads.pods("basic", PODS, SCHEDULER_NAMES[BINDER])
+
+    async def scenario() -> None:
+        async with Api.open(Endpoint.from_kubeconfig(cluster.kubeconfig)) as api:
+            await create_namespace(api, name)
+            await wait_default_service_account(api, name)
+            await gather_all(api.post(f"/api/v1/namespaces/{name}/pods", m) for m in manifests)
+            await remove_namespace(api, name)
+
+    asyncio.run(scenario())
+
+    core = kubernetes.client.CoreV1Api(cluster.api)
+    assert core.list_namespaced_pod(name).items == []
+    remaining = [n for n in core.list_namespace().items if n.metadata.name == name]
+    assert not remaining or remaining[0].metadata.deletion_timestamp is not None
