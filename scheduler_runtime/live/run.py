@@ -5,11 +5,13 @@ at once and ends the process with status 1, as kube-scheduler does."""
 
 from __future__ import annotations
 
+import gc
 import logging
 import os
 import signal
 import socket
 import threading
+import time
 from dataclasses import dataclass
 from types import FrameType
 
@@ -44,6 +46,42 @@ def hostname() -> str:
     return os.environ.get("POD_NAME") or socket.gethostname()
 
 
+NEVER = 1 << 30  # a collection threshold never reached
+
+
+class HeapKeeper:
+    """Keeps the cyclic garbage collector off the cluster's objects.
+
+    The cache holds the cluster as decoded JSON, acyclic and freed by reference counting once
+    its object goes; yet every full collection scanned all of it again, pausing the scheduler
+    for up to 290 ms at 500 nodes and 2,000 pods. So full collections do not start on their
+    own: every few seconds the young generations are collected and whatever survived is
+    frozen (gc.freeze). Once an hour everything is thawed and collected, so a cycle that was
+    frozen while alive (an error's traceback, say) is not kept forever."""
+
+    def __init__(self, freeze_every: float = 5.0, collect_all_every: float = 3600.0) -> None:
+        self.freeze_every = freeze_every
+        self.collect_all_every = collect_all_every
+        self._last_full = time.monotonic()
+
+    def freeze(self) -> None:
+        young, middle, _ = gc.get_threshold()
+        gc.set_threshold(young, middle, NEVER)  # full collections only come from tick()
+        gc.collect(1)
+        gc.freeze()
+
+    def tick(self) -> None:
+        if time.monotonic() - self._last_full >= self.collect_all_every:
+            gc.unfreeze()
+            gc.collect()
+            self._last_full = time.monotonic()
+        self.freeze()
+
+    def run(self, done: threading.Event) -> None:
+        while not done.wait(self.freeze_every):
+            self.tick()
+
+
 class Runtime:
     """Everything one scheduler process runs, and the order it starts and stops in."""
 
@@ -71,6 +109,7 @@ class Runtime:
             *(Reflector(self.kube, kind, path, cache) for kind, path in OBJECT_PATHS.items()),
         ]
         self.done = threading.Event()
+        self.heap = HeapKeeper()
         self.lost_lease = False
         self.elector = self._elector()
         self.server = HealthServer(
@@ -135,6 +174,8 @@ class Runtime:
         log.info("serving on %s:%d", *self.server.httpd.server_address[:2])
         while not self.synced() and not self.done.wait(0.1):
             pass
+        self.heap.freeze()  # the initial lists, before the first pod is scheduled
+        threading.Thread(target=self.heap.run, args=(self.done,), name="heap", daemon=True).start()
         if not self.done.is_set():
             if self.elector is None:
                 self._start_leading()
