@@ -8,6 +8,7 @@ import argparse
 import asyncio
 import contextlib
 import datetime
+import itertools
 import os
 import platform
 import subprocess
@@ -95,6 +96,7 @@ class Settings:
     workdir: Path
     stall_seconds: float
     profile_dir: Path | None
+    repeat: int = 1
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -111,7 +113,16 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "--workload", action="append", choices=workloads.WORKLOADS, help="default: both"
     )
     parser.add_argument("--scheduler", action="append", choices=SCHEDULERS, help="default: both")
-    parser.add_argument("--no-ceiling", action="store_true", help="skip the binding ceiling")
+    parser.add_argument(
+        "--repeat",
+        type=int,
+        default=1,
+        metavar="N",
+        help="rounds of every run, alternating the schedulers; the median round is reported",
+    )
+    parser.add_argument(
+        "--no-ceiling", action="store_true", help="skip the binding ceiling and the binder"
+    )
     parser.add_argument("--simulate-nodes", type=int, default=5000, help="0 skips simulate")
     parser.add_argument("--simulate-pods", type=int, default=1000)
     parser.add_argument("--cluster", default="bench", help="local cluster name (tools/cluster.sh)")
@@ -141,6 +152,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     ):
         if value < 0:
             parser.error(f"{name} must not be negative, got {value}")
+    if args.repeat < 1:
+        parser.error(f"--repeat must be at least 1, got {args.repeat}")
     try:
         args.scales = [
             scale_spec(text, args.workload or workloads.WORKLOADS)
@@ -190,6 +203,7 @@ def cluster_settings(args: argparse.Namespace, workdir: Path) -> Settings:
         workdir=workdir,
         stall_seconds=args.stall_seconds,
         profile_dir=args.profile,
+        repeat=args.repeat,
     )
 
 
@@ -212,12 +226,13 @@ async def run_scale(
     if settings.ceiling:
         progress(f"{nodes} nodes: binding ceiling, {pods} bindings")
         scale.ceiling = await measure_ceiling(api, nodes, pods)
-    for workload in workload_names:
+    for workload, round_number in itertools.product(workload_names, range(settings.repeat)):
+        of = f" (round {round_number + 1}/{settings.repeat})" if settings.repeat > 1 else ""
         if settings.ceiling:
-            progress(f"{nodes} nodes: no-algorithm binder, {pods} {workload} pods")
+            progress(f"{nodes} nodes: no-algorithm binder, {pods} {workload} pods{of}")
             scale.runs.append(await run_binder(api, workload, nodes=nodes, pods=pods))
         for label in settings.schedulers:
-            progress(f"{nodes} nodes: {label} scheduler, {pods} {workload} pods")
+            progress(f"{nodes} nodes: {label} scheduler, {pods} {workload} pods{of}")
             try:
                 run, profile = await run_scheduler(
                     api, settings, label, workload, nodes=nodes, pods=pods

@@ -95,9 +95,19 @@ class Scale(BaseModel):
     profiles: list[Profile] = []
     failures: list[str] = []
 
+    def rounds(self, scheduler: str, workload: str) -> list[SchedulerRun]:
+        return [r for r in self.runs if r.scheduler == scheduler and r.workload == workload]
+
     def run(self, scheduler: str, workload: str) -> SchedulerRun | None:
-        found = (r for r in self.runs if r.scheduler == scheduler and r.workload == workload)
-        return next(found, None)
+        """The median run by throughput (the lower of the middle two for an even count):
+        one real run, so its figures belong together."""
+        rounds = sorted(self.rounds(scheduler, workload), key=lambda r: r.throughput)
+        return rounds[(len(rounds) - 1) // 2] if rounds else None
+
+    def median_runs(self) -> list[SchedulerRun]:
+        """The median run of each scheduler and workload, in the order they first ran."""
+        pairs = dict.fromkeys((r.scheduler, r.workload) for r in self.runs)
+        return [run for pair in pairs if (run := self.run(*pair)) is not None]
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -191,14 +201,14 @@ def run_rows(scale: Scale) -> list[tuple[str, ...]]:
     without an algorithm on the same workload (pods created alike, bound as they come)."""
     ceiling = scale.ceiling.throughput if scale.ceiling else None
     rows: list[tuple[str, ...]] = []
-    for run in scale.runs:
+    for run in scale.median_runs():
         binder = scale.run(BINDER, run.workload)
         rows.append(
             (
                 run.workload,
                 run.scheduler,
                 f"{run.bound}/{run.pods}",
-                number(run.throughput),
+                throughput_cell(scale.rounds(run.scheduler, run.workload)),
                 percent(run.throughput, ceiling),
                 percent(run.throughput, binder.throughput if binder else None),
                 latency(run.attempt_p50_ms, run.saturated(0.5)),
@@ -231,6 +241,13 @@ def run_rows(scale: Scale) -> list[tuple[str, ...]]:
     return rows
 
 
+def throughput_cell(rounds: Sequence[SchedulerRun]) -> str:
+    """The median throughput, with the range when the run was repeated."""
+    values = sorted(r.throughput for r in rounds)
+    median = number(values[(len(values) - 1) // 2])
+    return median if len(values) == 1 else f"{median} ({values[0]:.1f}-{values[-1]:.1f})"
+
+
 def latency_ratio(value: float | None, ours: SchedulerRun, upstream: SchedulerRun, q: float) -> str:
     """A floor when only our quantile is saturated; unknown when upstream's is."""
     if upstream.saturated(q):
@@ -240,6 +257,9 @@ def latency_ratio(value: float | None, ours: SchedulerRun, upstream: SchedulerRu
 
 def scale_title(scale: Scale) -> str:
     title = f"{scale.nodes} nodes, {scale.pods} pods per scheduler and workload"
+    repeats = max((len(scale.rounds(r.scheduler, r.workload)) for r in scale.runs), default=1)
+    if repeats > 1:
+        title += f", {repeats} rounds (the median round's figures, pods/s with its range)"
     if scale.ceiling:
         c = scale.ceiling
         title += (

@@ -221,3 +221,35 @@ def test_buckets_round_trip_through_json_with_the_inf_bound() -> None:
     document = json.loads(measured.model_dump_json())
     assert document["attempt_buckets"][-1] == ["Infinity", 2.0]
     assert SchedulerRun.model_validate(document).attempt_buckets == measured.attempt_buckets
+
+
+def test_repeated_runs_report_the_median_round_and_the_range() -> None:
+    repeated = scale()
+    repeated.runs += [
+        run("python", "basic", bound=100, seconds=0.5, p99=7.0),  # 200/s
+        run("python", "basic", bound=100, seconds=2.0, p99=9.0),  # 50/s
+    ]
+    median = repeated.run("python", "basic")
+    assert median is not None
+    assert (median.throughput, median.attempt_p99_ms) == (100.0, 8.0)  # the 1.0 s round
+    rows = run_rows(repeated)
+    assert [r[1] for r in rows] == ["binder", "upstream", "python", "ours/upstream", "upstream"]
+    assert rows[2][3] == "100.0 (50.0-200.0)"
+    assert rows[1][3] == "200.0"  # a single round shows no range
+    assert "3 rounds (the median round's figures" in render(
+        report().model_copy(update={"scales": [repeated]})
+    )
+
+
+def test_even_rounds_take_the_lower_middle() -> None:
+    two = Scale(
+        nodes=1,
+        pods=100,
+        runs=[
+            run("python", "basic", bound=100, seconds=1.0, p99=1.0),
+            run("python", "basic", bound=100, seconds=0.5, p99=2.0),
+        ],
+    )
+    found = two.run("python", "basic")
+    assert found is not None
+    assert found.throughput == 100.0

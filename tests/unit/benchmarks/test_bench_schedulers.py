@@ -97,3 +97,10 @@ def test_cpu_seconds_and_peak_rss_are_read_from_the_process(tmp_path: Path) -> N
         assert process.peak_rss_bytes() > 1024 * 1024
     finally:
         process.stop()
+
+
+def test_repeat_must_be_positive(capsys: pytest.CaptureFixture[str]) -> None:
+    assert parse_args(["--repeat", "3"]).repeat == 3
+    with pytest.raises(SystemExit):
+        parse_args(["--repeat", "0"])
+    assert "--repeat must be at least 1, got 0" in capsys.readouterr().err
