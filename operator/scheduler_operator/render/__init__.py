@@ -63,7 +63,26 @@ def to_json(value: object) -> Encoded:
 
     Characters beyond the BMP become YAML's `\\U` escapes: YAML loaders do not join JSON's
     surrogate pairs back into one character."""
-    return Encoded(_SURROGATE_PAIR.sub(_join_pair, json.dumps(value, ensure_ascii=True)))
+    return Encoded(_SURROGATE_PAIR.sub(_join_pair, _flow(value)))
+
+
+# YAML limits a plain ("simple") mapping key to 1024 characters; a longer one needs the
+# explicit `? key` form, which JSON lacks.
+SIMPLE_KEY_LIMIT: Final = 1024
+
+
+def _flow(value: object) -> str:
+    """JSON, except that a mapping with a key too long for YAML writes its keys explicitly."""
+    encoded = json.dumps(value, ensure_ascii=True)
+    if len(encoded) <= SIMPLE_KEY_LIMIT:
+        return encoded  # no key inside can be too long
+    if isinstance(value, dict):
+        items = [(json.dumps(str(key), ensure_ascii=True), _flow(v)) for key, v in value.items()]
+        explicit = "? " if any(len(key) > SIMPLE_KEY_LIMIT for key, _ in items) else ""
+        return "{" + ", ".join(f"{explicit}{key}: {v}" for key, v in items) + "}"
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(_flow(item) for item in value) + "]"
+    return encoded
 
 
 def _join_pair(pair: re.Match[str]) -> str:
