@@ -18,12 +18,14 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import aiohttp
 
 from benchmarks import docs, workloads
 from benchmarks.kube import Api, ApiError, Endpoint
 from benchmarks.measure import (
+    Binding,
     bind_as_created,
     binding_ceiling,
     create_namespace,
@@ -276,16 +278,19 @@ async def run_binder(api: Api, workload: str, *, nodes: int, pods: int) -> Sched
         with contextlib.suppress(asyncio.CancelledError):
             await binder
         await remove_namespace(api, namespace)
+    return timed_run(BINDER, workload, binding)
+
+
+def timed_run(label: str, workload: str, binding: Binding, **figures: Any) -> SchedulerRun:
+    """A run's timing from the watch, with whatever else was measured of the scheduler."""
     return SchedulerRun(
-        scheduler=BINDER,
+        scheduler=label,
         workload=workload,
         pods=binding.pods,
         bound=binding.bound,
         create_seconds=binding.create_seconds,
         bound_seconds=binding.bound_seconds,
-        attempt_p50_ms=None,
-        attempt_p99_ms=None,
-        peak_rss_mib=None,
+        **figures,
     )
 
 
@@ -315,13 +320,10 @@ async def run_scheduler(
     finally:
         process.stop()
         await remove_namespace(api, namespace)
-    run = SchedulerRun(
-        scheduler=label,
-        workload=workload,
-        pods=binding.pods,
-        bound=binding.bound,
-        create_seconds=binding.create_seconds,
-        bound_seconds=binding.bound_seconds,
+    run = timed_run(
+        label,
+        workload,
+        binding,
         attempt_p50_ms=milliseconds(quantile(0.5, buckets)),
         attempt_p99_ms=milliseconds(quantile(0.99, buckets)),
         attempts_beyond_buckets=share_beyond_finite_buckets(buckets),

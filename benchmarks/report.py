@@ -42,8 +42,8 @@ class SchedulerRun(BaseModel):
     bound: int
     create_seconds: float
     bound_seconds: float
-    attempt_p50_ms: float | None
-    attempt_p99_ms: float | None
+    attempt_p50_ms: float | None = None
+    attempt_p99_ms: float | None = None
     # Attempts slower than the histogram's highest finite bucket: quantiles there are floors.
     attempts_beyond_buckets: float = 0.0
     # The scheduler's attempt histogram as scraped: (upper bound in seconds, cumulative count).
@@ -52,7 +52,7 @@ class SchedulerRun(BaseModel):
     algorithm_p50_ms: float | None = None
     algorithm_p99_ms: float | None = None
     algorithm_buckets: list[tuple[float, float]] = []
-    peak_rss_mib: float | None
+    peak_rss_mib: float | None = None
     # CPU time (user + system) the scheduler process used from its first pod to the end.
     cpu_seconds: float | None = None
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 import datetime
 import threading
 import time
-import weakref
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 from urllib.parse import urlencode
@@ -74,22 +73,6 @@ def _error(code: int, http_reason: str, body: bytes) -> ApiError:
     return ApiError(code, str(reason), str(message))
 
 
-# One set of per-thread connections for each ApiClient, shared by the Kube clients over it
-# (the scheduler's, the events' and the lease's), so a thread keeps one connection.
-_CONNECTIONS: weakref.WeakKeyDictionary[kubernetes.client.ApiClient, Connections] = (
-    weakref.WeakKeyDictionary()
-)
-_CONNECTIONS_LOCK = threading.Lock()
-
-
-def connections_of(api: kubernetes.client.ApiClient) -> Connections:
-    with _CONNECTIONS_LOCK:
-        found = _CONNECTIONS.get(api)
-        if found is None:
-            found = _CONNECTIONS[api] = Connections(api.configuration)
-        return found
-
-
 class RateLimiter:
     """client-go's token bucket: `qps` requests a second on average, in bursts of up to
     `burst` (clientConnection.qps / burst; a qps of 0 means no limit)."""
@@ -132,7 +115,7 @@ class Kube:
         self.api = api
         self.limiter = limiter or RateLimiter(qps=0, burst=1)
         self.pool: urllib3.PoolManager = api.rest_client.pool_manager  # for watches
-        self.connections = connections_of(api)
+        self.connections = Connections(api.configuration)  # one per thread, kept open
 
     def _prepare(
         self, method: str, path: str, query: Mapping[str, Any] | None

@@ -341,7 +341,7 @@ class InterPodAffinity:
         existing = snapshot.pod_index(INDEX_NAME, ExistingTerms)
         hard_weight = self.args.hard_pod_affinity_weight
         for domains, factor in (
-            (existing.required_affinity, hard_weight if hard_weight > 0 else 0),
+            (existing.required_affinity, max(hard_weight, 0)),
             (existing.preferred_affinity, 1),
             (existing.preferred_anti_affinity, -1),
         ):
