@@ -113,10 +113,17 @@ def kwok_node(
             "allocatable": capacity,
             "capacity": capacity,
             "images": [{"names": [image], "sizeBytes": size} for image, size in images],
-            "nodeInfo": {
+            "nodeInfo": {  # every field a kubelet reports (the client checks them on create)
                 "architecture": "amd64",
                 "operatingSystem": "linux",
+                "osImage": "",
+                "kernelVersion": "fake",
                 "kubeletVersion": "fake",
+                "kubeProxyVersion": "fake",
+                "containerRuntimeVersion": "fake",
+                "machineID": "",
+                "systemUUID": "",
+                "bootID": "",
             },
         },
     }

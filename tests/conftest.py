@@ -56,25 +56,17 @@ def make_nodes(cluster: Cluster) -> Iterator[Callable[..., list[str]]]:
     created: list[str] = []
 
     def make(*nodes: dict[str, Any]) -> list[str]:
+        # A Node keeps the status it is created with, so kwok's first look already has the
+        # capacity, and every status kwok renders keeps it. (Patching it in after creation
+        # raced kwok's parallel stage workers: one rendering from the node as first created
+        # could write kwok's default 1k cpu after the patch was seen.)
         for node in nodes:
-            status = node.pop("status")
             core.create_node(node)
             created.append(node["metadata"]["name"])
-            # kwok keeps the status it finds, so capacity and images are written once, here.
-            core.patch_node_status(node["metadata"]["name"], {"status": status})
-            node["status"] = status
         names = [n["metadata"]["name"] for n in nodes]
         wait_for(f"nodes {names} to be Ready", lambda: all(node_ready(core, n) for n in names))
-
-        # kwok may initialise a node's status after that patch, with its own defaults (1k cpu,
-        # 1M pods), and on a busy machine even after it is Ready: write it until it shows.
-        def capacity_shown() -> bool:
-            stale = [node for node in nodes if not shows_capacity(core, node)]
-            for node in stale:
-                core.patch_node_status(node["metadata"]["name"], {"status": node["status"]})
-            return not stale
-
-        wait_for(f"nodes {names} to show their capacity", capacity_shown)
+        wrong = [n["metadata"]["name"] for n in nodes if not shows_capacity(core, n)]
+        assert not wrong, f"nodes {wrong} lost the capacity they were created with"
         return names
 
     yield make

@@ -181,9 +181,9 @@ def schedulable_nodes(
     cluster: Cluster, make_nodes: Callable[..., list[str]]
 ) -> Callable[..., list[str]]:
     """make_nodes, then waits until the node lifecycle controller has lifted its
-    `node.kubernetes.io/*` taints and gives the runtime's node watch a moment to see the
-    capacity make_nodes writes after creating each node (nodes and pods are separate watches,
-    so a pod created at once could otherwise be seen before its node's final status)."""
+    `node.kubernetes.io/*` taints and gives the runtime's node watch a moment to see that
+    (nodes and pods are separate watches, so a pod created at once could otherwise be seen
+    before the node's last update)."""
 
     def make(*nodes: dict[str, Any]) -> list[str]:
         names = make_nodes(*nodes)

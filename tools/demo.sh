@@ -68,9 +68,10 @@ metadata:
   labels: {kubernetes.io/hostname: demo-node-$i, kubernetes.io/os: linux, type: kwok,
            topology.kubernetes.io/zone: zone-$((i % 2))}
   annotations: {kwok.x-k8s.io/node: fake, node.alpha.kubernetes.io/ttl: "0"}
+status:  # kept from creation on, so kwok never writes its own defaults over it
+  allocatable: {cpu: "8", memory: 32Gi, pods: "110"}
+  capacity: {cpu: "8", memory: 32Gi, pods: "110"}
 EOF
-  k patch node "demo-node-$i" --subresource=status --type=merge \
-    -p '{"status":{"allocatable":{"cpu":"8","memory":"32Gi","pods":"110"},"capacity":{"cpu":"8","memory":"32Gi","pods":"110"}}}' >/dev/null
 done
 k wait --for=condition=Ready node -l type=kwok --timeout=60s >/dev/null
 k get nodes -l type=kwok
