@@ -126,7 +126,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "--no-ceiling", action="store_true", help="skip the binding ceiling and the binder"
     )
     parser.add_argument("--simulate-nodes", type=int, default=5000, help="0 skips simulate")
-    parser.add_argument("--simulate-pods", type=int, default=1000)
+    parser.add_argument(
+        "--simulate-pods", type=int, default=10000, help="default: the 5000 scale's 10000"
+    )
     parser.add_argument("--cluster", default="bench", help="local cluster name (tools/cluster.sh)")
     parser.add_argument(
         "--stall-seconds",
@@ -176,6 +178,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         machine=machine(args.note),
         profiled=args.profile is not None,
     )
+    if args.simulate_nodes and args.simulate_pods:
+        run_simulations(args, report)  # first, while no cluster competes for the CPUs
     try:
         with tempfile.TemporaryDirectory(prefix="scheduler-bench-") as workdir:
             settings = cluster_settings(args, Path(workdir))
@@ -186,8 +190,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         write(report, args.output, args.docs)
         print(f"benchmark: {error}", file=sys.stderr)
         return 1
-    if args.simulate_nodes and args.simulate_pods:
-        run_simulations(args, report)
     write(report, args.output, args.docs)
     print(render(report))
     return 0

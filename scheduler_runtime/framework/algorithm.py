@@ -128,7 +128,12 @@ class SchedulingAlgorithm:
         self, fwk: Framework, state: CycleState, pod: PodInfo, diagnosis: Diagnosis, nodes: Slots
     ) -> Slots:
         """Checks nodes in order from the round-robin start index and stops once enough fit
-        (as upstream would, run one node after another)."""
+        (as upstream would, run one node after another). Timed as upstream's Filter point."""
+        return fwk.timed("Filter", lambda: self._pass_filters(fwk, state, pod, diagnosis, nodes))
+
+    def _pass_filters(
+        self, fwk: Framework, state: CycleState, pod: PodInfo, diagnosis: Diagnosis, nodes: Slots
+    ) -> Slots:
         count = len(nodes)
         if count == 0:
             return nodes

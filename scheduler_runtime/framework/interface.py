@@ -189,6 +189,9 @@ class PostFilterResult:
 
 Binder = Callable[[PodInfo, str], None]
 Nominator = Callable[[str], "list[PodInfo]"]
+# (extension point, status code, profile, seconds): upstream's
+# scheduler_framework_extension_point_duration_seconds, which the live scheduler exports.
+ExtensionPointRecorder = Callable[[str, Code, str, float], None]
 
 
 @dataclass
@@ -201,7 +204,8 @@ class Handle:
     needs (listers for PVCs, PDBs, a pod deleter for preemption, ...). `framework` is the
     profile's own framework (set when it builds its plugins): preemption runs the filters
     again on node copies through it. `plugin_time_budget` bounds each call of an out-of-tree
-    plugin (a plugin class may set its own `time_budget`).
+    plugin (a plugin class may set its own `time_budget`). `record_extension_point`, when
+    given, is told how long each extension point took.
     """
 
     snapshot: Snapshot
@@ -213,6 +217,7 @@ class Handle:
     services: Mapping[str, Any] = field(default_factory=dict)
     framework: Any = None
     plugin_time_budget: float = DEFAULT_PLUGIN_TIME_BUDGET
+    record_extension_point: ExtensionPointRecorder | None = None
 
 
 class Plugin(Protocol):

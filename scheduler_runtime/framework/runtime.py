@@ -4,8 +4,10 @@ pkg/scheduler/framework/runtime/framework.go)."""
 from __future__ import annotations
 
 import dataclasses
+import functools
+import time
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 import numpy as np
 
@@ -33,8 +35,40 @@ from scheduler_runtime.framework.waiting import WaitingPod, WaitingPods
 __all__ = ["Framework", "FrameworkError", "verdicts_from_statuses"]
 
 
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
 def _implements(plugin: Any, point: str) -> bool:
     return any(callable(getattr(plugin, m, None)) for m in EXTENSION_POINT_METHODS[point])
+
+
+def _code_of(result: object) -> Code:
+    """The status code a run_* method returned (alone or in a tuple); Success otherwise."""
+    if isinstance(result, Status):
+        return result.code
+    if isinstance(result, tuple):
+        for item in result:
+            if isinstance(item, Status):
+                return item.code
+    return Code.SUCCESS
+
+
+def extension_point(
+    point: str,
+) -> Callable[[Callable[Concatenate[Framework, P], R]], Callable[Concatenate[Framework, P], R]]:
+    """Times a run_* method, as upstream's frameworkImpl times each extension point."""
+
+    def decorate(
+        method: Callable[Concatenate[Framework, P], R],
+    ) -> Callable[Concatenate[Framework, P], R]:
+        def timed(self: Framework, /, *args: P.args, **kwargs: P.kwargs) -> R:
+            return self.timed(point, lambda: method(self, *args, **kwargs))
+
+        functools.update_wrapper(timed, method)
+        return timed
+
+    return decorate
 
 
 class Framework:
@@ -80,6 +114,20 @@ class Framework:
     def has(self, point: str) -> bool:
         return bool(self.points.get(point))
 
+    def timed(self, point: str, run: Callable[[], R]) -> R:
+        """run(), its duration told to the handle's recorder under `point` with the status
+        code it returned (an exception counts as Error)."""
+        record = self.handle.record_extension_point
+        if record is None:
+            return run()
+        started, code = time.perf_counter(), Code.ERROR
+        try:
+            result = run()
+            code = _code_of(result)
+            return result
+        finally:
+            record(point, code, self.scheduler_name, time.perf_counter() - started)
+
     # ----- queue
 
     def run_pre_enqueue(self, pod: PodInfo) -> Status:
@@ -95,6 +143,7 @@ class Framework:
 
     # ----- filtering
 
+    @extension_point("PreFilter")
     def run_pre_filter(
         self, state: CycleState, pod: PodInfo
     ) -> tuple[PreFilterResult | None, Status, list[str]]:
@@ -216,6 +265,7 @@ class Framework:
                 return status.with_plugin(plugin.name)
         return SUCCESS
 
+    @extension_point("PostFilter")
     def run_post_filter(
         self, state: CycleState, pod: PodInfo, diagnosis: Diagnosis
     ) -> tuple[PostFilterResult | None, Status]:
@@ -238,6 +288,7 @@ class Framework:
 
     # ----- scoring
 
+    @extension_point("PreScore")
     def run_pre_score(self, state: CycleState, pod: PodInfo, slots: Slots) -> Status:
         for plugin in self.points.get("preScore", ()):
             status: Status = plugin.pre_score(state, pod, self.handle.snapshot, slots)
@@ -247,6 +298,7 @@ class Framework:
                 return Status(Code.ERROR, status.reasons, plugin.name, status.error)
         return SUCCESS
 
+    @extension_point("Score")
     def run_score(
         self, state: CycleState, pod: PodInfo, slots: Slots
     ) -> tuple[Int64s, dict[str, Int64s]]:
@@ -291,6 +343,7 @@ class Framework:
 
     # ----- binding cycle
 
+    @extension_point("Reserve")
     def run_reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status:
         for plugin in self.points.get("reserve", ()):
             status: Status = plugin.reserve(state, pod, node_name)
@@ -298,10 +351,12 @@ class Framework:
                 return status.with_plugin(plugin.name)
         return SUCCESS
 
+    @extension_point("Unreserve")
     def run_unreserve(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
         for plugin in reversed(self.points.get("reserve", ())):
             plugin.unreserve(state, pod, node_name)
 
+    @extension_point("Permit")
     def run_permit(self, state: CycleState, pod: PodInfo, node_name: str) -> Status:
         """A rejection ends the pod's cycle; when plugins answer Wait the pod joins the
         waiting pods (see wait_on_permit) and Wait comes back."""
@@ -343,6 +398,7 @@ class Framework:
         waiting.reject("", "removed")  # upstream's words for a pod rejected from outside
         return True
 
+    @extension_point("PreBind")
     def run_pre_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status:
         for plugin in self.points.get("preBind", ()):
             status: Status = plugin.pre_bind(state, pod, node_name)
@@ -350,6 +406,7 @@ class Framework:
                 return status.with_plugin(plugin.name)
         return SUCCESS
 
+    @extension_point("Bind")
     def run_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status:
         """The first bind plugin that does not Skip binds the pod."""
         for plugin in self.points.get("bind", ()):
@@ -359,6 +416,7 @@ class Framework:
             return status if status.is_success else status.with_plugin(plugin.name)
         return Status(Code.SKIP)
 
+    @extension_point("PostBind")
     def run_post_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
         for plugin in self.points.get("postBind", ()):
             plugin.post_bind(state, pod, node_name)

@@ -8,6 +8,16 @@ import functools
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, disable_created_metrics
 
 SCHEDULED, UNSCHEDULABLE, ERROR = "scheduled", "unschedulable", "error"
+# Upstream's Code.String(), by code value.
+STATUS_NAMES = (
+    "Success",
+    "Error",
+    "Unschedulable",
+    "UnschedulableAndUnresolvable",
+    "Wait",
+    "Skip",
+    "Pending",
+)
 
 
 def _exponential(start: float, factor: float, count: int) -> list[float]:
@@ -39,6 +49,13 @@ class SchedulerMetrics:
             "scheduler_scheduling_algorithm_duration_seconds",
             "Scheduling algorithm latency in seconds",
             buckets=_exponential(0.001, 2, 15),
+            registry=r,
+        )
+        self.extension_point_duration = Histogram(
+            "scheduler_framework_extension_point_duration_seconds",
+            "Latency for running all plugins of a specific extension point.",
+            ["extension_point", "status", "profile"],
+            buckets=_exponential(0.0001, 2, 12),
             registry=r,
         )
         self.pending_pods = Gauge(
@@ -87,6 +104,10 @@ class SchedulerMetrics:
         counter.inc()
         histogram.observe(seconds)
 
+    def extension_point(self, point: str, code: int, profile: str, seconds: float) -> None:
+        """The framework's ExtensionPointRecorder."""
+        self._extension_point_child(point, code, profile).observe(seconds)
+
     def scheduled(self, attempts: int, seconds_since_queued: float) -> None:
         self._sli_child(attempts).observe(seconds_since_queued)
         self.pod_attempts.observe(attempts)
@@ -106,3 +127,9 @@ class SchedulerMetrics:
     @functools.cache  # noqa: B019 - as above
     def _sli_child(self, attempts: int) -> Histogram:
         return self.sli_duration.labels(attempts=str(attempts))
+
+    @functools.cache  # noqa: B019 - as above
+    def _extension_point_child(self, point: str, code: int, profile: str) -> Histogram:
+        return self.extension_point_duration.labels(
+            extension_point=point, status=STATUS_NAMES[code], profile=profile
+        )

@@ -144,6 +144,7 @@ class Scheduler:
             nominated_nodes=self._nominated_node_names,
             rng=self.rng,
             parallelism=config.parallelism,
+            record_extension_point=self.metrics.extension_point,
             services={
                 "kube": self.kube,
                 "delete_pod": self._evict,

@@ -304,6 +304,16 @@ def test_unschedulable_pod_gets_upstreams_message_then_fits_a_new_node(
             in metrics
         )
     assert 'scheduler_pending_pods{queue="unschedulable"} 0.0' in metrics
+    for point, status in (("Filter", "Success"), ("PostFilter", "Unschedulable")):
+        assert (
+            "scheduler_framework_extension_point_duration_seconds_count{"
+            f'extension_point="{point}",profile="{scheduler}",status="{status}"}}'
+        ) in metrics
+    bound = (
+        "scheduler_framework_extension_point_duration_seconds_count{"
+        f'extension_point="Bind",profile="{scheduler}",status="Success"}} 1.0'
+    )
+    assert bound in metrics
     log = runtime.log()
     key = f'pod="{pods.namespace}/hungry"'
     assert f'Unable to schedule pod {key} profile="{scheduler}" result="unschedulable"' in log

@@ -101,3 +101,38 @@ def test_the_algorithm_histogram_counts_cycles_that_found_a_node(
     monkeypatch.setattr(NodeUnschedulable, "filter", fault)
     attempt_one(scheduler, "broken")
     assert algorithm_runs(scheduler) == 1
+
+
+def extension_point_runs(scheduler: Scheduler) -> dict[tuple[str, str], float]:
+    """(extension point, status) -> observations, from the exported histogram."""
+    (family,) = [
+        m
+        for m in scheduler.metrics.registry.collect()
+        if m.name == "scheduler_framework_extension_point_duration_seconds"
+    ]
+    return {
+        (s.labels["extension_point"], s.labels["status"]): s.value
+        for s in family.samples
+        if s.name.endswith("_count") and s.labels["profile"] == PROFILE
+    }
+
+
+def test_each_extension_point_is_timed_with_its_status(
+    scheduler: Scheduler, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """upstream's framework_extension_point_duration_seconds: one observation per extension
+    point run, labelled with the status it ended in; a plugin that raises counts as Error."""
+    attempt_one(scheduler, "fits")
+    scheduler.binding.shutdown(wait=True)  # its binding fails: the API server is unreachable
+    assert extension_point_runs(scheduler) == {
+        ("PreFilter", "Success"): 1,
+        ("Filter", "Success"): 1,  # one node fits, so nothing is scored (as upstream)
+        ("Reserve", "Success"): 1,
+        ("Permit", "Success"): 1,
+        ("PreBind", "Success"): 1,
+        ("Bind", "Error"): 1,
+        ("Unreserve", "Success"): 1,
+    }
+    monkeypatch.setattr(NodeUnschedulable, "filter_nodes", fault)
+    attempt_one(scheduler, "broken")
+    assert extension_point_runs(scheduler)[("Filter", "Error")] == 1
