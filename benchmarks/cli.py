@@ -99,6 +99,8 @@ class Settings:
     stall_seconds: float
     profile_dir: Path | None
     repeat: int = 1
+    steady_rate: float = 0.0  # pods/s of the latency runs; 0 skips them
+    steady_pods: int = 0
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -125,6 +127,14 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--no-ceiling", action="store_true", help="skip the binding ceiling and the binder"
     )
+    parser.add_argument(
+        "--steady-rate",
+        type=float,
+        default=20.0,
+        metavar="PODS_PER_S",
+        help="latency runs (basic workload) with pods created at this steady rate; 0 skips them",
+    )
+    parser.add_argument("--steady-pods", type=int, default=600, help="pods per latency run")
     parser.add_argument("--simulate-nodes", type=int, default=5000, help="0 skips simulate")
     parser.add_argument(
         "--simulate-pods", type=int, default=10000, help="default: the 5000 scale's 10000"
@@ -150,9 +160,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         args.scale = [*(args.scale or []), "quick"]
         args.simulate_nodes = min(args.simulate_nodes, 500)
         args.simulate_pods = min(args.simulate_pods, 300)
+        args.steady_pods = min(args.steady_pods, 100)
     for name, value in (
         ("--simulate-nodes", args.simulate_nodes),
         ("--simulate-pods", args.simulate_pods),
+        ("--steady-rate", args.steady_rate),
+        ("--steady-pods", args.steady_pods),
     ):
         if value < 0:
             parser.error(f"{name} must not be negative, got {value}")
@@ -208,6 +221,8 @@ def cluster_settings(args: argparse.Namespace, workdir: Path) -> Settings:
         stall_seconds=args.stall_seconds,
         profile_dir=args.profile,
         repeat=args.repeat,
+        steady_rate=args.steady_rate,
+        steady_pods=args.steady_pods,
     )
 
 
@@ -247,6 +262,33 @@ async def run_scale(
                 continue
             scale.runs.append(run)
             scale.profiles += [profile] if profile else []
+    if settings.steady_rate and settings.steady_pods:
+        await run_steady(api, settings, scale)
+
+
+async def run_steady(api: Api, settings: Settings, scale: Scale) -> None:
+    """Each scheduler on basic pods created at a steady rate the API server keeps up with:
+    attempt and pod latency without a backlog (throughput runs measure queues too)."""
+    for label in settings.schedulers:
+        progress(
+            f"{scale.nodes} nodes: {label} scheduler, {settings.steady_pods} basic pods "
+            f"at {settings.steady_rate:g}/s"
+        )
+        try:
+            run, _ = await run_scheduler(
+                api,
+                settings,
+                label,
+                workloads.BASIC,
+                nodes=scale.nodes,
+                pods=settings.steady_pods,
+                rate=settings.steady_rate,
+            )
+        except SchedulerFailedError as error:
+            progress(f"failed: {error}")
+            scale.failures.append(f"{label} at a steady rate: {error}")
+            continue
+        scale.steady.append(run)
 
 
 async def measure_ceiling(api: Api, nodes: int, pods: int) -> Ceiling:
@@ -285,6 +327,7 @@ async def run_binder(api: Api, workload: str, *, nodes: int, pods: int) -> Sched
 
 def timed_run(label: str, workload: str, binding: Binding, **figures: Any) -> SchedulerRun:
     """A run's timing from the watch, with whatever else was measured of the scheduler."""
+    latencies = binding.pod_latencies
     return SchedulerRun(
         scheduler=label,
         workload=workload,
@@ -292,12 +335,21 @@ def timed_run(label: str, workload: str, binding: Binding, **figures: Any) -> Sc
         bound=binding.bound,
         create_seconds=binding.create_seconds,
         bound_seconds=binding.bound_seconds,
+        pod_latency_p50_ms=percentile(latencies, 0.5) * 1000 if latencies else None,
+        pod_latency_p99_ms=percentile(latencies, 0.99) * 1000 if latencies else None,
         **figures,
     )
 
 
 async def run_scheduler(
-    api: Api, settings: Settings, label: str, workload: str, *, nodes: int, pods: int
+    api: Api,
+    settings: Settings,
+    label: str,
+    workload: str,
+    *,
+    nodes: int,
+    pods: int,
+    rate: float | None = None,
 ) -> tuple[SchedulerRun, Profile | None]:
     """A fresh scheduler process and namespace per run, so figures and peak RSS are its own."""
     namespace = unique_namespace(f"bench-{label}-{workload}-{nodes}")
@@ -312,7 +364,7 @@ async def run_scheduler(
         manifests = workloads.pods(workload, pods, SCHEDULER_NAMES[label])
         samples = profile_file(settings, label, workload, nodes)
         with recording(process.pid, samples) if samples else contextlib.nullcontext():
-            binding = await run_pods(api, namespace, manifests, settings.stall_seconds)
+            binding = await run_pods(api, namespace, manifests, settings.stall_seconds, rate)
         process.check_running()
         metrics = await process.settled_metrics(attempts=binding.bound)
         buckets = histogram_buckets(metrics, ATTEMPT_HISTOGRAM)
@@ -326,6 +378,7 @@ async def run_scheduler(
         label,
         workload,
         binding,
+        rate=rate,
         attempt_p50_ms=milliseconds(quantile(0.5, buckets)),
         attempt_p99_ms=milliseconds(quantile(0.99, buckets)),
         attempts_beyond_buckets=share_beyond_finite_buckets(buckets),

@@ -22,12 +22,14 @@ UNBOUND = "fieldSelector=spec.nodeName%3D"  # spec.nodeName=
 
 @dataclass(frozen=True)
 class Binding:
-    """How many of a run's pods were bound and when, in seconds from the first creation."""
+    """How many of a run's pods were bound and when, in seconds from the first creation, and
+    each bound pod's latency from its creation (the API server's answer) to its binding."""
 
     pods: int
     bound: int
     create_seconds: float
     bound_seconds: float
+    pod_latencies: Sequence[float] = ()
 
 
 @dataclass(frozen=True)
@@ -80,21 +82,36 @@ async def remove_leftovers(api: Api) -> None:
 
 
 async def run_pods(
-    api: Api, namespace: str, manifests: Sequence[dict[str, Any]], stall_seconds: float = 60
+    api: Api,
+    namespace: str,
+    manifests: Sequence[dict[str, Any]],
+    stall_seconds: float = 60,
+    rate: float | None = None,
 ) -> Binding:
-    """Creates the pods concurrently while a watch notes when each gets a node; stops when all
-    are bound or none was bound for stall_seconds."""
+    """Creates the pods (all at once, or `rate` per second) while a watch notes when each gets
+    a node; stops when all are bound or none was bound for stall_seconds."""
     await wait_default_service_account(api, namespace)
     path = pods_path(namespace)
     version = (await api.get(f"{path}?limit=1"))["metadata"]["resourceVersion"]
     bound_at: dict[str, float] = {}
+    created_at: dict[str, float] = {}
     watcher = asyncio.create_task(watch_bound(api, path, version, len(manifests), bound_at))
+    pace = AsyncLimiter(1, 1 / rate) if rate else None
+
+    async def create(manifest: dict[str, Any]) -> None:
+        if pace is not None:
+            await pace.acquire()
+        await api.post(path, manifest)
+        created_at[manifest["metadata"]["name"]] = time.monotonic()
+
     first = time.monotonic()
-    await gather_all(api.post(path, manifest) for manifest in manifests)
+    await gather_all(create(manifest) for manifest in manifests)
     created = time.monotonic()
     await wait_while_progressing(watcher, bound_at, stall_seconds)
     last = max(bound_at.values(), default=first)
-    return Binding(len(manifests), len(bound_at), created - first, last - first)
+    # A watch may report a binding before the creation's answer arrives: latency 0, not less.
+    latencies = [max(0.0, at - created_at[name]) for name, at in bound_at.items()]
+    return Binding(len(manifests), len(bound_at), created - first, last - first, latencies)
 
 
 async def watch_bound(

@@ -55,6 +55,11 @@ class SchedulerRun(BaseModel):
     peak_rss_mib: float | None = None
     # CPU time (user + system) the scheduler process used from its first pod to the end.
     cpu_seconds: float | None = None
+    # Pods created this many per second (None: all at once), and each pod's latency from its
+    # creation to its binding, as the watch saw them.
+    rate: float | None = None
+    pod_latency_p50_ms: float | None = None
+    pod_latency_p99_ms: float | None = None
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -92,6 +97,8 @@ class Scale(BaseModel):
     pods: int
     ceiling: Ceiling | None = None
     runs: list[SchedulerRun] = []
+    # Latency at a steady creation rate the API server keeps up with (not a throughput run).
+    steady: list[SchedulerRun] = []
     profiles: list[Profile] = []
     failures: list[str] = []
 
@@ -269,6 +276,67 @@ def scale_title(scale: Scale) -> str:
     return title
 
 
+STEADY_HEADER = (
+    "workload",
+    "scheduler",
+    "bound",
+    "attempt p50",
+    "attempt p99",
+    "algorithm p50",
+    "algorithm p99",
+    "pod p50",
+    "pod p99",
+)
+
+
+def steady_rows(scale: Scale) -> list[tuple[str, ...]]:
+    """A row per scheduler of the steady-rate runs, then ours/upstream."""
+    rows: list[tuple[str, ...]] = []
+    for run in scale.steady:
+        rows.append(
+            (
+                run.workload,
+                run.scheduler,
+                f"{run.bound}/{run.pods}",
+                latency(run.attempt_p50_ms, run.saturated(0.5)),
+                latency(run.attempt_p99_ms, run.saturated(0.99)),
+                number(run.algorithm_p50_ms, " ms"),
+                number(run.algorithm_p99_ms, " ms"),
+                number(run.pod_latency_p50_ms, " ms"),
+                number(run.pod_latency_p99_ms, " ms"),
+            )
+        )
+    runs = {run.scheduler: run for run in scale.steady}
+    ours, upstream = runs.get(PYTHON), runs.get(UPSTREAM)
+    if ours and upstream:
+        rows.append(
+            (
+                ours.workload,
+                "ours/upstream",
+                "",
+                latency_ratio(
+                    ratio(ours.attempt_p50_ms, upstream.attempt_p50_ms), ours, upstream, 0.5
+                ),
+                latency_ratio(
+                    ratio(ours.attempt_p99_ms, upstream.attempt_p99_ms), ours, upstream, 0.99
+                ),
+                times(ratio(ours.algorithm_p50_ms, upstream.algorithm_p50_ms)),
+                times(ratio(ours.algorithm_p99_ms, upstream.algorithm_p99_ms)),
+                times(ratio(ours.pod_latency_p50_ms, upstream.pod_latency_p50_ms)),
+                times(ratio(ours.pod_latency_p99_ms, upstream.pod_latency_p99_ms)),
+            )
+        )
+    return rows
+
+
+def steady_title(scale: Scale) -> str:
+    rate = scale.steady[0].rate
+    return (
+        f"{scale.nodes} nodes, pods created at a steady {rate:g}/s: latency when the API server "
+        "keeps up (pod: from its creation to its binding, as a watch sees it)"
+    )
+
+
 PROFILE_HEADER = ("function (own time)", "own", "on stack")
 
 
@@ -326,6 +394,8 @@ def render(report: Report, *, markdown: bool = False) -> str:
         parts.append("profiled: py-spy sampled the runtime, so its figures are slowed")
     for scale in report.scales:
         parts += [scale_title(scale), draw(RUN_HEADER, run_rows(scale))]
+        if scale.steady:
+            parts += [steady_title(scale), draw(STEADY_HEADER, steady_rows(scale))]
         parts += [f"failed: {failure}" for failure in scale.failures]
         for profile in scale.profiles:
             parts += [

@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode
 
-WORKLOADS = ("basic", "mixed")
+BASIC, MIXED = "basic", "mixed"
+WORKLOADS = (BASIC, MIXED)
 # Marks what the benchmark owns (its nodes and namespaces), so it never touches anything else.
 PART_OF = {"app.kubernetes.io/part-of": "scheduler-benchmark"}
 PART_OF_SELECTOR = urlencode({"labelSelector": "app.kubernetes.io/part-of=scheduler-benchmark"})

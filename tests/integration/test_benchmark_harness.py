@@ -9,6 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import kubernetes
+import pytest
 from cluster import Cluster, kwok_node
 
 from benchmarks import workloads
@@ -125,9 +126,11 @@ def test_bench_nodes_are_created_ready_with_capacity_and_trimmed(cluster: Cluste
     assert bench_nodes() == []
 
 
+@pytest.mark.parametrize("rate", [None, 20.0])
 def test_binder_binds_pods_as_they_are_created(
-    cluster: Cluster, make_nodes: Callable[..., list[str]], namespace: str
+    cluster: Cluster, make_nodes: Callable[..., list[str]], namespace: str, rate: float | None
 ) -> None:
+    """All at once, or paced at `rate` pods/s (each pod's latency is then its own)."""
     suffix = uuid.uuid4().hex[:6]
     nodes = make_nodes(*(kwok_node(f"bench-b-{suffix}-{i}") for i in range(2)))
     manifests = workloads.pods("mixed", PODS, SCHEDULER_NAMES[BINDER])
@@ -136,13 +139,17 @@ def test_binder_binds_pods_as_they_are_created(
         async with Api.open(Endpoint.from_kubeconfig(cluster.kubeconfig)) as api:
             binder = asyncio.create_task(bind_as_created(api, namespace, nodes, qps=1000))
             try:
-                return await run_pods(api, namespace, manifests, stall_seconds=60)
+                return await run_pods(api, namespace, manifests, stall_seconds=60, rate=rate)
             finally:
                 binder.cancel()
 
     binding = asyncio.run(scenario())
 
     assert (binding.pods, binding.bound) == (PODS, PODS)
+    assert len(binding.pod_latencies) == PODS
+    assert all(latency >= 0 for latency in binding.pod_latencies)
+    if rate is not None:  # the last creation waits for its turn: (PODS - 1) / rate seconds
+        assert binding.create_seconds >= (PODS - 1) / rate * 0.9
     pods = kubernetes.client.CoreV1Api(cluster.api).list_namespaced_pod(namespace).items
     assert sorted(pod.spec.node_name for pod in pods) == sorted(nodes * (PODS // 2))
 

@@ -19,6 +19,7 @@ from benchmarks.report import (
     ratio,
     render,
     run_rows,
+    steady_rows,
     text_table,
 )
 
@@ -253,3 +254,26 @@ def test_even_rounds_take_the_lower_middle() -> None:
     found = two.run("python", "basic")
     assert found is not None
     assert found.throughput == 100.0
+
+
+def steady(scheduler: str, attempt_p99: float, pod_p99: float) -> SchedulerRun:
+    paced = run(scheduler, "basic", bound=100, seconds=5.0, p99=attempt_p99)
+    return paced.model_copy(
+        update={"rate": 20.0, "pod_latency_p50_ms": pod_p99 / 2, "pod_latency_p99_ms": pod_p99}
+    )
+
+
+def test_steady_rate_runs_get_their_own_latency_table_with_ratios() -> None:
+    paced = scale()
+    paced.steady = [steady("upstream", 8.0, 40.0), steady("python", 4.0, 30.0)]
+    rows = steady_rows(paced)
+    assert rows[1] == (
+        "basic", "python", "100/100", "1.0 ms", "4.0 ms", "0.5 ms", "1.0 ms", "15.0 ms",
+        "30.0 ms",
+    )  # fmt: skip
+    assert rows[2] == (
+        "basic", "ours/upstream", "", "1.00x", "0.50x", "1.00x", "0.50x", "0.75x", "0.75x",
+    )  # fmt: skip
+    text = render(report().model_copy(update={"scales": [paced]}))
+    assert "500 nodes, pods created at a steady 20/s: latency when the API server" in text
+    assert [r[1] for r in run_rows(paced)].count("python") == 1  # not mixed with throughput
