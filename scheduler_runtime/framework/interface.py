@@ -41,6 +41,11 @@ class Code(IntEnum):
     SKIP = 5
     PENDING = 6
 
+    @property
+    def upstream_name(self) -> str:
+        """Upstream's Code.String(): "Success", ..., "UnschedulableAndUnresolvable"."""
+        return "".join(part.capitalize() for part in self.name.split("_"))
+
 
 @dataclass(frozen=True, slots=True)
 class Status:

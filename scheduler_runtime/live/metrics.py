@@ -7,17 +7,9 @@ import functools
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, disable_created_metrics
 
+from scheduler_runtime.framework.interface import Code
+
 SCHEDULED, UNSCHEDULABLE, ERROR = "scheduled", "unschedulable", "error"
-# Upstream's Code.String(), by code value.
-STATUS_NAMES = (
-    "Success",
-    "Error",
-    "Unschedulable",
-    "UnschedulableAndUnresolvable",
-    "Wait",
-    "Skip",
-    "Pending",
-)
 
 
 def _exponential(start: float, factor: float, count: int) -> list[float]:
@@ -104,7 +96,7 @@ class SchedulerMetrics:
         counter.inc()
         histogram.observe(seconds)
 
-    def extension_point(self, point: str, code: int, profile: str, seconds: float) -> None:
+    def extension_point(self, point: str, code: Code, profile: str, seconds: float) -> None:
         """The framework's ExtensionPointRecorder."""
         self._extension_point_child(point, code, profile).observe(seconds)
 
@@ -129,7 +121,7 @@ class SchedulerMetrics:
         return self.sli_duration.labels(attempts=str(attempts))
 
     @functools.cache  # noqa: B019 - as above
-    def _extension_point_child(self, point: str, code: int, profile: str) -> Histogram:
+    def _extension_point_child(self, point: str, code: Code, profile: str) -> Histogram:
         return self.extension_point_duration.labels(
-            extension_point=point, status=STATUS_NAMES[code], profile=profile
+            extension_point=point, status=code.upstream_name, profile=profile
         )
