@@ -13,6 +13,11 @@ export CGO_ENABLED=0 GOFLAGS=-trimpath GOTOOLCHAIN=${GOTOOLCHAIN:-auto}
 
 log() { echo "build-binaries: $*" >&2; }
 
+# One build at a time per cache: parallel test runs and scripts wait for each other.
+mkdir -p "$cache"
+exec 9>"$cache/.build.lock"
+flock 9
+
 # quiet CMD...: runs a noisy go command, showing its output only when it fails.
 quiet() {
   local out
