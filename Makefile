@@ -5,15 +5,25 @@ SHELL := /bin/bash
 VENV := .venv
 PY := $(VENV)/bin/python
 
-.PHONY: demo check lint test unit integration binaries cluster-down bench
+.PHONY: demo check lint test unit integration e2e binaries cluster-down bench lock
 
-$(VENV)/.installed: pyproject.toml tests/plugins/sample_plugin/pyproject.toml
+# Every dependency comes from the lock file, hashes checked; the project and the sample plugin
+# package are then installed without resolving anything.
+$(VENV)/.installed: pyproject.toml requirements/dev.lock tests/plugins/sample_plugin/pyproject.toml
 	python3 -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[dev]'
+	$(PY) -m pip install --quiet --require-hashes --no-deps -r requirements/dev.lock
+	$(PY) -m pip install --quiet --no-deps --no-build-isolation -e .
 	# The sample third-party plugin package the tests load through its entry points.
-	$(PY) -m pip install --quiet -e tests/plugins/sample_plugin
+	$(PY) -m pip install --quiet --no-deps --no-build-isolation -e tests/plugins/sample_plugin
 	touch $@
+
+# Regenerates the lock files from pyproject.toml (after changing a dependency).
+lock: $(VENV)/.installed
+	$(VENV)/bin/uv pip compile pyproject.toml $(LOCK_FLAGS) -o requirements/runtime.lock
+	$(VENV)/bin/uv pip compile requirements/build.in $(LOCK_FLAGS) -o requirements/build.lock
+	$(VENV)/bin/uv pip compile pyproject.toml requirements/build.in --extra dev $(LOCK_FLAGS) \
+	  -o requirements/dev.lock
+LOCK_FLAGS = --quiet --generate-hashes --universal --python-version 3.11
 
 binaries:
 	tools/build-binaries.sh >/dev/null
@@ -32,10 +42,14 @@ test: $(VENV)/.installed binaries
 	$(VENV)/bin/pytest
 
 unit: $(VENV)/.installed
-	$(VENV)/bin/pytest -m "not integration"
+	$(VENV)/bin/pytest -m "not integration and not e2e"
 
 integration: $(VENV)/.installed binaries
 	$(VENV)/bin/pytest -m integration
+
+# What is shipped, on a real node (needs root): images built here, manifests applied.
+e2e: $(VENV)/.installed binaries
+	$(VENV)/bin/pytest -m e2e
 
 cluster-down:
 	tools/cluster.sh down
@@ -45,13 +59,14 @@ cluster-down:
 bench: $(VENV)/.installed binaries
 	$(PY) -m benchmarks $(BENCH_ARGS)
 
-# The container image holding the operator and the runtime; its name and tag come from
-# operator/scheduler_operator/version.py.
-IMAGE = $(shell $(PY) -c 'from scheduler_operator.version import IMAGE; print(IMAGE)')
+# The container image holding the operator and the runtime (its name and tag come from
+# operator/scheduler_operator/version.py), with the upstream engine's and the pause image, built
+# here from Debian packages; loaded into the local cluster's real node when one runs.
+# BASE=python:3.11.11-slim-bookworm builds on the published base instead.
+.PHONY: images push
+images: binaries
+	tools/images.sh build
+	tools/node.sh load
 
-.PHONY: image push
-image: $(VENV)/.installed
-	docker build -t $(IMAGE) .
-
-push: image
-	docker push $(IMAGE)
+push: images
+	podman push $$(tools/images.sh names | head -1)
