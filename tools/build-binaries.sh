@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the local control plane (kube-apiserver, kube-controller-manager, kube-scheduler,
-# kubectl, etcd, kwok, kwokctl) from the Go module proxy into a cache outside the repository.
+# kubectl, etcd, kwok, kwokctl) and a real node's kubelet and kube-proxy from the Go module
+# proxy into a cache outside the repository.
 # Each component lives in a directory named after its pinned version, so a cached build is
 # reused until tools/versions.env changes. Prints the directories holding the binaries.
 set -euo pipefail
@@ -35,8 +36,14 @@ finish() { touch "$1/.complete"; }
 
 build_kubernetes() {
   local out="$cache/kubernetes-$KUBERNETES_VERSION" v=$KUBERNETES_VERSION
-  [ -f "$out/.complete" ] && return
-  log "building Kubernetes $v (cold build: 10-25 minutes on 2 cores)"
+  # The control plane, kubectl, and what a real node runs (kubelet, kube-proxy). A cache
+  # missing some of them builds just those.
+  local cmds=(kube-apiserver kube-controller-manager kube-scheduler kubectl kubelet kube-proxy)
+  local missing=() cmd
+  for cmd in "${cmds[@]}"; do [ -x "$out/$cmd" ] || missing+=("$cmd"); done
+  [ -f "$out/.complete" ] && [ ${#missing[@]} -eq 0 ] && return
+  rm -f "$out/.complete"
+  log "building Kubernetes $v: ${missing[*]} (cold build: 10-25 minutes on 2 cores)"
   local mod="$out/src" staging minor
   new_module "$mod" local.build/kubernetes
   # k8s.io/kubernetes points its staging modules at ./staging; a dependent module must
@@ -49,8 +56,7 @@ build_kubernetes() {
     sed -n 's#^\s*\(k8s.io/[a-z0-9-]*\) => ./staging/.*#\t\1 => \1 v0.'"$minor"'#p' "$staging"
     echo ")"
   } >>"$mod/go.mod"
-  local cmds=(kube-apiserver kube-controller-manager kube-scheduler kubectl)
-  local pkgs=("${cmds[@]/#/k8s.io/kubernetes/cmd/}")
+  local pkgs=("${missing[@]/#/k8s.io/kubernetes/cmd/}")
   (cd "$mod" && quiet go get -tool "${pkgs[@]/%/@$v}")
   local major=${v#v}; major=${major%%.*}
   local minor_only=${minor%%.*}

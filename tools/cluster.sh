@@ -4,7 +4,9 @@
 #   cluster.sh up [NAME]          create (or reuse) the cluster; prints its kubeconfig path
 #   cluster.sh up NAME FLAGS...   the same, passing extra flags to `kwokctl create cluster`
 #                                 (e.g. --disable-qps-limits for benchmarks)
-#   cluster.sh down [NAME]        delete it
+#   cluster.sh node [NAME]        the cluster with one real node (tools/node.sh, needs root)
+#                                 next to the kwok nodes; prints its kubeconfig path
+#   cluster.sh down [NAME]        delete it, and its real node if it has one
 #   cluster.sh kubeconfig [NAME]  print its kubeconfig path
 #   cluster.sh kwokctl ARGS...    run the pinned kwokctl against the project's clusters
 set -euo pipefail
@@ -21,20 +23,51 @@ own_kubeconfig=$KWOK_WORKDIR/kwokctl.kubeconfig
 cmd=${1:-up}
 name=${2:-scheduler-operator}
 create_flags=("${@:3}")
-kubeconfig=$KWOK_WORKDIR/clusters/$name/kubeconfig.yaml
+cluster_dir=$KWOK_WORKDIR/clusters/$name
+kubeconfig=$cluster_dir/kubeconfig.yaml
+
+# Every cluster is ready for a real node (tools/node.sh): kwok manages only its own nodes (those
+# annotated kwok.x-k8s.io/node=fake), the serving certificate covers the `kubernetes` Service's
+# ClusterIP that pods dial, and the API server reaches a kubelet by its address, with a client
+# certificate (for logs and exec).
+configuration() {
+  cat <<EOF
+apiVersion: config.kwok.x-k8s.io/v1alpha1
+kind: KwokctlConfiguration
+options:
+  kubeApiserverCertSANs: ["10.0.0.1"]
+componentsPatches:
+  - name: kwok-controller
+    extraArgs:
+      - {key: manage-all-nodes, value: "false", override: true}
+      - {key: manage-nodes-with-annotation-selector, value: kwok.x-k8s.io/node=fake}
+  - name: kube-apiserver
+    extraArgs:
+      - {key: kubelet-preferred-address-types, value: "InternalIP,Hostname"}
+      - {key: kubelet-client-certificate, value: "$cluster_dir/pki/admin.crt"}
+      - {key: kubelet-client-key, value: "$cluster_dir/pki/admin.key"}
+EOF
+}
+
+answers() { "$k8s/kubectl" --kubeconfig "$kubeconfig" get --raw /readyz >/dev/null 2>&1; }
 
 up() {
+  local config=$KWOK_WORKDIR/$name.kwokctl.yaml
+  mkdir -p "$KWOK_WORKDIR"
+  configuration >"$config.new"
   if kwokctl get clusters 2>/dev/null | grep -qx "$name"; then
-    # A cluster left from an earlier run is reused when it answers, recreated when not.
-    if "$k8s/kubectl" --kubeconfig "$kubeconfig" get --raw /readyz >/dev/null 2>&1 ||
-      { kwokctl start cluster --name "$name" >&2 &&
-        "$k8s/kubectl" --kubeconfig "$kubeconfig" get --raw /readyz >/dev/null 2>&1; }; then
+    # A cluster left from an earlier run is reused when it answers and was made with this
+    # configuration, recreated when not.
+    if cmp -s "$config" "$config.new" &&
+      { answers || { kwokctl start cluster --name "$name" >&2 && answers; }; }; then
+      rm -f "$config.new"
       echo "$kubeconfig"
       return
     fi
-    kwokctl delete cluster --name "$name" --kubeconfig "$own_kubeconfig" >&2 || true
+    down || true
   fi
-  kwokctl create cluster --name "$name" --runtime binary \
+  mv "$config.new" "$config"
+  kwokctl create cluster --name "$name" --runtime binary --config "$config" \
     --kube-authorization --kube-admission \
     --kube-apiserver-binary "$k8s/kube-apiserver" \
     --kube-controller-manager-binary "$k8s/kube-controller-manager" \
@@ -47,11 +80,21 @@ up() {
   echo "$kubeconfig"
 }
 
+down() {
+  "$here/node.sh" down "$name"
+  kwokctl delete cluster --name "$name" --kubeconfig "$own_kubeconfig" >&2
+}
+
 case $cmd in
   up) up ;;
-  down) kwokctl delete cluster --name "$name" --kubeconfig "$own_kubeconfig" >&2 ;;
+  node)
+    up >/dev/null
+    "$here/node.sh" up "$name"
+    echo "$kubeconfig"
+    ;;
+  down) down ;;
   kubeconfig) echo "$kubeconfig" ;;
   bin) printf '%s\n' "${dirs[@]}" ;;
   kwokctl) shift; kwokctl "$@" ;;
-  *) echo "usage: cluster.sh up|down|kubeconfig|bin [NAME] | kwokctl ARGS..." >&2; exit 2 ;;
+  *) echo "usage: cluster.sh up|node|down|kubeconfig|bin [NAME] | kwokctl ARGS..." >&2; exit 2 ;;
 esac
