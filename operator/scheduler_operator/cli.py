@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import socket
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -59,6 +60,10 @@ def run_operator(args: argparse.Namespace) -> int:
 
     kopf.configure(verbose=False)
     kopf.run(
+        # Named explicitly: kopf would otherwise ask the password database for the user, and a
+        # container's arbitrary non-root UID need not be in it. (kopf does not export the
+        # NewType it declares for this str.)
+        identity=socket.gethostname(),  # type: ignore[arg-type]
         standalone=True,
         clusterwide=not args.namespaces,
         namespaces=args.namespaces or (),

@@ -5,6 +5,7 @@ All handlers are sync (kopf runs them in threads) because the Kubernetes client 
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -50,10 +51,21 @@ def api_client() -> kubernetes.client.ApiClient:
 @kopf.on.login()
 def login(**kwargs: Any) -> kopf.ConnectionInfo | None:
     """The pod's ServiceAccount, else $KUBECONFIG as it is when the operator starts."""
-    info: kopf.ConnectionInfo | None = kopf.login_with_service_account(
-        **kwargs
-    ) or kopf.login_with_kubeconfig(**kwargs)
-    return info
+    info: kopf.ConnectionInfo | None = kopf.login_with_service_account(**kwargs)
+    if info is not None:
+        return dataclasses.replace(info, server=in_cluster_server(info.server))
+    from_kubeconfig: kopf.ConnectionInfo | None = kopf.login_with_kubeconfig(**kwargs)
+    return from_kubeconfig
+
+
+def in_cluster_server(default: str) -> str:
+    """The API server as the pod's environment names it, as client libraries dial it: a
+    cluster need not run DNS for `kubernetes.default.svc` to resolve."""
+    host = os.environ.get("KUBERNETES_SERVICE_HOST")
+    port = os.environ.get("KUBERNETES_SERVICE_PORT", "443")
+    if not host:
+        return default
+    return f"https://[{host}]:{port}" if ":" in host else f"https://{host}:{port}"
 
 
 @kopf.on.startup()

@@ -141,7 +141,11 @@ class LeaderElection(ApiModel):
     """Leader election among the replicas, on a Lease named after the scheduler."""
 
     leader_elect: bool | None = Field(
-        default=None, description="Defaults to true when replicas > 1."
+        default=None,
+        description=(
+            "Defaults to true, as kube-scheduler's: a rollout hands the Lease over instead of "
+            "stopping the scheduler first. False runs one replica at a time (Recreate)."
+        ),
     )
     lease_duration: str = Field(default="15s", pattern=DURATION, max_length=32)
     renew_deadline: str = Field(default="10s", pattern=DURATION, max_length=32)
@@ -210,7 +214,7 @@ class SchedulerProfileSpec(ApiModel):
     def leader_elect(self) -> bool:
         election = self.leader_election
         if election is None or election.leader_elect is None:
-            return self.replicas > 1
+            return True
         return election.leader_elect
 
 

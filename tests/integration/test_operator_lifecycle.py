@@ -320,7 +320,8 @@ def test_dropping_leader_election_switches_to_recreate(
     wait_condition(cluster, name, "Ready", "True")
     assert deployment(cluster, name, namespace)["spec"]["strategy"]["type"] == "RollingUpdate"
 
-    apply_profile(profile_body(name, namespace=namespace, replicas=1))
+    no_election = {"leaderElect": False}
+    apply_profile(profile_body(name, namespace=namespace, replicas=1, leaderElection=no_election))
     wait_condition(cluster, name, "Ready", "True")
     assert deployment(cluster, name, namespace)["spec"]["strategy"] == {"type": "Recreate"}
 

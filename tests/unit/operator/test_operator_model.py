@@ -26,11 +26,9 @@ def test_the_profile_without_a_name_takes_the_scheduler_name() -> None:
     assert profile.scheduler_names() == ["spread", "batch"]
 
 
-@pytest.mark.parametrize(("replicas", "expected"), [(1, False), (2, True), (3, True)])
-def test_leader_election_is_on_by_default_only_with_several_replicas(
-    replicas: int, expected: bool
-) -> None:
-    assert parse(body({"replicas": replicas})).spec.leader_elect() is expected
+@pytest.mark.parametrize("replicas", [1, 2, 3])
+def test_leader_election_is_on_by_default_as_in_kube_scheduler(replicas: int) -> None:
+    assert parse(body({"replicas": replicas})).spec.leader_elect() is True
 
 
 def test_leader_election_can_be_forced_either_way() -> None:

@@ -145,7 +145,7 @@ def pod_template(rendered: list[dict[str, Any]]) -> dict[str, Any]:
 
 def test_only_a_configuration_change_changes_the_pod_template_hash() -> None:
     base = pod_template(objects())["metadata"]["annotations"][HASH_ANNOTATION]
-    scaled = objects({"replicas": 3, "leaderElection": {"leaderElect": False}})
+    scaled = objects({"replicas": 3})
     assert pod_template(scaled)["metadata"]["annotations"][HASH_ANNOTATION] == base
     changed = objects({"profiles": [{"percentageOfNodesToScore": 10}]})
     assert pod_template(changed)["metadata"]["annotations"][HASH_ANNOTATION] != base
@@ -290,7 +290,8 @@ def test_hostile_strings_stay_values_in_one_object_per_child(text: str) -> None:
 @pytest.mark.parametrize(
     ("spec", "expected"),
     [
-        ({}, {"type": "Recreate"}),
+        ({}, {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0}}),
+        ({"leaderElection": {"leaderElect": False}}, {"type": "Recreate"}),
         (
             {"replicas": 2},
             {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0}},
