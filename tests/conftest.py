@@ -14,15 +14,21 @@ from cluster import Cluster, start_cluster, stop_cluster, wait_for
 from kubernetes.utils import parse_quantity
 
 INTEGRATION = Path(__file__).parent / "integration"
-# The operator's fixtures (its RBAC, the operator under KopfRunner) live in their own module.
-pytest_plugins = ["operator_support", "replay_parity"]
+AS_SHIPPED = Path(__file__).parent / "e2e"
+# The operator's fixtures (its RBAC, the operator under KopfRunner) and the real node's live in
+# their own modules.
+pytest_plugins = ["operator_support", "replay_parity", "real_node_support"]
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Everything under tests/integration is an integration test; the rest is a unit test."""
+    """tests/integration holds integration tests, tests/e2e the as-shipped (e2e) ones; the
+    rest are unit tests."""
     for item in items:
-        if INTEGRATION in Path(str(item.fspath)).parents:
+        parents = Path(str(item.fspath)).parents
+        if INTEGRATION in parents:
             item.add_marker(pytest.mark.integration)
+        elif AS_SHIPPED in parents:
+            item.add_marker(pytest.mark.e2e)
 
 
 @pytest.fixture(scope="session")

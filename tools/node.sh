@@ -168,6 +168,7 @@ up() {
   if running kubelet; then
     [ "$(cat "$run/cluster")" = "$cluster" ] ||
       fail "the real node of cluster \"$(cat "$run/cluster")\" is running; one per machine"
+    load_images # the images may have been rebuilt since
     return
   fi
   down_processes
