@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
-# The full demo on the local cluster (`make demo`):
-#   1. the CRD and the operator's RBAC from manifests/, the operator as a local process under
-#      its own ServiceAccount;
-#   2. the sample SchedulerProfile manifests/samples/extra-scheduler.yaml and its children;
-#   3. its scheduler: the Python runtime as a local process with the generated configuration,
-#      under the ServiceAccount the operator created for it (the cluster's nodes are simulated,
-#      so the scheduler's own pod cannot run a program);
+# The full demo on the local cluster (`make demo`), as a user installs the product:
+#   1. the local cluster with simulated (kwok) nodes and one real node (tools/node.sh), and the
+#      images built here (tools/images.sh);
+#   2. `kubectl apply -k manifests`: the operator runs as a real pod under its own
+#      ServiceAccount and restricted Pod Security;
+#   3. the sample SchedulerProfile manifests/samples/extra-scheduler.yaml: its scheduler runs as
+#      a real pod on the real node, leader-elected;
 #   4. sample pods that name the scheduler, placed on the simulated nodes;
 #   5. `kubectl get schedulerprofiles`, the pods' nodes and the scheduling events.
-# The cluster is left running; the two local processes stop when the demo ends.
-# DEMO_CLUSTER names the cluster (default: scheduler-operator, as tools/cluster.sh).
+# Where containers cannot run (no root, no Debian packages), it says so in one line and runs the
+# operator and the scheduler as local processes instead, under the same ServiceAccounts.
+# The cluster is left running. DEMO_CLUSTER names it (default: scheduler-operator).
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -20,26 +21,6 @@ work=${TMPDIR:-/tmp}/scheduler-operator-demo
 mkdir -p "$work"
 
 step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
-step "The local cluster \"$cluster\" (log: $work/cluster.log)"
-kubeconfig=$(tools/cluster.sh up "$cluster" 2>"$work/cluster.log") || {
-  cat "$work/cluster.log" >&2
-  exit 1
-}
-bin=$(tools/cluster.sh bin | sed -n 1p)
-k() { "$bin/kubectl" --kubeconfig "$kubeconfig" "$@"; }
-
-# A kubeconfig that authenticates as a ServiceAccount: the demo never runs a part as admin.
-service_account_kubeconfig() { # NAMESPACE NAME FILE
-  local token server ca
-  token=$(k create token "$2" -n "$1" --duration=2h)
-  server=$(k config view --raw --minify -o jsonpath='{.clusters[0].cluster.server}')
-  ca=$(k config view --raw --minify -o jsonpath='{.clusters[0].cluster.certificate-authority}')
-  KUBECONFIG=$3 "$bin/kubectl" config set-cluster local --server="$server" \
-    --certificate-authority="$ca" --embed-certs >/dev/null
-  KUBECONFIG=$3 "$bin/kubectl" config set-credentials "$2" --token="$token" >/dev/null
-  KUBECONFIG=$3 "$bin/kubectl" config set-context local --cluster=local --user="$2" >/dev/null
-  KUBECONFIG=$3 "$bin/kubectl" config use-context local >/dev/null
-}
 
 wait_until() { # SECONDS DESCRIPTION COMMAND...
   local deadline=$((SECONDS + $1)) what=$2
@@ -58,7 +39,40 @@ cleanup() { for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done; }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-step "Simulated nodes (kwok)"
+step "The local cluster \"$cluster\" (log: $work/cluster.log)"
+kubeconfig=$(tools/cluster.sh up "$cluster" 2>"$work/cluster.log") || {
+  cat "$work/cluster.log" >&2
+  exit 1
+}
+bin=$(tools/cluster.sh bin | sed -n 1p)
+k() { "$bin/kubectl" --kubeconfig "$kubeconfig" "$@"; }
+
+real=1
+if [ "$(id -u)" != 0 ]; then
+  reason="the real node needs root"
+elif ! tools/images.sh build 2>"$work/images.log"; then
+  reason="$(tail -n 1 "$work/images.log") (log: $work/images.log)"
+elif ! tools/cluster.sh node "$cluster" >/dev/null 2>"$work/node.log"; then
+  reason="$(tail -n 1 "$work/node.log") (log: $work/node.log)"
+fi
+if [ -n "${reason:-}" ]; then
+  real=
+  echo "No real node: $reason. The operator and the scheduler run as local processes instead."
+  tools/node.sh down "$cluster" >/dev/null 2>&1 || true
+else
+  cache=${SCHEDULER_OPERATOR_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/scheduler-operator}
+  step "The real node: containerd, kubelet and kube-proxy (logs: $cache/node/logs)"
+  k get node "$(tools/node.sh name "$cluster")" -o wide
+fi
+
+if [ -n "$real" ]; then
+  step "Simulated nodes (kwok), tainted as kwok's are: only pods that tolerate it land there"
+  taints="[{key: kwok.x-k8s.io/node, value: fake, effect: NoSchedule}]"
+else
+  # Without a real node, kwok also plays the scheduler's own pod (it cannot run a program).
+  step "Simulated nodes (kwok)"
+  taints="[]"
+fi
 for i in 0 1 2 3; do
   k apply -f - >/dev/null <<EOF
 apiVersion: v1
@@ -68,6 +82,8 @@ metadata:
   labels: {kubernetes.io/hostname: demo-node-$i, kubernetes.io/os: linux, type: kwok,
            topology.kubernetes.io/zone: zone-$((i % 2))}
   annotations: {kwok.x-k8s.io/node: fake, node.alpha.kubernetes.io/ttl: "0"}
+spec:
+  taints: $taints
 status:  # kept from creation on, so kwok never writes its own defaults over it
   allocatable: {cpu: "8", memory: 32Gi, pods: "110"}
   capacity: {cpu: "8", memory: 32Gi, pods: "110"}
@@ -76,18 +92,36 @@ done
 k wait --for=condition=Ready node -l type=kwok --timeout=60s >/dev/null
 k get nodes -l type=kwok
 
-step "CRD and the operator's RBAC (manifests/, the operator itself runs locally)"
-k kustomize manifests |
-  "$venv/python" -c 'import sys, yaml; docs = [d for d in yaml.safe_load_all(sys.stdin) if d and d["kind"] != "Deployment"]; print(yaml.safe_dump_all(docs))' |
-  k apply --server-side -f -
-k wait --for=condition=Established crd/schedulerprofiles.scheduling.schedops.io >/dev/null
+# A kubeconfig that authenticates as a ServiceAccount: no local part ever runs as admin.
+service_account_kubeconfig() { # NAMESPACE NAME FILE
+  local token server ca
+  token=$(k create token "$2" -n "$1" --duration=2h)
+  server=$(k config view --raw --minify -o jsonpath='{.clusters[0].cluster.server}')
+  ca=$(k config view --raw --minify -o jsonpath='{.clusters[0].cluster.certificate-authority}')
+  KUBECONFIG=$3 "$bin/kubectl" config set-cluster local --server="$server" \
+    --certificate-authority="$ca" --embed-certs >/dev/null
+  KUBECONFIG=$3 "$bin/kubectl" config set-credentials "$2" --token="$token" >/dev/null
+  KUBECONFIG=$3 "$bin/kubectl" config set-context local --cluster=local --user="$2" >/dev/null
+  KUBECONFIG=$3 "$bin/kubectl" config use-context local >/dev/null
+}
 
-step "The operator, as a local process under its ServiceAccount (log: $work/operator.log)"
-service_account_kubeconfig scheduler-operator scheduler-operator "$work/operator.kubeconfig"
-KUBECONFIG=$work/operator.kubeconfig "$venv/scheduler-operator" run \
-  --liveness http://127.0.0.1:18080/healthz >"$work/operator.log" 2>&1 &
-pids+=($!)
-wait_until 60 "the operator to be alive" curl -sf http://127.0.0.1:18080/healthz
+if [ -n "$real" ]; then
+  step "kubectl apply -k manifests: the CRD, the operator's RBAC and its Deployment"
+  k apply --server-side -k manifests
+  k -n scheduler-operator rollout restart deployment/scheduler-operator >/dev/null # a fresh image
+  k -n scheduler-operator rollout status deployment/scheduler-operator --timeout=180s
+else
+  step "CRD and the operator's RBAC (manifests/); the operator runs locally (log: $work/operator.log)"
+  k kustomize manifests |
+    "$venv/python" -c 'import sys, yaml; docs = [d for d in yaml.safe_load_all(sys.stdin) if d and d["kind"] != "Deployment"]; print(yaml.safe_dump_all(docs))' |
+    k apply --server-side -f -
+  k wait --for=condition=Established crd/schedulerprofiles.scheduling.schedops.io >/dev/null
+  service_account_kubeconfig scheduler-operator scheduler-operator "$work/operator.kubeconfig"
+  KUBECONFIG=$work/operator.kubeconfig "$venv/scheduler-operator" run \
+    --liveness http://127.0.0.1:18080/healthz >"$work/operator.log" 2>&1 &
+  pids+=($!)
+  wait_until 60 "the operator to be alive" curl -sf http://127.0.0.1:18080/healthz
+fi
 
 step "A SchedulerProfile: manifests/samples/extra-scheduler.yaml"
 cat manifests/samples/extra-scheduler.yaml
@@ -98,20 +132,33 @@ step "What the operator created for it"
 k -n kube-system get serviceaccount,role,rolebinding,configmap,deployment \
   -l app.kubernetes.io/instance=extra-scheduler
 k get clusterrolebinding -l app.kubernetes.io/instance=extra-scheduler
-k -n kube-system get configmap extra-scheduler-config -o jsonpath='{.data.config\.yaml}' |
-  tee "$work/config.yaml"
 
-step "Its scheduler: the runtime as a local process with that configuration (log: $work/scheduler.log)"
-service_account_kubeconfig kube-system extra-scheduler "$work/scheduler.kubeconfig"
-POD_NAME=extra-scheduler-local "$venv/scheduler-runtime" run --config "$work/config.yaml" \
-  --kubeconfig "$work/scheduler.kubeconfig" --listen 127.0.0.1:10251 >"$work/scheduler.log" 2>&1 &
-pids+=($!)
-wait_until 60 "the scheduler to be ready" curl -sf http://127.0.0.1:10251/readyz
+if [ -z "$real" ]; then
+  step "Its scheduler: the runtime as a local process with that configuration (log: $work/scheduler.log)"
+  k -n kube-system get configmap extra-scheduler-config -o jsonpath='{.data.config\.yaml}' \
+    >"$work/config.yaml"
+  service_account_kubeconfig kube-system extra-scheduler "$work/scheduler.kubeconfig"
+  POD_NAME=extra-scheduler-local "$venv/scheduler-runtime" run --config "$work/config.yaml" \
+    --kubeconfig "$work/scheduler.kubeconfig" --listen 127.0.0.1:10251 >"$work/scheduler.log" 2>&1 &
+  pids+=($!)
+  wait_until 60 "the scheduler to be ready" curl -sf http://127.0.0.1:10251/readyz
+fi
+wait_until 180 "the SchedulerProfile to be Ready" \
+  k wait --for=condition=Ready schedulerprofile/extra-scheduler --timeout=1s
+
+step "The operator and the scheduler: real pods on the real node"
+if [ -n "$real" ]; then
+  k get pods -n scheduler-operator -o wide
+  k get pods -n kube-system -l app.kubernetes.io/instance=extra-scheduler -o wide
+  k get lease -n kube-system extra-scheduler
+else
+  echo "(local processes: $work/operator.log, $work/scheduler.log)"
+fi
 
 step "Sample pods that ask for schedulerName: extra-scheduler"
 k get namespace demo >/dev/null 2>&1 || k create namespace demo >/dev/null
 k -n demo delete pods -l app=demo --ignore-not-found --wait=true >/dev/null
-k -n demo delete events --all >/dev/null  # a re-run shows only its own events
+k -n demo delete events --all >/dev/null # a re-run shows only its own events
 for i in 0 1 2 3 4 5; do
   k apply -f - >/dev/null <<EOF
 apiVersion: v1
@@ -119,6 +166,7 @@ kind: Pod
 metadata: {name: demo-$i, namespace: demo, labels: {app: demo}}
 spec:
   schedulerName: extra-scheduler
+  tolerations: [{key: kwok.x-k8s.io/node, operator: Exists, effect: NoSchedule}]
   containers:
     - name: app
       image: registry.k8s.io/pause:3.10
@@ -127,8 +175,6 @@ EOF
 done
 wait_until 90 "every sample pod to be placed" \
   bash -c "! $bin/kubectl --kubeconfig $kubeconfig -n demo get pods -l app=demo -o jsonpath='{range .items[*]}{.spec.nodeName}{\"\\n\"}{end}' | grep -qx ''"
-wait_until 90 "the SchedulerProfile to be Ready" \
-  k wait --for=condition=Ready schedulerprofile/extra-scheduler --timeout=1s
 
 step "kubectl get schedulerprofiles"
 k get schedulerprofiles -o wide
@@ -145,6 +191,6 @@ cat <<EOF
 The cluster "$cluster" is still running:
   export KUBECONFIG=$kubeconfig
   kubectl get schedulerprofiles
-Tear it down with:
+Tear it down (with its real node) with:
   tools/cluster.sh down $cluster
 EOF
