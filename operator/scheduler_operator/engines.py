@@ -10,7 +10,7 @@ from scheduler_runtime.framework.registry import PluginLoadError
 from scheduler_runtime.framework.runtime import FrameworkError
 from scheduler_runtime.live.scheduler import check_profiles
 
-from .model import Engine, Profile, SchedulerProfile, SpecError
+from .model import Engine, Profile, SchedulerProfile, SpecError, extension_points
 from .render.config import scheduler_configuration
 
 # The in-tree plugins registered by kube-scheduler v1.36 (pkg/scheduler/framework/plugins).
@@ -105,7 +105,7 @@ def check_runtime(profile: SchedulerProfile) -> None:
 def check_duplicates(path: str, profile: Profile) -> None:
     if profile.plugins is None:
         return
-    for point, plugins in profile.plugins.extension_points().items():
+    for point, plugins in extension_points(profile.plugins).items():
         seen: set[str] = set()
         for index, plugin in enumerate(plugins.enabled):
             if plugin.name in seen:
@@ -137,7 +137,7 @@ def check_queue_sort(profiles: list[Profile]) -> None:
 
 def check_upstream_profile(path: str, profile: Profile) -> None:
     if profile.plugins is not None:
-        for point, plugins in profile.plugins.extension_points().items():
+        for point, plugins in extension_points(profile.plugins).items():
             for kind, listed in (("enabled", plugins.enabled), ("disabled", plugins.disabled)):
                 for index, plugin in enumerate(listed):
                     if plugin.name == "*" and kind == "disabled":
