@@ -18,6 +18,7 @@ VERSION = "v1alpha1"
 KIND = "SchedulerProfile"
 PLURAL = "schedulerprofiles"
 SHORT_NAME = "schedprof"
+API_VERSION = f"{GROUP}/{VERSION}"
 
 # Pod.spec.schedulerName and Lease names are DNS-1123 subdomains; namespaces are DNS-1123 labels.
 DNS_SUBDOMAIN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
