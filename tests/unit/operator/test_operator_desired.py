@@ -3,10 +3,11 @@ the scheduler configuration is computed: children's events reuse it, a new gener
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import pytest
-from scheduler_operator import desired, engines, render
+from scheduler_operator import desired, drift, engines, reconcile, render
 from scheduler_operator.desired import Desired, DesiredCache, judge
 from scheduler_operator.model import SpecError
 
@@ -114,3 +115,93 @@ def test_a_judgement_computes_the_scheduler_configuration_once(
     verdict = judge(body())
     assert calls == ["tenant"]
     assert verdict.rendered.config == real(verdict.profile)
+
+
+class FakeCluster:
+    """The few calls reconcile, drift repair and reporting make, against a dict of objects."""
+
+    def __init__(self, *objects: dict[str, Any]) -> None:
+        self.objects: dict[tuple[str, str, str | None], dict[str, Any]] = {}
+        self.applied: list[tuple[str, str, str | None]] = []
+        for obj in objects:
+            self.store(obj)
+
+    def store(self, obj: dict[str, Any]) -> None:
+        self.objects[drift.identity(obj)] = copy.deepcopy(obj)
+
+    def get(
+        self, api_version: str, kind: str, name: str, namespace: str | None = None
+    ) -> dict[str, Any] | None:
+        found = self.objects.get((kind, name, namespace))
+        return copy.deepcopy(found) if found is not None else None
+
+    def apply(self, desired: dict[str, Any]) -> None:
+        self.applied.append(drift.identity(desired))
+        self.store(desired)
+
+    def patch_profile_status(
+        self, name: str, status: dict[str, Any], resource_version: str | None = None
+    ) -> bool:
+        profile = self.objects[("SchedulerProfile", name, None)]
+        profile["status"] = {**(profile.get("status") or {}), **status}
+        return True
+
+
+def rolling_out(deployment: dict[str, Any], ready: int) -> dict[str, Any]:
+    """The Deployment as its status updates show it during a rollout."""
+    return {
+        **deployment,
+        "metadata": {**deployment["metadata"], "generation": 1},
+        "status": {
+            "observedGeneration": 1,
+            "replicas": 1,
+            "updatedReplicas": 1,
+            "readyReplicas": ready,
+            "availableReplicas": ready,
+            "conditions": [
+                {"type": "Available", "status": "True" if ready else "False", "reason": "R"}
+            ],
+        },
+    }
+
+
+def test_child_events_of_an_unchanged_generation_do_not_judge_again(
+    validations: list[str],
+) -> None:
+    profile = body()
+    cluster: Any = FakeCluster(profile)
+    cache = DesiredCache()
+    claims: Any = {}
+    report = reconcile.reconciled_status(profile, cluster, claims, cache)
+    cluster.patch_profile_status("tenant", report)
+    assert len(validations) == 1
+    deployment = cluster.get("apps/v1", "Deployment", "tenant", "ops")
+    applied = len(cluster.applied)
+
+    for ready in (0, 0, 1):  # the Deployment's status updates during its rollout
+        drift.repair(cluster, cache, claims, rolling_out(deployment, ready), deleted=False)
+    assert len(validations) == 1
+    assert len(cluster.applied) == applied  # nothing drifted, so nothing is applied
+    shown = cluster.get("scheduling.schedops.io/v1alpha1", "SchedulerProfile", "tenant")
+    assert {c["type"]: c["reason"] for c in shown["status"]["conditions"]}["Ready"] == (
+        "SchedulerReady"
+    )
+
+    # A new generation is judged again, and its children follow it.
+    cluster.store(body(2, logVerbosity=4))
+    drift.repair(cluster, cache, claims, rolling_out(deployment, 1), deleted=False)
+    assert len(validations) == 2
+    command = cluster.get("apps/v1", "Deployment", "tenant", "ops")["spec"]["template"]["spec"][
+        "containers"
+    ][0]["command"]
+    assert command[-1] == "--v=4"
+
+
+def test_a_deleted_profile_is_forgotten(validations: list[str]) -> None:
+    cache = DesiredCache()
+    profile = body()
+    cache.of(profile)
+    cluster: Any = FakeCluster()
+    reconcile.hand_over(profile, cluster, {}, cache)
+    cache.of(profile)
+    assert len(validations) == 2
