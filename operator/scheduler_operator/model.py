@@ -10,7 +10,7 @@ from typing import Annotated, Any, Final
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, TypeAdapter, ValidationError
 
 from scheduler_runtime.config.errors import ConfigError, field_path
-from scheduler_runtime.config.model import ConfigModel
+from scheduler_runtime.config.model import ConfigModel as ApiModel
 from scheduler_runtime.config.types import Plugin, PluginConfig, Plugins, PluginSet
 
 GROUP = "scheduling.schedops.io"
@@ -118,7 +118,7 @@ def extension_points(plugins: Plugins) -> dict[str, PluginSet]:
     }
 
 
-class Profile(ConfigModel):
+class Profile(ApiModel):
     """One scheduling profile; pods choose it by its schedulerName."""
 
     model_config = ConfigDict(
@@ -143,7 +143,7 @@ class Profile(ConfigModel):
     )
 
 
-class LeaderElection(ConfigModel):
+class LeaderElection(ApiModel):
     """Leader election among the replicas, on a Lease named after the scheduler."""
 
     leader_elect: bool | None = Field(
@@ -154,7 +154,7 @@ class LeaderElection(ConfigModel):
     retry_period: str = Field(default="2s", pattern=DURATION, max_length=32)
 
 
-class Resources(ConfigModel):
+class Resources(ApiModel):
     """Compute resources of the scheduler container."""
 
     requests: dict[str, Quantity] = Field(default_factory=dict)
@@ -174,7 +174,7 @@ _PROFILE_RULES: list[JsonValue] = [
 ]
 
 
-class SchedulerProfileSpec(ConfigModel):
+class SchedulerProfileSpec(ApiModel):
     """What a platform engineer asks for: one extra scheduler, its profiles and how it runs."""
 
     scheduler_name: SchedulerName | None = Field(
@@ -302,7 +302,7 @@ class ConditionStatus(StrEnum):
     UNKNOWN = "Unknown"
 
 
-class Condition(ConfigModel):
+class Condition(ApiModel):
     """metav1.Condition."""
 
     type: str = Field(max_length=316)
@@ -313,7 +313,7 @@ class Condition(ConfigModel):
     message: str = Field(max_length=32768)
 
 
-class SchedulerProfileStatus(ConfigModel):
+class SchedulerProfileStatus(ApiModel):
     """What the operator reports; printer columns read the summary fields."""
 
     observed_generation: int | None = None
