@@ -1,4 +1,5 @@
-"""Conditions and the summary status the printer columns read. Pure: no API calls."""
+"""Conditions, and the statuses assembled from them that the printer columns read. Pure: no API
+calls (reporting.py and reconcile.py write them)."""
 
 from __future__ import annotations
 
