@@ -3,8 +3,9 @@ per generation.
 
 Judging builds every plugin of the configuration and rendering fills every template, so the
 verdict is remembered per (uid, generation): the events of the children (a Deployment's
-status during a rollout, say) reuse it, and only a new generation is judged again. The spec,
-name and uid are all a verdict depends on, and only a new generation changes the spec."""
+status during a rollout, say) reuse it, and only a new generation is judged again. Besides the
+operator's own code and installed plugins, fixed while it runs, a verdict depends only on the
+spec, name and uid, and only a new generation changes the spec."""
 
 from __future__ import annotations
 
