@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from typing import Any
 
@@ -13,6 +14,18 @@ from .model import GROUP, PLURAL, VERSION
 from .render import MANAGER
 
 CONFLICT = 409
+
+
+def api_client() -> kubernetes.client.ApiClient:
+    """In a pod: the ServiceAccount; elsewhere: $KUBECONFIG or ~/.kube/config."""
+    if os.environ.get("KUBERNETES_SERVICE_HOST"):
+        configuration = kubernetes.client.Configuration()
+        kubernetes.config.load_incluster_config(client_configuration=configuration)  # type: ignore[no-untyped-call]
+        return kubernetes.client.ApiClient(configuration)
+    # The client library reads $KUBECONFIG once, at import; read it now.
+    config_file = os.environ.get("KUBECONFIG")
+    client: kubernetes.client.ApiClient = kubernetes.config.new_client_from_config(config_file)  # type: ignore[no-untyped-call]
+    return client
 
 
 class ApplyError(RuntimeError):

@@ -11,9 +11,8 @@ from pathlib import Path
 import yaml
 
 from .crd import custom_resource_definition
-from .engines import validate
-from .model import SpecError, parse
-from .render import render
+from .desired import judge
+from .model import SpecError
 from .yamlio import dump_all
 
 
@@ -78,15 +77,14 @@ def render_file(args: argparse.Namespace) -> int:
         body = yaml.safe_load(text)
         if not isinstance(body, dict):
             raise SpecError(args.filename, "expected one SchedulerProfile object")
-        profile = parse(body)
-        validate(profile)
+        desired = judge(body)
     except (OSError, yaml.YAMLError) as error:
         print(f"error: {args.filename}: {error}".splitlines()[0], file=sys.stderr)
         return 1
     except SpecError as error:
         print(f"error: {error}".splitlines()[0], file=sys.stderr)
         return 1
-    sys.stdout.write(dump_all(render(profile).objects))
+    sys.stdout.write(dump_all(desired.rendered.objects))
     return 0
 
 

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import copy
 from typing import Any, Final
 
 from .model import (
     GROUP,
     KIND,
     PLURAL,
+    REFINED_FIELDS,
+    REFINED_MODELS,
     SHORT_NAME,
     VERSION,
     SchedulerProfileSpec,
@@ -32,6 +35,8 @@ _KEPT: Final = frozenset(
         "x-kubernetes-validations",
     }
 )
+# Keywords of a refinement's schema that describe its type, which the runtime's model gives.
+_SHAPE: Final = frozenset({"type", "items"})
 _ROOT_RULES: Final = [
     {
         # Children carry the name in label values, which are limited to 63 characters.
@@ -61,7 +66,7 @@ PRINTER_COLUMNS: Final = [
 
 
 def custom_resource_definition() -> dict[str, Any]:
-    spec = structural(SchedulerProfileSpec.model_json_schema(by_alias=True))
+    spec = structural(refined(SchedulerProfileSpec.model_json_schema(by_alias=True)))
     spec["default"] = {}
     status = structural(SchedulerProfileStatus.model_json_schema(by_alias=True))
     # Conditions are a map keyed by type, as for every metav1.Condition list.
@@ -115,6 +120,25 @@ def custom_resource_definition() -> dict[str, Any]:
     }
 
 
+def refined(schema: dict[str, Any]) -> dict[str, Any]:
+    """The API's bounds, descriptions and rules added to the runtime's models in a schema.
+
+    A refined field loses the runtime's default: unset, it stays unset in the configuration,
+    and the engine applies its own default."""
+    schema = copy.deepcopy(schema)
+    definitions = schema["$defs"]
+    for model, extra in REFINED_MODELS.items():
+        definitions[model.__name__].update(copy.deepcopy(extra))
+    for model, fields in REFINED_FIELDS.items():
+        properties = definitions[model.__name__]["properties"]
+        for name, adapter in fields.items():
+            node = properties[model.model_fields[name].alias or name]
+            node.pop("default", None)
+            bounds = adapter.json_schema()
+            node.update({key: value for key, value in bounds.items() if key not in _SHAPE})
+    return schema
+
+
 def structural(schema: dict[str, Any]) -> dict[str, Any]:
     """pydantic's JSON schema -> a Kubernetes structural schema (refs inlined, no nullables)."""
     definitions = schema.get("$defs", {})
@@ -135,7 +159,9 @@ def structural(schema: dict[str, Any]) -> dict[str, Any]:
             if node.get("required"):
                 converted["required"] = node["required"]
         extra = node.get("additionalProperties")
-        if isinstance(extra, dict) and not node.get("x-kubernetes-preserve-unknown-fields"):
+        if extra is True:  # a free-form mapping (dict[str, Any]) keeps whatever it is given
+            converted["x-kubernetes-preserve-unknown-fields"] = True
+        elif isinstance(extra, dict):
             converted["additionalProperties"] = convert(extra)
         if "items" in node:
             converted["items"] = convert(node["items"])

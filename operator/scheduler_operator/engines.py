@@ -10,7 +10,7 @@ from scheduler_runtime.framework.registry import PluginLoadError
 from scheduler_runtime.framework.runtime import FrameworkError
 from scheduler_runtime.live.scheduler import check_profiles
 
-from .model import Engine, Profile, SchedulerProfile, SpecError
+from .model import Engine, Profile, SchedulerProfile, SpecError, extension_points
 from .render.config import scheduler_configuration
 
 # The in-tree plugins registered by kube-scheduler v1.36 (pkg/scheduler/framework/plugins).
@@ -72,8 +72,9 @@ _JSON_TYPE_NAMES: Final = {
 }
 
 
-def validate(profile: SchedulerProfile) -> None:
-    """Raises SpecError for what the chosen engine would refuse at start-up."""
+def validate(profile: SchedulerProfile, config: Mapping[str, Any] | None = None) -> None:
+    """Raises SpecError for what the chosen engine would refuse at start-up; `config` is the
+    profile's scheduler configuration, when the caller has it already."""
     for index, entry in enumerate(profile.profiles()):
         check_duplicates(f"spec.profiles[{index}]", entry)
     check_queue_sort(profile.profiles())
@@ -81,13 +82,13 @@ def validate(profile: SchedulerProfile) -> None:
         for index, entry in enumerate(profile.profiles()):
             check_upstream_profile(f"spec.profiles[{index}]", entry)
     else:
-        check_runtime(profile)
+        check_runtime(scheduler_configuration(profile) if config is None else config)
 
 
-def check_runtime(profile: SchedulerProfile) -> None:
+def check_runtime(config: Mapping[str, Any]) -> None:
     """The Python runtime judges its own configuration, installed plugins included."""
     try:
-        config = load_configuration(scheduler_configuration(profile))
+        loaded = load_configuration(config)
     except ConfigError as error:
         # The configuration mirrors the spec field for field, so only the root differs.
         path = "spec" if error.path == "<root>" else f"spec.{error.path}"
@@ -97,7 +98,7 @@ def check_runtime(profile: SchedulerProfile) -> None:
     try:
         # Builds each profile's plugins as the scheduler will at start-up. Out-of-tree plugins
         # are third-party code, so whatever their constructors raise is the verdict.
-        check_profiles(config)
+        check_profiles(loaded)
     except (FrameworkError, PluginLoadError, ValueError, TypeError) as error:
         raise SpecError("spec.profiles", str(error).splitlines()[0]) from None
 
@@ -105,7 +106,7 @@ def check_runtime(profile: SchedulerProfile) -> None:
 def check_duplicates(path: str, profile: Profile) -> None:
     if profile.plugins is None:
         return
-    for point, plugins in profile.plugins.extension_points().items():
+    for point, plugins in extension_points(profile.plugins).items():
         seen: set[str] = set()
         for index, plugin in enumerate(plugins.enabled):
             if plugin.name in seen:
@@ -137,7 +138,7 @@ def check_queue_sort(profiles: list[Profile]) -> None:
 
 def check_upstream_profile(path: str, profile: Profile) -> None:
     if profile.plugins is not None:
-        for point, plugins in profile.plugins.extension_points().items():
+        for point, plugins in extension_points(profile.plugins).items():
             for kind, listed in (("enabled", plugins.enabled), ("disabled", plugins.disabled)):
                 for index, plugin in enumerate(listed):
                     if plugin.name == "*" and kind == "disabled":

@@ -5,16 +5,20 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Annotated, Any
+from typing import Annotated, Any, Final
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError
-from pydantic.alias_generators import to_camel
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, TypeAdapter, ValidationError
+
+from scheduler_runtime.config.errors import ConfigError, field_path
+from scheduler_runtime.config.model import ConfigModel as ApiModel
+from scheduler_runtime.config.types import Plugin, PluginConfig, Plugins, PluginSet
 
 GROUP = "scheduling.schedops.io"
 VERSION = "v1alpha1"
 KIND = "SchedulerProfile"
 PLURAL = "schedulerprofiles"
 SHORT_NAME = "schedprof"
+API_VERSION = f"{GROUP}/{VERSION}"
 
 # Pod.spec.schedulerName and Lease names are DNS-1123 subdomains; namespaces are DNS-1123 labels.
 DNS_SUBDOMAIN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
@@ -23,9 +27,6 @@ DURATION = r"^([0-9]+(\.[0-9]+)?(ns|us|ms|s|m|h))+$"
 
 SchedulerName = Annotated[str, Field(pattern=DNS_SUBDOMAIN, min_length=1, max_length=253)]
 Quantity = Annotated[int | str, Field(description="A resource quantity such as 100m or 128Mi.")]
-FreeForm = Annotated[
-    dict[str, Any], Field(json_schema_extra={"x-kubernetes-preserve-unknown-fields": True})
-]
 
 
 class Engine(StrEnum):
@@ -41,75 +42,80 @@ class PullPolicy(StrEnum):
     NEVER = "Never"
 
 
-class ApiModel(BaseModel):
-    """camelCase on the wire, unknown fields refused, immutable once parsed."""
-
-    model_config = ConfigDict(
-        alias_generator=to_camel, populate_by_name=True, extra="forbid", frozen=True
-    )
-
-
-class Plugin(ApiModel):
-    name: str = Field(min_length=1, max_length=253, description="The plugin's registered name.")
-    weight: int | None = Field(
-        default=None, ge=1, le=100, description="Score weight; only score plugins use it."
-    )
-
-
-class PluginSet(ApiModel):
-    """Plugins enabled at, or disabled from, one extension point; `*` disables every default."""
-
-    model_config = ConfigDict(
-        json_schema_extra={
-            "x-kubernetes-validations": [
-                {
-                    "rule": "!has(self.enabled) || self.enabled.all(p, p.name != '*')",
-                    "message": "'*' may only be used in disabled",
-                }
+# A profile's plugins and pluginConfig are the runtime's own configuration models: one definition
+# of their shape, shared with the runtime's loader. Their extension points include preEnqueue:
+# upstream's v1 Plugins has it, both engines honour it (SchedulingGates is a PreEnqueue plugin),
+# and a schema without it would refuse configurations both engines accept.
+#
+# What the API adds to fields of those models, as types carrying the API's constraints: parse()
+# checks the fields a spec sets against them, and the CRD carries them.
+REFINED_FIELDS: Final[Mapping[type[BaseModel], Mapping[str, TypeAdapter[Any]]]] = {
+    Plugin: {
+        "name": TypeAdapter(
+            Annotated[str, Field(max_length=253, description="The plugin's registered name.")]
+        ),
+        # Upstream takes any weight (0 meaning 1); the API keeps weights in 1-100.
+        "weight": TypeAdapter(
+            Annotated[
+                int, Field(ge=1, le=100, description="Score weight; only score plugins use it.")
             ]
-        }
-    )
+        ),
+    },
+    PluginSet: {
+        "enabled": TypeAdapter(
+            Annotated[
+                list[Any],
+                Field(
+                    max_length=64,
+                    description="Added after the defaults; naming a default replaces it "
+                    "(to reweight it).",
+                ),
+            ]
+        ),
+        "disabled": TypeAdapter(
+            Annotated[
+                list[Any],
+                Field(max_length=64, description="Defaults to drop; `*` drops them all."),
+            ]
+        ),
+    },
+    PluginConfig: {"name": TypeAdapter(Annotated[str, Field(max_length=253)])},
+}
+# Descriptions and CEL rules the CRD adds to the runtime's models.
+REFINED_MODELS: Final[Mapping[type[BaseModel], dict[str, JsonValue]]] = {
+    PluginSet: {
+        "description": "Plugins enabled at, or disabled from, one extension point; "
+        "`*` disables every default.",
+        "x-kubernetes-validations": [
+            {
+                "rule": "!has(self.enabled) || self.enabled.all(p, p.name != '*')",
+                "message": "'*' may only be used in disabled",
+            }
+        ],
+    },
+    Plugins: {
+        "description": "The extension points of the scheduling framework, "
+        "as in KubeSchedulerConfiguration v1."
+    },
+    PluginConfig: {
+        "description": "Arguments for one plugin, as its <Plugin>Args type defines them."
+    },
+}
 
-    enabled: list[Plugin] = Field(
-        default_factory=list,
-        max_length=64,
-        description="Added after the defaults; naming a default replaces it (to reweight it).",
-    )
-    disabled: list[Plugin] = Field(
-        default_factory=list, max_length=64, description="Defaults to drop; `*` drops them all."
-    )
+# The extension points in the order the configuration lists them: multiPoint first, as the
+# operator has always written it (so configuration hashes stay as they were), then the points
+# in framework order.
+_POINT_FIELDS: Final = {info.alias or name: name for name, info in Plugins.model_fields.items()}
+EXTENSION_POINTS: Final = ("multiPoint", *(p for p in _POINT_FIELDS if p != "multiPoint"))
 
 
-class Plugins(ApiModel):
-    """The extension points of the scheduling framework, as in KubeSchedulerConfiguration v1."""
-
-    multi_point: PluginSet | None = None
-    queue_sort: PluginSet | None = None
-    pre_filter: PluginSet | None = None
-    filter: PluginSet | None = None
-    post_filter: PluginSet | None = None
-    pre_score: PluginSet | None = None
-    score: PluginSet | None = None
-    reserve: PluginSet | None = None
-    permit: PluginSet | None = None
-    pre_bind: PluginSet | None = None
-    bind: PluginSet | None = None
-    post_bind: PluginSet | None = None
-
-    def extension_points(self) -> dict[str, PluginSet]:
-        """The extension points that are set, keyed by their wire name, in framework order."""
-        return {
-            to_camel(field): value
-            for field in type(self).model_fields
-            if (value := getattr(self, field)) is not None
-        }
-
-
-class PluginConfig(ApiModel):
-    """Arguments for one plugin, as its <Plugin>Args type defines them."""
-
-    name: str = Field(min_length=1, max_length=253)
-    args: FreeForm | None = None
+def extension_points(plugins: Plugins) -> dict[str, PluginSet]:
+    """The extension points that name any plugin, keyed by their wire name."""
+    return {
+        point: plugin_set
+        for point in EXTENSION_POINTS
+        if (plugin_set := getattr(plugins, _POINT_FIELDS[point])).enabled or plugin_set.disabled
+    }
 
 
 class Profile(ApiModel):
@@ -207,8 +213,8 @@ class SchedulerProfileSpec(ApiModel):
     node_selector: dict[str, str] = Field(
         default_factory=dict, description="Where the scheduler's own pods may run."
     )
-    tolerations: list[FreeForm] = Field(default_factory=list, max_length=64)
-    affinity: FreeForm | None = None
+    tolerations: list[dict[str, Any]] = Field(default_factory=list, max_length=64)
+    affinity: dict[str, Any] | None = None
     log_verbosity: int = Field(default=2, ge=0, le=10, description="klog-style -v level.")
 
     def leader_elect(self) -> bool:
@@ -218,13 +224,8 @@ class SchedulerProfileSpec(ApiModel):
         return election.leader_elect
 
 
-class SpecError(ValueError):
-    """Input that cannot become a scheduler; names the offending field."""
-
-    def __init__(self, path: str, reason: str) -> None:
-        super().__init__(f"{path}: {reason}")
-        self.path = path
-        self.reason = reason
+class SpecError(ConfigError):
+    """Input that cannot become a scheduler; names the offending field of the SchedulerProfile."""
 
 
 @dataclass(frozen=True)
@@ -261,7 +262,8 @@ def parse(body: Mapping[str, Any]) -> SchedulerProfile:
         spec = SchedulerProfileSpec.model_validate(body.get("spec") or {})
     except ValidationError as error:
         first = error.errors()[0]
-        raise SpecError(field_path(("spec", *first["loc"])), first["msg"]) from None
+        raise SpecError(field_path(first["loc"], "spec"), first["msg"]) from None
+    check_refined(spec, "spec")
     profile = SchedulerProfile(name=name, uid=str(metadata.get("uid", "")), spec=spec)
     check_unique_names(profile)
     return profile
@@ -277,12 +279,25 @@ def check_unique_names(profile: SchedulerProfile) -> None:
         seen.add(name)
 
 
-def field_path(loc: tuple[str | int, ...]) -> str:
-    """('spec', 'profiles', 0, 'plugins') -> 'spec.profiles[0].plugins'."""
-    path = ""
-    for part in loc:
-        path += f"[{part}]" if isinstance(part, int) else (f".{part}" if path else part)
-    return path
+def check_refined(model: BaseModel, path: str) -> None:
+    """Checks every field a spec sets against the API's bounds on the runtime's models."""
+    refined = REFINED_FIELDS.get(type(model), {})
+    for name, info in type(model).model_fields.items():
+        value = getattr(model, name)
+        where = f"{path}.{info.alias or name}"
+        adapter = refined.get(name)
+        if adapter is not None and name in model.model_fields_set:
+            try:
+                # The runtime keeps lists as tuples; the API's bounds speak of lists.
+                adapter.validate_python(list(value) if isinstance(value, tuple) else value)
+            except ValidationError as error:
+                raise SpecError(where, error.errors()[0]["msg"]) from None
+        if isinstance(value, BaseModel):
+            check_refined(value, where)
+        elif isinstance(value, list | tuple):
+            for index, item in enumerate(value):
+                if isinstance(item, BaseModel):
+                    check_refined(item, f"{where}[{index}]")
 
 
 class ConditionStatus(StrEnum):

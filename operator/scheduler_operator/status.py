@@ -1,4 +1,5 @@
-"""Conditions and the summary status the printer columns read. Pure: no API calls."""
+"""Conditions, and the statuses assembled from them that the printer columns read. Pure: no API
+calls (reporting.py and reconcile.py write them)."""
 
 from __future__ import annotations
 
@@ -92,3 +93,57 @@ def ready(
 def deployment_summary(deployment: Mapping[str, Any] | None) -> dict[str, Any]:
     state = (deployment or {}).get("status", {})
     return {"replicas": state.get("replicas", 0), "readyReplicas": state.get("readyReplicas", 0)}
+
+
+def merged(
+    previous: Mapping[str, Any], updates: Sequence[Mapping[str, Any]]
+) -> list[dict[str, Any]]:
+    """The previous status's conditions with the updates merged in, as of now."""
+    return merge_conditions(previous.get("conditions") or [], updates, now())
+
+
+def accepted(engine: str, generation: int | None) -> dict[str, Any]:
+    """ConfigValid=True: the chosen engine takes the configuration."""
+    message = f"the configuration is valid for engine {engine}"
+    return condition(CONFIG_VALID, True, "ConfigAccepted", message, generation)
+
+
+def refused(
+    previous: Mapping[str, Any], generation: int | None, reason: str, message: str
+) -> dict[str, Any]:
+    """ConfigValid=False and a Ready that says why; Available keeps describing what runs."""
+    verdict = condition(CONFIG_VALID, False, reason, message, generation)
+    summary = ready(verdict, verdict, None, generation)
+    updates = [verdict, summary]
+    if find(previous.get("conditions") or [], AVAILABLE) is None:
+        updates.append(available(None, generation))  # every condition from the start
+    return {"observedGeneration": generation, "conditions": merged(previous, updates)}
+
+
+def apply_failed(
+    previous: Mapping[str, Any],
+    config_valid: Mapping[str, Any],
+    message: str,
+    generation: int | None,
+) -> dict[str, Any]:
+    """A valid configuration the API server refused a child of (the message says which)."""
+    failed = condition(READY, False, "ApplyFailed", message, generation)
+    return {
+        "observedGeneration": generation,
+        "conditions": merged(previous, [config_valid, failed]),
+    }
+
+
+def availability(
+    previous: Mapping[str, Any],
+    config_valid: Mapping[str, Any],
+    deployment: Mapping[str, Any] | None,
+    generation: int | None,
+) -> dict[str, Any]:
+    """Available and Ready as the Deployment stands, beside the given configuration verdict."""
+    now_available = available(deployment, generation)
+    summary = ready(config_valid, now_available, deployment, generation)
+    return {
+        **deployment_summary(deployment),
+        "conditions": merged(previous, [config_valid, now_available, summary]),
+    }

@@ -13,12 +13,14 @@ from cluster import Cluster, kwok_node, wait_for
 from operator_support import (
     condition,
     get_json,
+    healthz,
     profile_body,
     settle,
     start_kube_scheduler,
     stop,
     wait_condition,
 )
+from scheduler_operator.engines import validate
 from scheduler_operator.model import parse
 from scheduler_operator.render import HASH_ANNOTATION, render
 
@@ -200,6 +202,31 @@ def test_the_schema_refuses_what_it_can_check_statically(cluster: Cluster, opera
     assert "spec.replicas in body should be greater than or equal to 1" in done.stderr
     assert "should be less than or equal to 100" in done.stderr
     assert "profile schedulerNames must be unique" in done.stderr
+
+
+def test_pre_enqueue_is_kept_and_both_engines_take_it(
+    cluster: Cluster, namespace: str, apply_profile: Apply, tmp_path: Path
+) -> None:
+    gates = {"preEnqueue": {"disabled": [{"name": "SchedulingGates"}]}}
+    body = profile_body(unique("gates"), namespace=namespace, profiles=[{"plugins": gates}])
+    name = apply_profile(body)
+    accepted = wait_condition(cluster, name, "ConfigValid", "True")
+    assert accepted["spec"]["profiles"][0]["plugins"] == gates  # declared, so never pruned
+    assert "preEnqueue:" in config_text(cluster, name, namespace)
+
+    upstream = parse({**accepted, "spec": {**accepted["spec"], "engine": "KubeScheduler"}})
+    validate(upstream)
+    process, port, log = start_kube_scheduler(cluster, render(upstream).config, tmp_path)
+    try:
+        wait_for(
+            "kube-scheduler with a preEnqueue configuration to be healthy",
+            lambda: process.poll() is None and healthz(port),
+            timeout=60,
+        )
+    except AssertionError as error:
+        raise AssertionError(f"{error}\n{log.read_text()[-3000:]}") from None
+    finally:
+        stop(process)
 
 
 def test_the_target_namespace_cannot_be_moved(

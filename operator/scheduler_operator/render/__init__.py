@@ -12,7 +12,7 @@ import jinja2
 import yaml
 
 from .. import version
-from ..model import GROUP, KIND, VERSION, Engine, SchedulerProfile
+from ..model import API_VERSION, GROUP, KIND, Engine, SchedulerProfile
 from .config import scheduler_configuration
 
 MANAGER: Final = "scheduler-operator"
@@ -108,9 +108,11 @@ TEMPLATES: Final = jinja2.Environment(
 TEMPLATES.filters["json"] = to_json
 
 
-def render(profile: SchedulerProfile) -> Rendered:
-    """Every child object of a SchedulerProfile, in the order they are applied."""
-    config = scheduler_configuration(profile)
+def render(profile: SchedulerProfile, config: dict[str, Any] | None = None) -> Rendered:
+    """Every child object of a SchedulerProfile, in the order they are applied; `config` is
+    the profile's scheduler configuration, when the caller has it already."""
+    if config is None:
+        config = scheduler_configuration(profile)
     config_text = yaml.safe_dump(config, sort_keys=False)
     config_hash = hashlib.sha256(config_text.encode()).hexdigest()[:16]
     return Rendered(children(profile, config_text, config_hash), config, config_hash)
@@ -129,7 +131,7 @@ def labels(profile: SchedulerProfile) -> dict[str, str]:
 
 def owner_reference(profile: SchedulerProfile) -> dict[str, Any]:
     return {
-        "apiVersion": f"{GROUP}/{VERSION}",
+        "apiVersion": API_VERSION,
         "kind": KIND,
         "name": profile.name,
         "uid": profile.uid,

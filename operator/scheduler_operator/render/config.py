@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..model import LeaderElection, PluginSet, Profile, SchedulerProfile
+from scheduler_runtime.config.types import PluginSet
+
+from ..model import LeaderElection, Profile, SchedulerProfile, extension_points
 
 
 def scheduler_configuration(profile: SchedulerProfile) -> dict[str, Any]:
@@ -34,11 +36,10 @@ def profile_configuration(profile: Profile) -> dict[str, Any]:
     if profile.percentage_of_nodes_to_score is not None:
         rendered["percentageOfNodesToScore"] = profile.percentage_of_nodes_to_score
     if profile.plugins is not None:
-        points = {
+        rendered["plugins"] = {
             point: plugin_set(plugins)
-            for point, plugins in profile.plugins.extension_points().items()
+            for point, plugins in extension_points(profile.plugins).items()
         }
-        rendered["plugins"] = {point: value for point, value in points.items() if value}
     if profile.plugin_config:
         rendered["pluginConfig"] = [
             {"name": c.name, "args": c.args or {}} for c in profile.plugin_config
@@ -49,7 +50,8 @@ def profile_configuration(profile: Profile) -> dict[str, Any]:
 def plugin_set(plugins: PluginSet) -> dict[str, list[dict[str, Any]]]:
     rendered: dict[str, list[dict[str, Any]]] = {}
     if plugins.enabled:
-        rendered["enabled"] = [p.model_dump(exclude_none=True) for p in plugins.enabled]
+        # An unset weight (0) is left out, so the engine applies its own default.
+        rendered["enabled"] = [p.model_dump(exclude_defaults=True) for p in plugins.enabled]
     if plugins.disabled:
         rendered["disabled"] = [{"name": p.name} for p in plugins.disabled]
     return rendered

@@ -63,7 +63,7 @@ def test_the_schema_has_defaults_enums_bounds_and_rules() -> None:
     profile = spec["profiles"]["items"]["properties"]
     points = profile["plugins"]["properties"]
     assert set(points) == {
-        "multiPoint", "queueSort", "preFilter", "filter", "postFilter", "preScore",
+        "multiPoint", "preEnqueue", "queueSort", "preFilter", "filter", "postFilter", "preScore",
         "score", "reserve", "permit", "preBind", "bind", "postBind",
     }  # fmt: skip
     weight = points["score"]["properties"]["enabled"]["items"]["properties"]["weight"]
@@ -91,3 +91,22 @@ def test_the_resource_is_cluster_scoped_with_status_short_name_and_columns() -> 
 
 def test_the_crd_file_is_one_document() -> None:
     assert len(list(yaml.safe_load_all(CRD_FILE.read_text()))) == 1
+
+
+def test_the_runtimes_plugin_models_keep_the_apis_bounds_and_no_runtime_default() -> None:
+    profile = schema()["properties"]["spec"]["properties"]["profiles"]["items"]["properties"]
+    for point in profile["plugins"]["properties"].values():
+        assert point["x-kubernetes-validations"][0]["message"] == "'*' may only be used in disabled"
+        for listed in ("enabled", "disabled"):
+            assert point["properties"][listed]["maxItems"] == 64
+            plugin = point["properties"][listed]["items"]["properties"]
+            # Unset, a weight stays unset: the engine defaults it, not the API server.
+            assert plugin["weight"] == {
+                "type": "integer",
+                "minimum": 1,
+                "maximum": 100,
+                "description": "Score weight; only score plugins use it.",
+            }
+            assert (plugin["name"]["minLength"], plugin["name"]["maxLength"]) == (1, 253)
+    name = profile["pluginConfig"]["items"]["properties"]["name"]
+    assert (name["minLength"], name["maxLength"]) == (1, 253)

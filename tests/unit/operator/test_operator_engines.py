@@ -155,3 +155,9 @@ def test_upstream_args_with_the_right_shape_pass() -> None:
 
 def test_disabling_everything_with_a_star_is_allowed_upstream() -> None:
     check(upstream(profiles=[{"plugins": {"score": {"disabled": [{"name": "*"}]}}}]))
+
+
+@pytest.mark.parametrize("engine", ["PythonRuntime", "KubeScheduler"])
+def test_both_engines_take_pre_enqueue(engine: str) -> None:
+    gates = {"preEnqueue": {"disabled": [{"name": "SchedulingGates"}]}}
+    check({"engine": engine, "profiles": [{"plugins": gates}]})

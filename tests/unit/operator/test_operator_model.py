@@ -5,7 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from scheduler_operator import model
 from scheduler_operator.model import Engine, SpecError, parse
+
+from scheduler_runtime.config import types
 
 
 def body(spec: dict[str, Any] | None = None, name: str = "tenant") -> dict[str, Any]:
@@ -49,6 +52,26 @@ def test_leader_election_can_be_forced_either_way() -> None:
             "less than or equal to 100",
         ),
         (
+            {"profiles": [{"plugins": {"score": {"enabled": [{"name": "X", "weight": 0}]}}}]},
+            "spec.profiles[0].plugins.score.enabled[0].weight",
+            "greater than or equal to 1",
+        ),
+        (
+            {"profiles": [{"plugins": {"filter": {"disabled": [{"name": "x" * 254}]}}}]},
+            "spec.profiles[0].plugins.filter.disabled[0].name",
+            "at most 253 characters",
+        ),
+        (
+            {"profiles": [{"plugins": {"preEnqueue": {"enabled": [{"name": "X"}] * 65}}}]},
+            "spec.profiles[0].plugins.preEnqueue.enabled",
+            "at most 64 items",
+        ),
+        (
+            {"profiles": [{"pluginConfig": [{"name": "x" * 254}]}]},
+            "spec.profiles[0].pluginConfig[0].name",
+            "at most 253 characters",
+        ),
+        (
             {"profiles": [{"plugins": {"scoring": {}}}]},
             "spec.profiles[0].plugins.scoring",
             "Extra inputs",
@@ -76,3 +99,18 @@ def test_bad_input_names_the_field(spec: dict[str, Any], path: str, reason: str)
 def test_a_missing_name_is_reported() -> None:
     with pytest.raises(SpecError, match=r"^metadata\.name: is required$"):
         parse({"spec": {}})
+
+
+def test_the_plugin_models_are_the_runtimes_own() -> None:
+    # One definition of a profile's plugins, shared with the runtime's loader.
+    assert model.Plugins is types.Plugins
+    assert model.PluginSet is types.PluginSet
+    assert model.Plugin is types.Plugin
+    assert model.PluginConfig is types.PluginConfig
+
+
+def test_every_extension_point_of_the_runtime_is_one_of_the_api() -> None:
+    assert set(model.EXTENSION_POINTS) == {
+        info.alias for info in types.Plugins.model_fields.values()
+    }
+    assert model.EXTENSION_POINTS[0] == "multiPoint"

@@ -138,6 +138,19 @@ def test_profiles_plugins_args_and_percentage_reach_the_configuration() -> None:
     ]
 
 
+def test_pre_enqueue_and_unset_weights_reach_the_configuration_as_written() -> None:
+    plugins = {
+        "preEnqueue": {"disabled": [{"name": "SchedulingGates"}]},
+        "multiPoint": {"enabled": [{"name": "ImageLocality"}]},
+    }
+    config = config_of(objects({"profiles": [{"plugins": plugins}]}))
+    # multiPoint first, as the configuration has always listed it.
+    assert config["profiles"][0]["plugins"] == {
+        "multiPoint": {"enabled": [{"name": "ImageLocality"}]},
+        "preEnqueue": {"disabled": [{"name": "SchedulingGates"}]},
+    }
+
+
 def pod_template(rendered: list[dict[str, Any]]) -> dict[str, Any]:
     template: dict[str, Any] = of_kind(rendered, "Deployment")["spec"]["template"]
     return template

@@ -1,11 +1,11 @@
-"""The pure helpers behind the handlers: who may serve a name, what counts as drift."""
+"""Who may serve a scheduler name: the earliest claim, never the default scheduler's."""
 
 from __future__ import annotations
 
 from typing import Any
 
 import pytest
-from scheduler_operator.handlers import claim_conflict, contains, controller_of, first_claim
+from scheduler_operator.claims import claim_conflict, claimed, first_claim, successors
 from scheduler_operator.model import parse
 
 
@@ -55,39 +55,17 @@ def test_claim_conflicts(name: str, spec: dict[str, Any], expected: str | None) 
     assert claim_conflict(profile(name, **spec), CLAIMS) == expected
 
 
-@pytest.mark.parametrize(
-    ("actual", "desired", "expected"),
-    [
-        ({"a": 1, "defaulted": 2}, {"a": 1}, True),
-        ({"a": 1}, {"a": 2}, False),
-        ({}, {"a": 1}, False),
-        ({"l": [{"x": 1, "y": 2}]}, {"l": [{"x": 1}]}, True),
-        ({"l": [{"x": 1}, {"x": 2}]}, {"l": [{"x": 1}]}, False),
-        ({"d": {"config.yaml": "tampered"}}, {"d": {"config.yaml": "original"}}, False),
-        ({"n": "1"}, {"n": 1}, False),
-    ],
-)
-def test_drift_is_any_rendered_field_missing_or_changed(
-    actual: dict[str, Any], desired: dict[str, Any], expected: bool
-) -> None:
-    assert contains(actual, desired) is expected
-
-
-def test_only_a_schedulerprofile_owner_counts() -> None:
-    owned = {
-        "metadata": {
-            "ownerReferences": [
-                {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "x", "uid": "1"},
-                {
-                    "apiVersion": "scheduling.schedops.io/v1alpha1",
-                    "kind": "SchedulerProfile",
-                    "name": "batch",
-                    "uid": "2",
-                },
-            ]
-        }
+def test_a_profile_claims_each_of_its_names_from_its_creation_time() -> None:
+    body = {
+        "metadata": {"name": "two", "creationTimestamp": "2026-01-04T00:00:00Z"},
+        "spec": {"schedulerName": "main", "profiles": [{}, {"schedulerName": "extra"}]},
     }
-    found = controller_of(owned)
-    assert found is not None
-    assert found["name"] == "batch"
-    assert controller_of({"metadata": {}}) is None
+    claim = ("2026-01-04T00:00:00Z", "two")
+    assert claimed(body) == {"main": claim, "extra": claim}
+    assert claimed({"metadata": {"name": "bad"}, "spec": {"replicas": 0}}) == {}
+
+
+def test_the_next_claimant_succeeds_a_deleted_profile() -> None:
+    released = {"metadata": {"name": "gone"}, "spec": {"schedulerName": "batch"}}
+    assert successors(CLAIMS, released) == {"earlier"}
+    assert successors(CLAIMS, {"metadata": {"name": "alone"}, "spec": {}}) == set()

@@ -1,0 +1,55 @@
+"""One SchedulerProfile reconciled: judged, applied when valid and unclaimed, and reported."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from . import status
+from .apply import ApplyError, Cluster
+from .claims import Claims, claim_conflict, successors
+from .desired import DesiredCache
+from .model import SpecError
+from .reporting import update_status
+
+
+def reconciled_status(
+    body: Mapping[str, Any], cluster: Cluster, claims: Claims, desired: DesiredCache
+) -> dict[str, Any]:
+    """Validates, applies when valid and unclaimed, and returns the status to write."""
+    generation = body["metadata"].get("generation")
+    previous = body.get("status") or {}
+    verdict = desired.of(body)
+    if isinstance(verdict, SpecError):
+        # The last good Deployment keeps running untouched; only the verdict changes.
+        return status.refused(previous, generation, "InvalidSpec", str(verdict))
+    profile = verdict.profile
+    conflict = claim_conflict(profile, claims)
+    if conflict:
+        return status.refused(previous, generation, "SchedulerNameConflict", conflict) | {
+            "schedulerNames": ",".join(profile.scheduler_names())
+        }
+    valid = status.accepted(profile.spec.engine.value, generation)
+    try:
+        for child in verdict.rendered.objects:
+            cluster.apply(child)
+    except ApplyError as error:
+        return status.apply_failed(previous, valid, str(error), generation)
+    deployment = cluster.get("apps/v1", "Deployment", profile.name, profile.spec.namespace)
+    return {
+        "observedGeneration": generation,
+        "schedulerNames": ",".join(profile.scheduler_names()),
+        "configHash": verdict.rendered.config_hash,
+        **status.availability(previous, valid, deployment, generation),
+    }
+
+
+def hand_over(
+    released: Mapping[str, Any], cluster: Cluster, claims: Claims, desired: DesiredCache
+) -> None:
+    """When a SchedulerProfile goes, the next claimant of each of its names takes over."""
+    desired.forget(str(released["metadata"].get("uid", "")))
+    for successor in successors(claims, released):
+        update_status(
+            cluster, successor, lambda current: reconciled_status(current, cluster, claims, desired)
+        )

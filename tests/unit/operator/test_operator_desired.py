@@ -1,0 +1,207 @@
+"""The verdict on a SchedulerProfile is judged once per (uid, generation), and once per judgement
+the scheduler configuration is computed: children's events reuse it, a new generation does not."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+from scheduler_operator import desired, drift, engines, reconcile, render
+from scheduler_operator.desired import Desired, DesiredCache, judge
+from scheduler_operator.model import SpecError
+
+
+def body(generation: int = 1, uid: str = "uid-1", **spec: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "scheduling.schedops.io/v1alpha1",
+        "kind": "SchedulerProfile",
+        "metadata": {
+            "name": "tenant",
+            "uid": uid,
+            "generation": generation,
+            "resourceVersion": "1",
+            "creationTimestamp": "2026-01-01T00:00:00Z",
+        },
+        "spec": {"namespace": "ops", **spec},
+    }
+
+
+@pytest.fixture
+def validations(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The generations engines.validate was called for, in order."""
+    seen: list[str] = []
+    real = engines.validate
+
+    def counting(profile: Any, config: Any = None) -> None:
+        seen.append(profile.name)
+        real(profile, config)
+
+    monkeypatch.setattr(engines, "validate", counting)
+    return seen
+
+
+def test_the_same_generation_is_judged_once(validations: list[str]) -> None:
+    cache = DesiredCache()
+    first = cache.of(body())
+    assert isinstance(first, Desired)
+    assert cache.of(body()) is first
+    assert len(validations) == 1
+
+
+def test_a_new_generation_is_judged_again(validations: list[str]) -> None:
+    cache = DesiredCache()
+    first = cache.of(body(1))
+    second = cache.of(body(2, replicas=2))
+    assert isinstance(second, Desired)
+    assert second is not first
+    assert second.profile.spec.replicas == 2
+    assert len(validations) == 2
+    assert cache.of(body(2, replicas=2)) is second
+    assert len(validations) == 2
+
+
+def test_a_refused_generation_is_remembered_as_refused(validations: list[str]) -> None:
+    cache = DesiredCache()
+    bad = body(
+        engine="KubeScheduler", profiles=[{"plugins": {"score": {"enabled": [{"name": "X"}]}}}]
+    )
+    verdict = cache.of(bad)
+    assert isinstance(verdict, SpecError)
+    assert verdict.path == "spec.profiles[0].plugins.score.enabled[0].name"
+    assert cache.of(bad) is verdict
+    assert len(validations) == 1
+
+
+def test_each_object_and_a_forgotten_one_are_judged_apart(validations: list[str]) -> None:
+    cache = DesiredCache()
+    cache.of(body(uid="a"))
+    cache.of(body(uid="b"))
+    assert len(validations) == 2
+    cache.forget("a")
+    cache.of(body(uid="a"))
+    cache.of(body(uid="b"))
+    assert len(validations) == 3
+
+
+def test_a_late_older_generation_does_not_displace_the_newer(validations: list[str]) -> None:
+    cache = DesiredCache()
+    newer = cache.of(body(2))
+    cache.of(body(1))
+    assert cache.of(body(2)) is newer
+    assert len(validations) == 2
+
+
+def test_a_body_that_was_never_stored_is_judged_every_time(validations: list[str]) -> None:
+    cache = DesiredCache()
+    unstored = {"metadata": {"name": "tenant"}, "spec": {}}
+    cache.of(unstored)
+    cache.of(unstored)
+    assert len(validations) == 2
+
+
+def test_a_judgement_computes_the_scheduler_configuration_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    calls: list[str] = []
+    real = desired.scheduler_configuration
+
+    def counting(profile: Any) -> dict[str, Any]:
+        calls.append(profile.name)
+        return real(profile)
+
+    for module in (desired, engines, render):
+        monkeypatch.setattr(module, "scheduler_configuration", counting)
+    verdict = judge(body())
+    assert calls == ["tenant"]
+    assert verdict.rendered.config == real(verdict.profile)
+
+
+class FakeCluster:
+    """The few calls reconcile, drift repair and reporting make, against a dict of objects."""
+
+    def __init__(self, *objects: dict[str, Any]) -> None:
+        self.objects: dict[tuple[str, str, str | None], dict[str, Any]] = {}
+        self.applied: list[tuple[str, str, str | None]] = []
+        for obj in objects:
+            self.store(obj)
+
+    def store(self, obj: dict[str, Any]) -> None:
+        self.objects[drift.identity(obj)] = copy.deepcopy(obj)
+
+    def get(
+        self, api_version: str, kind: str, name: str, namespace: str | None = None
+    ) -> dict[str, Any] | None:
+        found = self.objects.get((kind, name, namespace))
+        return copy.deepcopy(found) if found is not None else None
+
+    def apply(self, desired: dict[str, Any]) -> None:
+        self.applied.append(drift.identity(desired))
+        self.store(desired)
+
+    def patch_profile_status(
+        self, name: str, status: dict[str, Any], resource_version: str | None = None
+    ) -> bool:
+        profile = self.objects[("SchedulerProfile", name, None)]
+        profile["status"] = {**(profile.get("status") or {}), **status}
+        return True
+
+
+def rolling_out(deployment: dict[str, Any], ready: int) -> dict[str, Any]:
+    """The Deployment as its status updates show it during a rollout."""
+    return {
+        **deployment,
+        "metadata": {**deployment["metadata"], "generation": 1},
+        "status": {
+            "observedGeneration": 1,
+            "replicas": 1,
+            "updatedReplicas": 1,
+            "readyReplicas": ready,
+            "availableReplicas": ready,
+            "conditions": [
+                {"type": "Available", "status": "True" if ready else "False", "reason": "R"}
+            ],
+        },
+    }
+
+
+def test_child_events_of_an_unchanged_generation_do_not_judge_again(
+    validations: list[str],
+) -> None:
+    profile = body()
+    cluster: Any = FakeCluster(profile)
+    cache = DesiredCache()
+    claims: Any = {}
+    report = reconcile.reconciled_status(profile, cluster, claims, cache)
+    cluster.patch_profile_status("tenant", report)
+    assert len(validations) == 1
+    deployment = cluster.get("apps/v1", "Deployment", "tenant", "ops")
+    applied = len(cluster.applied)
+
+    for ready in (0, 0, 1):  # the Deployment's status updates during its rollout
+        drift.repair(cluster, cache, claims, rolling_out(deployment, ready), deleted=False)
+    assert len(validations) == 1
+    assert len(cluster.applied) == applied  # nothing drifted, so nothing is applied
+    shown = cluster.get("scheduling.schedops.io/v1alpha1", "SchedulerProfile", "tenant")
+    assert {c["type"]: c["reason"] for c in shown["status"]["conditions"]}["Ready"] == (
+        "SchedulerReady"
+    )
+
+    # A new generation is judged again, and its children follow it.
+    cluster.store(body(2, logVerbosity=4))
+    drift.repair(cluster, cache, claims, rolling_out(deployment, 1), deleted=False)
+    assert len(validations) == 2
+    command = cluster.get("apps/v1", "Deployment", "tenant", "ops")["spec"]["template"]["spec"][
+        "containers"
+    ][0]["command"]
+    assert command[-1] == "--v=4"
+
+
+def test_a_deleted_profile_is_forgotten(validations: list[str]) -> None:
+    cache = DesiredCache()
+    profile = body()
+    cache.of(profile)
+    cluster: Any = FakeCluster()
+    reconcile.hand_over(profile, cluster, {}, cache)
+    cache.of(profile)
+    assert len(validations) == 2
