@@ -28,6 +28,16 @@ def api_client() -> kubernetes.client.ApiClient:
     return client
 
 
+def in_cluster_server(default: str) -> str:
+    """The API server as the pod's environment names it, as client libraries dial it: a
+    cluster need not run DNS for `kubernetes.default.svc` to resolve."""
+    host = os.environ.get("KUBERNETES_SERVICE_HOST")
+    port = os.environ.get("KUBERNETES_SERVICE_PORT", "443")
+    if not host:
+        return default
+    return f"https://[{host}]:{port}" if ":" in host else f"https://{host}:{port}"
+
+
 class ApplyError(RuntimeError):
     """The API server refused a child; the message says which and why."""
 

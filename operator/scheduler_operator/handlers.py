@@ -14,7 +14,7 @@ from typing import Any, Final
 import kopf
 
 from . import drift, reporting, status
-from .apply import Cluster, api_client
+from .apply import Cluster, api_client, in_cluster_server
 from .claims import Claim, Claims, claimed, first_claim
 from .desired import DesiredCache
 from .model import GROUP, PLURAL, VERSION
@@ -40,16 +40,6 @@ def login(**kwargs: Any) -> kopf.ConnectionInfo | None:
         return dataclasses.replace(info, server=in_cluster_server(info.server))
     from_kubeconfig: kopf.ConnectionInfo | None = kopf.login_with_kubeconfig(**kwargs)
     return from_kubeconfig
-
-
-def in_cluster_server(default: str) -> str:
-    """The API server as the pod's environment names it, as client libraries dial it: a
-    cluster need not run DNS for `kubernetes.default.svc` to resolve."""
-    host = os.environ.get("KUBERNETES_SERVICE_HOST")
-    port = os.environ.get("KUBERNETES_SERVICE_PORT", "443")
-    if not host:
-        return default
-    return f"https://[{host}]:{port}" if ":" in host else f"https://{host}:{port}"
 
 
 @kopf.on.startup()
