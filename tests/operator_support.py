@@ -14,13 +14,58 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import kubernetes
 import pytest
 import yaml
 from cluster import REPO, Cluster, wait_for
 from kopf.testing import KopfRunner
+from lease_player import LeasePlayer
 
 OPERATOR_NAMESPACE = "scheduler-operator"
 OPERATOR_ACCOUNT = "scheduler-operator"
+OPERATOR_SUBJECT = {
+    "kind": "ServiceAccount",
+    "name": OPERATOR_ACCOUNT,
+    "namespace": OPERATOR_NAMESPACE,
+}
+# Where the tests' schedulers run: the install's own namespace, and every test's namespace.
+OPERAND_NAMESPACES = ("schedulers", "t-*")
+NAMESPACE_GLOB_RBAC = [
+    {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "ClusterRole",
+        "metadata": {"name": "scheduler-operator-namespace-globs"},
+        "rules": [{"apiGroups": [""], "resources": ["namespaces"], "verbs": ["list", "watch"]}],
+    },
+    {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "ClusterRoleBinding",
+        "metadata": {"name": "scheduler-operator-namespace-globs"},
+        "roleRef": {
+            "apiGroup": "rbac.authorization.k8s.io",
+            "kind": "ClusterRole",
+            "name": "scheduler-operator-namespace-globs",
+        },
+        "subjects": [OPERATOR_SUBJECT],
+    },
+]
+
+
+def operand_namespace(cluster: Cluster, namespace: str) -> str:
+    """Lets the operator run schedulers in a namespace, as an installer does (namespace.yaml)."""
+    binding = {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "RoleBinding",
+        "metadata": {"name": "scheduler-operator", "namespace": namespace},
+        "roleRef": {
+            "apiGroup": "rbac.authorization.k8s.io",
+            "kind": "ClusterRole",
+            "name": "scheduler-operator-schedulers",
+        },
+        "subjects": [OPERATOR_SUBJECT],
+    }
+    cluster.kubectl("apply", "-f", "-", input=yaml.safe_dump(binding))
+    return namespace
 
 
 def operator_manifests(cluster: Cluster) -> list[dict[str, Any]]:
@@ -61,12 +106,19 @@ def operator(cluster: Cluster, tmp_path_factory: pytest.TempPathFactory) -> Iter
     cluster.kubectl(
         "wait", "--for=condition=Established", "crd/schedulerprofiles.scheduling.schedops.io"
     )
+    # The tests' namespaces (t-*) are schedulers' namespaces too, as an installer adds one: a
+    # RoleBinding in each (operand_namespace) and the namespace (here a glob) in the operator's
+    # --namespace. Following a glob takes listing namespaces, which the manifests do not grant.
+    cluster.kubectl("apply", "-f", "-", input=yaml.safe_dump_all(NAMESPACE_GLOB_RBAC))
     kubeconfig = service_account_kubeconfig(cluster, tmp_path_factory.mktemp("sa") / "kubeconfig")
     previous = os.environ.get("KUBECONFIG")
     os.environ["KUBECONFIG"] = str(kubeconfig)
-    args = ["run", "--standalone", "--all-namespaces", "-m", "scheduler_operator.handlers"]
+    os.environ["SCHEDULER_OPERATOR_NAMESPACES"] = ",".join(OPERAND_NAMESPACES)
+    namespaces = [f"--namespace={pattern}" for pattern in OPERAND_NAMESPACES]
+    args = ["run", "--standalone", *namespaces, "-m", "scheduler_operator.handlers"]
     try:
-        with KopfRunner(args, timeout=60) as runner:
+        player = LeasePlayer(kubernetes.config.new_client_from_config(str(cluster.kubeconfig)))
+        with player, KopfRunner(args, timeout=60) as runner:
             wait_until_serving(cluster)
             # Logged in and configured: the rest of the session keeps its own KUBECONFIG.
             restore_kubeconfig(previous)

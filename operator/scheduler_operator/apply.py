@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import kubernetes
@@ -52,34 +52,78 @@ class Cluster:
     def resource(self, api_version: str, kind: str) -> Any:
         return self.dynamic.resources.get(api_version=api_version, kind=kind)
 
+    def apply_all(self, children: Sequence[Mapping[str, Any]]) -> None:
+        """All of a SchedulerProfile's children or none: every name is checked, and the
+        Deployment, which carries what the spec says of the pods, is validated by the API server
+        (a dry run), before anything is written."""
+        found = [self.get_like(child) for child in children]
+        for child, existing in zip(children, found, strict=True):
+            if existing is not None and not owned_alike(existing, child):
+                raise ApplyError(
+                    f"{where(child)} already exists and does not belong to this SchedulerProfile"
+                )
+        # Only the Deployment: a dry run persists nothing, so a RoleBinding's dry run could not
+        # find the Role created just before it.
+        for child, existing in zip(children, found, strict=True):
+            if child["kind"] == "Deployment":
+                self.write(dry_run_form(child, existing), existing, dry_run=True)
+        for child, existing in zip(children, found, strict=True):
+            self.write(child, existing)
+
     def apply(self, desired: Mapping[str, Any]) -> None:
-        """Applies with force: the operator owns every field it renders. An object of the same
-        name that some other owner (or nobody) made is left alone: adopting it would let garbage
-        collection delete it with the SchedulerProfile."""
-        metadata = desired["metadata"]
-        path = "/".join(filter(None, (metadata.get("namespace"), metadata["name"])))
-        where = f"{desired['kind']} {path}"
-        existing = self.get(
-            desired["apiVersion"], desired["kind"], metadata["name"], metadata.get("namespace")
-        )
+        """One child again (drift repair): applied as rendered, unless something else owns
+        the name."""
+        existing = self.get_like(desired)
         if existing is not None and not owned_alike(existing, desired):
-            raise ApplyError(f"{where} already exists and does not belong to this SchedulerProfile")
+            raise ApplyError(
+                f"{where(desired)} already exists and does not belong to this SchedulerProfile"
+            )
+        self.write(desired, existing)
+
+    def write(
+        self, desired: Mapping[str, Any], existing: Mapping[str, Any] | None, dry_run: bool = False
+    ) -> None:
+        """Creates a child that does not exist (never adopting one made meanwhile: the create
+        fails), or applies it with force: the operator owns every field it renders."""
+        metadata = desired["metadata"]
         resource = self.resource(desired["apiVersion"], desired["kind"])
+        dry = {"dry_run": "All"} if dry_run else {}
         try:
-            if existing is not None and (clearing := stale_rolling_update(existing, desired)):
+            if existing is None:
+                resource.create(
+                    body=dict(desired),
+                    namespace=metadata.get("namespace"),
+                    field_manager=MANAGER,
+                    **dry,
+                )
+                return
+            if not dry_run and (clearing := stale_rolling_update(existing, desired)):
                 resource.patch(
                     body=clearing,
                     name=metadata["name"],
                     namespace=metadata.get("namespace"),
                     content_type="application/merge-patch+json",
                     field_manager=MANAGER,
+                    **dry,
                 )
             resource.server_side_apply(
-                body=dict(desired), field_manager=MANAGER, force_conflicts=True
+                body=dict(desired), field_manager=MANAGER, force_conflicts=True, **dry
             )
         except DynamicApiError as error:
             summary = error.summary()  # type: ignore[no-untyped-call]
-            raise ApplyError(f"cannot apply {where}: {summary}") from None
+            verb = "would refuse" if dry_run else "refused"
+            raise ApplyError(f"the API server {verb} {where(desired)}: {summary}") from None
+
+    def get_like(self, desired: Mapping[str, Any]) -> dict[str, Any] | None:
+        """The live object of a rendered one's kind, name and namespace."""
+        metadata = desired["metadata"]
+        try:
+            return self.get(
+                desired["apiVersion"], desired["kind"], metadata["name"], metadata.get("namespace")
+            )
+        except DynamicApiError as error:
+            summary = error.summary()  # type: ignore[no-untyped-call]
+            raise ApplyError(f"cannot read {where(desired)}: {summary}") from None
 
     def get(
         self, api_version: str, kind: str, name: str, namespace: str | None = None
@@ -90,6 +134,15 @@ class Cluster:
             return None
         as_dict: dict[str, Any] = found.to_dict()
         return as_dict
+
+    def list(
+        self, api_version: str, kind: str, namespace: str, label_selector: str
+    ) -> list[dict[str, Any]]:
+        found = self.resource(api_version, kind).get(
+            namespace=namespace, label_selector=label_selector
+        )
+        items: list[dict[str, Any]] = found.to_dict()["items"]
+        return items
 
     def patch_profile_status(
         self, name: str, status: Mapping[str, Any], resource_version: str | None = None
@@ -108,6 +161,12 @@ class Cluster:
         return True
 
 
+def where(obj: Mapping[str, Any]) -> str:
+    metadata = obj["metadata"]
+    path = "/".join(filter(None, (metadata.get("namespace"), metadata["name"])))
+    return f"{obj['kind']} {path}"
+
+
 def owned_alike(existing: Mapping[str, Any], desired: Mapping[str, Any]) -> bool:
     """Whether an existing object's controller is the one the desired object names."""
     wanted = {ref["uid"] for ref in desired["metadata"].get("ownerReferences", [])}
@@ -115,6 +174,15 @@ def owned_alike(existing: Mapping[str, Any], desired: Mapping[str, Any]) -> bool
         ref.get("uid") in wanted and ref.get("controller")
         for ref in existing["metadata"].get("ownerReferences") or []
     )
+
+
+def dry_run_form(desired: Mapping[str, Any], existing: Mapping[str, Any] | None) -> dict[str, Any]:
+    """What a dry run can check of a child: a Deployment turning to Recreate keeps its live
+    strategy, since the merge patch that clears `rollingUpdate` first persists nothing in a dry
+    run."""
+    if existing is None or stale_rolling_update(existing, desired) is None:
+        return dict(desired)
+    return {**desired, "spec": {**desired["spec"], "strategy": existing["spec"]["strategy"]}}
 
 
 def stale_rolling_update(

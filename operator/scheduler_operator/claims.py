@@ -1,5 +1,6 @@
 """Who may serve a scheduler name: the earliest SchedulerProfile to claim it, never the default
-scheduler's name or Lease. Pure: the claims come from the operator's index of SchedulerProfiles."""
+scheduler's name (Leases cannot collide: theirs are prefixed). Pure: the claims come from the
+operator's index of SchedulerProfiles."""
 
 from __future__ import annotations
 
@@ -9,8 +10,6 @@ from typing import Any, Final
 from .model import SchedulerProfile, SpecError, parse
 
 DEFAULT_SCHEDULER: Final = "default-scheduler"
-# The default scheduler's Lease; a scheduler's Lease is named after the scheduler.
-DEFAULT_LEASE: Final = "kube-scheduler"
 
 Claim = tuple[str, str]  # (creationTimestamp, SchedulerProfile name): the earliest claim wins.
 # Every claim on each scheduler name (kopf's index of SchedulerProfiles has this shape).
@@ -36,8 +35,6 @@ def first_claim(claims: Claims, scheduler_name: str) -> str | None:
 
 def claim_conflict(profile: SchedulerProfile, claims: Claims) -> str | None:
     """Why this SchedulerProfile may not serve its names, or None when it may."""
-    if profile.scheduler_name == DEFAULT_LEASE:
-        return f"schedulerName {DEFAULT_LEASE!r} names the default scheduler's Lease"
     for name in profile.scheduler_names():
         if name == DEFAULT_SCHEDULER:
             return f"schedulerName {name!r} belongs to the cluster's default scheduler"

@@ -12,7 +12,7 @@ import yaml
 
 from .crd import custom_resource_definition
 from .desired import judge
-from .model import SpecError
+from .model import DEFAULT_NAMESPACE, SpecError
 from .yamlio import dump_all
 
 
@@ -33,9 +33,15 @@ def parser() -> argparse.ArgumentParser:
         "--namespace",
         action="append",
         dest="namespaces",
-        help="watch namespaced children only here (repeatable; globs allowed)",
+        help=f"a namespace schedulers may run in (repeatable; globs allowed; default: "
+        f"{DEFAULT_NAMESPACE}); the operator needs write access there",
     )
-    scope.add_argument("-A", "--all-namespaces", action="store_true", help="the default")
+    scope.add_argument(
+        "-A",
+        "--all-namespaces",
+        action="store_true",
+        help="schedulers may run in any namespace (needs write access in every namespace)",
+    )
     run.add_argument(
         "--liveness", default="http://0.0.0.0:8080/healthz", help="liveness endpoint URL"
     )
@@ -55,8 +61,9 @@ def parser() -> argparse.ArgumentParser:
 def run_operator(args: argparse.Namespace) -> int:
     import kopf  # noqa: PLC0415 - only `run` needs the operator framework
 
-    from . import handlers  # noqa: F401, PLC0415 - registers the handlers
+    from . import handlers  # noqa: PLC0415 - registers the handlers
 
+    namespaces = ["*"] if args.all_namespaces else args.namespaces or [DEFAULT_NAMESPACE]
     kopf.configure(verbose=False)
     kopf.run(
         # Named explicitly: kopf would otherwise ask the password database for the user, and a
@@ -64,8 +71,9 @@ def run_operator(args: argparse.Namespace) -> int:
         # NewType it declares for this str.)
         identity=socket.gethostname(),  # type: ignore[arg-type]
         standalone=True,
-        clusterwide=not args.namespaces,
-        namespaces=args.namespaces or (),
+        clusterwide=args.all_namespaces,
+        namespaces=() if args.all_namespaces else namespaces,
+        memo=handlers.memo(namespaces),
         liveness_endpoint=args.liveness,
     )
     return 0

@@ -31,6 +31,7 @@ _KEPT: Final = frozenset(
         "pattern",
         "minItems",
         "maxItems",
+        "maxProperties",
         "x-kubernetes-preserve-unknown-fields",
         "x-kubernetes-validations",
     }
@@ -159,6 +160,10 @@ def structural(schema: dict[str, Any]) -> dict[str, Any]:
             if node.get("required"):
                 converted["required"] = node["required"]
         extra = node.get("additionalProperties")
+        if "patternProperties" in node:
+            # Keys with a pattern (label keys, resource names): one value schema for every
+            # key; the keys' pattern is a CEL rule of the model's.
+            [extra] = node["patternProperties"].values()
         if extra is True:  # a free-form mapping (dict[str, Any]) keeps whatever it is given
             converted["x-kubernetes-preserve-unknown-fields"] = True
         elif isinstance(extra, dict):
@@ -171,7 +176,10 @@ def structural(schema: dict[str, Any]) -> dict[str, Any]:
         options = [option for option in node["anyOf"] if option.get("type") != "null"]
         rest = {key: value for key, value in node.items() if key != "anyOf"}
         if {option.get("type") for option in options} == {"integer", "string"}:
-            return {**convert(rest), "x-kubernetes-int-or-string": True}
+            # As controller-gen writes a Quantity: the string's pattern beside the union.
+            text = next(option for option in options if option.get("type") == "string")
+            pattern = {"pattern": text["pattern"]} if "pattern" in text else {}
+            return {**convert(rest), **pattern, "x-kubernetes-int-or-string": True}
         if len(options) != 1:
             raise ValueError(f"cannot express union {node['anyOf']} in a structural schema")
         return convert({**options[0], **rest})

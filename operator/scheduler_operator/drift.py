@@ -5,14 +5,15 @@ owner's generation, so they cost a read of the owner and a comparison, not a new
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, TypeGuard
 
 from .apply import Cluster
 from .claims import Claims, claim_conflict
 from .desired import DesiredCache, Verdict
 from .model import API_VERSION, KIND, SpecError
-from .reporting import refresh_availability
+from .reconcile import managed
+from .reporting import refresh
 
 
 def repair(
@@ -30,7 +31,28 @@ def repair(
     if twin is not None and (deleted or not contains(child, twin)):
         cluster.apply(twin)
     if child.get("kind") == "Deployment":
-        refresh_availability(cluster, owner["name"], None if deleted else child)
+        refresh(cluster, desired, owner["name"])
+
+
+def repair_unwatched(
+    cluster: Cluster,
+    desired: DesiredCache,
+    claims: Claims,
+    profile_body: Mapping[str, Any],
+    namespaces: Sequence[str],
+) -> None:
+    """The children outside the watched namespaces (a scheduler's RoleBinding in kube-system)
+    raise no events here: they are compared and applied again on a timer instead."""
+    verdict = desired.of(profile_body)
+    if isinstance(verdict, SpecError) or claim_conflict(verdict.profile, claims):
+        return
+    for child in verdict.rendered.objects:
+        namespace = child["metadata"].get("namespace")
+        if namespace is None or managed(namespace, namespaces):
+            continue
+        live = cluster.get_like(child)
+        if live is None or not contains(live, child):
+            cluster.apply(child)
 
 
 def controller_of(body: Mapping[str, Any]) -> Mapping[str, Any] | None:

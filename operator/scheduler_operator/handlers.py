@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from collections.abc import Mapping
+import os
+from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 import kopf
@@ -17,11 +18,13 @@ from . import drift, reporting, status
 from .apply import Cluster, api_client, in_cluster_server
 from .claims import Claim, Claims, claimed, first_claim
 from .desired import DesiredCache
-from .model import GROUP, PLURAL, VERSION
+from .model import DEFAULT_NAMESPACE, GROUP, PLURAL, VERSION, scheduler_of_lease
 from .reconcile import hand_over, reconciled_status
-from .render import MANAGED_BY
+from .render import INSTANCE_LABEL, MANAGED_BY
 
 RETRY_DELAY: Final = 15
+# How often children in namespaces the operator does not watch are compared (seconds).
+UNWATCHED_REPAIR_INTERVAL: Final = 30
 CHILDREN: Final = (
     ("", "v1", "serviceaccounts"),
     ("", "v1", "configmaps"),
@@ -42,6 +45,11 @@ def login(**kwargs: Any) -> kopf.ConnectionInfo | None:
     return from_kubeconfig
 
 
+def memo(namespaces: Sequence[str]) -> kopf.Memo:
+    """The operator's shared state, with the namespaces schedulers may run in (globs)."""
+    return kopf.Memo(namespaces=list(namespaces))
+
+
 @kopf.on.startup()
 def configure(settings: kopf.OperatorSettings, memo: kopf.Memo, **_: Any) -> None:
     # The status is fully declared in the CRD, so kopf keeps its bookkeeping in annotations.
@@ -52,6 +60,10 @@ def configure(settings: kopf.OperatorSettings, memo: kopf.Memo, **_: Any) -> Non
     settings.posting.level = logging.WARNING
     memo.cluster = Cluster(api_client())
     memo.desired = DesiredCache()
+    # `kopf run -m scheduler_operator.handlers` passes no memo: the environment stands in.
+    if "namespaces" not in memo:
+        given = os.environ.get("SCHEDULER_OPERATOR_NAMESPACES", DEFAULT_NAMESPACE)
+        memo.namespaces = [n.strip() for n in given.split(",") if n.strip()]
 
 
 @kopf.index(GROUP, VERSION, PLURAL)
@@ -70,7 +82,9 @@ def claims_of(kwargs: Mapping[str, Any]) -> Claims:
 @kopf.on.create(GROUP, VERSION, PLURAL)
 @kopf.on.update(GROUP, VERSION, PLURAL)
 def reconcile(body: kopf.Body, patch: kopf.Patch, memo: kopf.Memo, **kwargs: Any) -> None:
-    reported = reconciled_status(body, memo.cluster, claims_of(kwargs), memo.desired)
+    reported = reconciled_status(
+        body, memo.cluster, claims_of(kwargs), memo.desired, memo.namespaces
+    )
     patch.status.update(reported)
     ready = status.find(reported["conditions"], status.READY)
     if ready is not None and ready["reason"] == "ApplyFailed":
@@ -81,7 +95,7 @@ def reconcile(body: kopf.Body, patch: kopf.Patch, memo: kopf.Memo, **kwargs: Any
 def hand_over_names(type: str, body: kopf.Body, memo: kopf.Memo, **kwargs: Any) -> None:
     """When a SchedulerProfile goes, the next claimant of each of its names takes over."""
     if type == "DELETED":
-        hand_over(body, memo.cluster, claims_of(kwargs), memo.desired)
+        hand_over(body, memo.cluster, claims_of(kwargs), memo.desired, memo.namespaces)
 
 
 def child_handler(group: str, version: str, plural: str) -> None:
@@ -96,16 +110,33 @@ for child in CHILDREN:
     child_handler(*child)
 
 
+@kopf.timer(GROUP, VERSION, PLURAL, interval=UNWATCHED_REPAIR_INTERVAL, idle=10)
+def repair_unwatched(body: kopf.Body, memo: kopf.Memo, **kwargs: Any) -> None:
+    drift.repair_unwatched(memo.cluster, memo.desired, claims_of(kwargs), body, memo.namespaces)
+
+
+@kopf.on.event("", "v1", "pods", labels=MANAGED_BY)
+def scheduler_pod_changed(body: kopf.Body, memo: kopf.Memo, **_: Any) -> None:
+    """A scheduler pod started, got ready, failed to pull its image...: Ready says so."""
+    owner = (body.get("metadata", {}).get("labels") or {}).get(INSTANCE_LABEL)
+    if owner:
+        reporting.refresh(memo.cluster, memo.desired, owner)
+
+
+def lease_owner(name: str, kwargs: Mapping[str, Any]) -> str | None:
+    scheduler = scheduler_of_lease(name)
+    return first_claim(claims_of(kwargs), scheduler) if scheduler else None
+
+
 def is_scheduler_lease(name: str, **kwargs: Any) -> bool:
-    """Only the Leases named after a served scheduler; nodes renew theirs every few seconds."""
-    return first_claim(claims_of(kwargs), name) is not None
+    """Only the Leases of served schedulers; nodes renew theirs every few seconds."""
+    return lease_owner(name, kwargs) is not None
 
 
 @kopf.on.event("coordination.k8s.io", "v1", "leases", when=is_scheduler_lease)
-def leader_changed(
-    body: kopf.Body, name: str, namespace: str | None, memo: kopf.Memo, **kwargs: Any
-) -> None:
-    """Reports the holder of a scheduler's Lease (named after its scheduler name)."""
-    owner = first_claim(claims_of(kwargs), name)
+def leader_changed(body: kopf.Body, name: str, memo: kopf.Memo, **kwargs: Any) -> None:
+    """Reports a new holder of a scheduler's Lease, and whether Ready changes with it."""
+    owner = lease_owner(name, kwargs)
+    holder = str((body.get("spec") or {}).get("holderIdentity") or "")
     if owner is not None:
-        reporting.report_leader(memo.cluster, owner, namespace, body)
+        reporting.leader_changed(memo.cluster, memo.desired, owner, holder)

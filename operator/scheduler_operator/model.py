@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
@@ -24,9 +25,40 @@ API_VERSION = f"{GROUP}/{VERSION}"
 DNS_SUBDOMAIN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
 DNS_LABEL = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
 DURATION = r"^([0-9]+(\.[0-9]+)?(ns|us|ms|s|m|h))+$"
+# Label keys and resource names are qualified names (an optional DNS-subdomain prefix and "/");
+# label values are at most 63 characters of the same alphabet.
+QUALIFIED_NAME = (
+    r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?"
+    r"[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$"
+)
+LABEL_VALUE = r"^(([A-Za-z0-9][-A-Za-z0-9_.]{0,61})?[A-Za-z0-9])?$"
+QUANTITY = (
+    r"^[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)"
+    r"(([KMGTPE]i)|[numkMGTPE]|[eE][+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+))?$"
+)
+# Where a SchedulerProfile's scheduler runs unless it says otherwise: a namespace of its own,
+# which the install creates (manifests/) and the operator may write to.
+DEFAULT_NAMESPACE: Final = "schedulers"
+# A scheduler's Lease is its name behind this prefix, so no SchedulerProfile can name the Lease
+# of a component it is not (kube-controller-manager, say) and take it over when it expires.
+LEASE_PREFIX: Final = "schedulerprofile."
+# How deep a free-form value (plugin args, affinity) may nest: far beyond any real one, and far
+# below what recursion in a decoder or validator survives.
+MAX_DEPTH: Final = 32
 
 SchedulerName = Annotated[str, Field(pattern=DNS_SUBDOMAIN, min_length=1, max_length=253)]
-Quantity = Annotated[int | str, Field(description="A resource quantity such as 100m or 128Mi.")]
+QualifiedName = Annotated[str, Field(pattern=QUALIFIED_NAME, min_length=1, max_length=316)]
+LabelValue = Annotated[str, Field(pattern=LABEL_VALUE, max_length=63)]
+Quantity = Annotated[
+    int | Annotated[str, Field(pattern=QUANTITY, max_length=64)],
+    Field(description="A resource quantity such as 100m or 128Mi."),
+]
+
+
+def keys_match(pattern: str, what: str) -> dict[str, JsonValue]:
+    """A CEL rule for a map's keys (a structural schema cannot constrain them otherwise)."""
+    rule = f"self.all(k, k.size() <= 316 && k.matches({pattern!r}))"
+    return {"x-kubernetes-validations": [{"rule": rule, "message": f"keys must be {what}"}]}
 
 
 class Engine(StrEnum):
@@ -161,8 +193,53 @@ class LeaderElection(ApiModel):
 class Resources(ApiModel):
     """Compute resources of the scheduler container."""
 
-    requests: dict[str, Quantity] = Field(default_factory=dict)
-    limits: dict[str, Quantity] = Field(default_factory=dict)
+    requests: dict[QualifiedName, Quantity] = Field(
+        default_factory=dict,
+        max_length=16,
+        json_schema_extra=keys_match(QUALIFIED_NAME, "resource names such as cpu or memory"),
+    )
+    limits: dict[QualifiedName, Quantity] = Field(
+        default_factory=dict,
+        max_length=16,
+        json_schema_extra=keys_match(QUALIFIED_NAME, "resource names such as cpu or memory"),
+    )
+
+
+class TolerationOperator(StrEnum):
+    EXISTS = "Exists"
+    EQUAL = "Equal"
+
+
+class TaintEffect(StrEnum):
+    NO_SCHEDULE = "NoSchedule"
+    PREFER_NO_SCHEDULE = "PreferNoSchedule"
+    NO_EXECUTE = "NoExecute"
+
+
+class Toleration(ApiModel):
+    """core/v1 Toleration, for the scheduler's own pods."""
+
+    model_config = ConfigDict(
+        json_schema_extra={
+            "x-kubernetes-validations": [
+                {
+                    "rule": "has(self.key) || (has(self.operator) && self.operator == 'Exists')",
+                    "message": "a toleration without a key must use operator Exists",
+                },
+                {
+                    "rule": "!has(self.operator) || self.operator != 'Exists' || "
+                    "!has(self.value) || self.value == ''",
+                    "message": "a toleration with operator Exists takes no value",
+                },
+            ]
+        }
+    )
+
+    key: QualifiedName | None = None
+    operator: TolerationOperator | None = None
+    value: LabelValue | None = None
+    effect: TaintEffect | None = None
+    toleration_seconds: int | None = None
 
 
 _PROFILE_RULES: list[JsonValue] = [
@@ -182,14 +259,18 @@ class SchedulerProfileSpec(ApiModel):
     """What a platform engineer asks for: one extra scheduler, its profiles and how it runs."""
 
     scheduler_name: SchedulerName | None = Field(
-        default=None, description="The schedulerName pods use; defaults to the object's name."
+        default=None,
+        # The Lease, named schedulerprofile.<schedulerName>, is a DNS subdomain too.
+        max_length=253 - len(LEASE_PREFIX),
+        description="The schedulerName pods use; defaults to the object's name.",
     )
     engine: Engine = Field(default=Engine.PYTHON_RUNTIME)
     namespace: str = Field(
-        default="kube-system",
+        default=DEFAULT_NAMESPACE,
         pattern=DNS_LABEL,
         max_length=63,
-        description="Namespace of the scheduler's Deployment, ConfigMap and Lease; immutable.",
+        description="Namespace of the scheduler's Deployment, ConfigMap and Lease; immutable. "
+        "It must be one the operator manages (its --namespace).",
         # Moving would leave the old scheduler running beside the new one.
         json_schema_extra={
             "x-kubernetes-validations": [
@@ -210,10 +291,13 @@ class SchedulerProfileSpec(ApiModel):
     )
     image_pull_policy: PullPolicy = Field(default=PullPolicy.IF_NOT_PRESENT)
     resources: Resources | None = None
-    node_selector: dict[str, str] = Field(
-        default_factory=dict, description="Where the scheduler's own pods may run."
+    node_selector: dict[QualifiedName, LabelValue] = Field(
+        default_factory=dict,
+        max_length=64,
+        description="Where the scheduler's own pods may run.",
+        json_schema_extra=keys_match(QUALIFIED_NAME, "label keys"),
     )
-    tolerations: list[dict[str, Any]] = Field(default_factory=list, max_length=64)
+    tolerations: list[Toleration] = Field(default_factory=list, max_length=64)
     affinity: dict[str, Any] | None = None
     log_verbosity: int = Field(default=2, ge=0, le=10, description="klog-style -v level.")
 
@@ -222,6 +306,11 @@ class SchedulerProfileSpec(ApiModel):
         if election is None or election.leader_elect is None:
             return True
         return election.leader_elect
+
+
+def scheduler_of_lease(lease_name: str) -> str | None:
+    """The scheduler name a Lease is named after, None for a Lease no scheduler would hold."""
+    return lease_name.removeprefix(LEASE_PREFIX) if lease_name.startswith(LEASE_PREFIX) else None
 
 
 class SpecError(ConfigError):
@@ -239,6 +328,10 @@ class SchedulerProfile:
     @property
     def scheduler_name(self) -> str:
         return self.spec.scheduler_name or self.name
+
+    @property
+    def lease_name(self) -> str:
+        return LEASE_PREFIX + self.scheduler_name
 
     def profiles(self) -> list[Profile]:
         """The profiles with every schedulerName resolved (no profiles: one default profile)."""
@@ -258,6 +351,11 @@ def parse(body: Mapping[str, Any]) -> SchedulerProfile:
     name = metadata.get("name")
     if not isinstance(name, str) or not name:
         raise SpecError("metadata.name", "is required")
+    if len(name) > 63 or not re.fullmatch(DNS_SUBDOMAIN, name):
+        raise SpecError(
+            "metadata.name", "must be a DNS subdomain of at most 63 characters (lowercase)"
+        )
+    check_depth(body.get("spec"), "spec")
     try:
         spec = SchedulerProfileSpec.model_validate(body.get("spec") or {})
     except ValidationError as error:
@@ -267,6 +365,22 @@ def parse(body: Mapping[str, Any]) -> SchedulerProfile:
     profile = SchedulerProfile(name=name, uid=str(metadata.get("uid", "")), spec=spec)
     check_unique_names(profile)
     return profile
+
+
+def check_depth(value: Any, path: str) -> None:
+    """Refuses a value nested deeper than MAX_DEPTH, without recursion (a hostile value may be
+    nested deeper than Python's recursion limit)."""
+    pending: list[tuple[Any, str, int]] = [(value, path, 1)]
+    while pending:
+        item, where, depth = pending.pop()
+        if not isinstance(item, dict | list):
+            continue
+        if depth > MAX_DEPTH:
+            raise SpecError(where, f"nested deeper than {MAX_DEPTH} levels")
+        children = item.items() if isinstance(item, dict) else enumerate(item)
+        for key, child in children:
+            step = f"[{key}]" if isinstance(item, list) else f".{key}"
+            pending.append((child, where + step, depth + 1))
 
 
 def check_unique_names(profile: SchedulerProfile) -> None:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import fnmatch
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from . import status
@@ -10,11 +11,15 @@ from .apply import ApplyError, Cluster
 from .claims import Claims, claim_conflict, successors
 from .desired import DesiredCache
 from .model import SpecError
-from .reporting import update_status
+from .reporting import running, update_status
 
 
 def reconciled_status(
-    body: Mapping[str, Any], cluster: Cluster, claims: Claims, desired: DesiredCache
+    body: Mapping[str, Any],
+    cluster: Cluster,
+    claims: Claims,
+    desired: DesiredCache,
+    namespaces: Sequence[str],
 ) -> dict[str, Any]:
     """Validates, applies when valid and unclaimed, and returns the status to write."""
     generation = body["metadata"].get("generation")
@@ -24,6 +29,12 @@ def reconciled_status(
         # The last good Deployment keeps running untouched; only the verdict changes.
         return status.refused(previous, generation, "InvalidSpec", str(verdict))
     profile = verdict.profile
+    if not managed(profile.spec.namespace, namespaces):
+        why = (
+            f"spec.namespace: {profile.spec.namespace!r} is not a namespace this operator runs "
+            f"schedulers in ({', '.join(namespaces)})"
+        )
+        return status.refused(previous, generation, "NamespaceNotAllowed", why)
     conflict = claim_conflict(profile, claims)
     if conflict:
         return status.refused(previous, generation, "SchedulerNameConflict", conflict) | {
@@ -31,25 +42,34 @@ def reconciled_status(
         }
     valid = status.accepted(profile.spec.engine.value, generation)
     try:
-        for child in verdict.rendered.objects:
-            cluster.apply(child)
+        cluster.apply_all(verdict.rendered.objects)
     except ApplyError as error:
         return status.apply_failed(previous, valid, str(error), generation)
-    deployment = cluster.get("apps/v1", "Deployment", profile.name, profile.spec.namespace)
     return {
         "observedGeneration": generation,
         "schedulerNames": ",".join(profile.scheduler_names()),
         "configHash": verdict.rendered.config_hash,
-        **status.availability(previous, valid, deployment, generation),
+        **status.availability(previous, valid, running(cluster, verdict, body), generation),
     }
 
 
+def managed(namespace: str, namespaces: Sequence[str]) -> bool:
+    """Whether the operator runs schedulers in a namespace (its --namespace, globs allowed)."""
+    return any(fnmatch.fnmatchcase(namespace, pattern) for pattern in namespaces)
+
+
 def hand_over(
-    released: Mapping[str, Any], cluster: Cluster, claims: Claims, desired: DesiredCache
+    released: Mapping[str, Any],
+    cluster: Cluster,
+    claims: Claims,
+    desired: DesiredCache,
+    namespaces: Sequence[str],
 ) -> None:
     """When a SchedulerProfile goes, the next claimant of each of its names takes over."""
     desired.forget(str(released["metadata"].get("uid", "")))
     for successor in successors(claims, released):
         update_status(
-            cluster, successor, lambda current: reconciled_status(current, cluster, claims, desired)
+            cluster,
+            successor,
+            lambda current: reconciled_status(current, cluster, claims, desired, namespaces),
         )

@@ -11,7 +11,9 @@ from typing import Any, Final
 
 from . import status
 from .apply import Cluster
-from .model import API_VERSION, KIND
+from .desired import DesiredCache, Verdict
+from .model import API_VERSION, DEFAULT_NAMESPACE, KIND, SpecError
+from .render import INSTANCE_LABEL
 
 STATUS_ATTEMPTS: Final = 5
 
@@ -24,35 +26,58 @@ def update_status(
     for _ in range(STATUS_ATTEMPTS):
         current = cluster.get(API_VERSION, KIND, name)
         reported = compute(current) if current is not None else None
-        if current is None or reported is None:
+        if current is None or reported is None or unchanged(current, reported):
             return
         if cluster.patch_profile_status(name, reported, current["metadata"]["resourceVersion"]):
             return
 
 
-def refresh_availability(cluster: Cluster, name: str, deployment: Mapping[str, Any] | None) -> None:
-    """Status follows the Deployment; the configuration verdict stays as reconcile left it
-    (a refused change leaves the last good Deployment running, and that is still reported)."""
+def unchanged(current: Mapping[str, Any], reported: Mapping[str, Any]) -> bool:
+    """Whether writing the status would change nothing (pods and Leases change often)."""
+    shown = current.get("status") or {}
+    return all(shown.get(key) == value for key, value in reported.items())
+
+
+def observe(cluster: Cluster, profile: str, namespace: str, lease: str | None) -> status.Running:
+    """Reads what runs for a SchedulerProfile: its Deployment, the Deployment's pods and, when
+    it elects a leader, its Lease."""
+    return status.Running(
+        deployment=cluster.get("apps/v1", "Deployment", profile, namespace),
+        pods=cluster.list("v1", "Pod", namespace, f"{INSTANCE_LABEL}={profile}"),
+        lease_name=lease,
+        lease=cluster.get("coordination.k8s.io/v1", "Lease", lease, namespace) if lease else None,
+    )
+
+
+def running(cluster: Cluster, verdict: Verdict, body: Mapping[str, Any]) -> status.Running:
+    """What runs for a SchedulerProfile. With a spec it refuses, the Deployment and pods of its
+    last good generation still run (and are reported), but no Lease is looked for."""
+    if isinstance(verdict, SpecError):
+        namespace = (body.get("spec") or {}).get("namespace") or DEFAULT_NAMESPACE
+        return observe(cluster, body["metadata"]["name"], str(namespace), None)
+    profile = verdict.profile
+    lease = profile.lease_name if profile.spec.leader_elect() else None
+    return observe(cluster, profile.name, profile.spec.namespace, lease)
+
+
+def refresh(cluster: Cluster, desired: DesiredCache, name: str) -> None:
+    """Status follows what runs; the configuration verdict stays as reconcile left it (a refused
+    change leaves the last good Deployment running, and that is still reported)."""
 
     def followed(profile_body: Mapping[str, Any]) -> dict[str, Any] | None:
         previous = profile_body.get("status") or {}
         config_valid = status.find(previous.get("conditions") or [], status.CONFIG_VALID)
         if config_valid is None:
-            return None
+            return None  # not reconciled yet: reconcile reports first
+        now = running(cluster, desired.of(profile_body), profile_body)
         generation = profile_body["metadata"].get("generation")
-        return status.availability(previous, config_valid, deployment, generation)
+        return status.availability(previous, config_valid, now, generation)
 
     update_status(cluster, name, followed)
 
 
-def report_leader(
-    cluster: Cluster, owner: str, namespace: str | None, lease: Mapping[str, Any]
-) -> None:
-    """Reports the holder of a scheduler's Lease on the SchedulerProfile that serves it, when
-    the Lease is in that SchedulerProfile's namespace and the holder changed."""
+def leader_changed(cluster: Cluster, desired: DesiredCache, owner: str, holder: str) -> None:
+    """A Lease changed hands (or was renewed, which changes nothing to report)."""
     profile_body = cluster.get(API_VERSION, KIND, owner)
-    if profile_body is None or profile_body.get("spec", {}).get("namespace") != namespace:
-        return
-    holder = lease.get("spec", {}).get("holderIdentity") or ""
-    if (profile_body.get("status") or {}).get("leader") != holder:
-        cluster.patch_profile_status(owner, {"leader": holder})
+    if profile_body is not None and (profile_body.get("status") or {}).get("leader") != holder:
+        refresh(cluster, desired, owner)

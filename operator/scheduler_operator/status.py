@@ -4,12 +4,73 @@ calls (reporting.py and reconcile.py write them)."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Final
 
 CONFIG_VALID = "ConfigValid"
 AVAILABLE = "Available"
 READY = "Ready"
+# A container waiting for one of these reasons will not start by itself; Ready says which and why,
+# in the words `kubectl get pods` uses.
+STUCK: Final = frozenset(
+    {
+        "ErrImagePull",
+        "ImagePullBackOff",
+        "InvalidImageName",
+        "ErrImageNeverPull",
+        "CrashLoopBackOff",
+        "CreateContainerConfigError",
+        "CreateContainerError",
+        "RunContainerError",
+    }
+)
+
+
+@dataclass(frozen=True)
+class Running:
+    """What runs for a SchedulerProfile, as last read: its Deployment, the Deployment's pods, and
+    its Lease (lease_name None: no leader election)."""
+
+    deployment: Mapping[str, Any] | None
+    pods: Sequence[Mapping[str, Any]] = ()
+    lease_name: str | None = None
+    lease: Mapping[str, Any] | None = None
+
+    def holder(self) -> str:
+        return str(((self.lease or {}).get("spec") or {}).get("holderIdentity") or "")
+
+    def leading_pod(self) -> str | None:
+        """The pod holding the Lease: client-go's identity is `<hostname>_<uuid>`, and a pod's
+        hostname is its name."""
+        holder = self.holder()
+        names = (p["metadata"]["name"] for p in self.pods if ready_pod(p))
+        return next((n for n in names if holder == n or holder.startswith(f"{n}_")), None)
+
+
+def ready_pod(pod: Mapping[str, Any]) -> bool:
+    conditions = (pod.get("status") or {}).get("conditions") or []
+    return not pod["metadata"].get("deletionTimestamp") and any(
+        c.get("type") == "Ready" and c.get("status") == "True" for c in conditions
+    )
+
+
+def stuck_pod(pods: Sequence[Mapping[str, Any]]) -> tuple[str, str] | None:
+    """(reason, message) for the first pod that cannot start or cannot be placed, if any."""
+    for pod in sorted(pods, key=lambda p: str(p["metadata"]["name"])):
+        name, state = pod["metadata"]["name"], pod.get("status") or {}
+        statuses = (state.get("initContainerStatuses") or []) + (
+            state.get("containerStatuses") or []
+        )
+        for container in statuses:
+            waiting = (container.get("state") or {}).get("waiting") or {}
+            if waiting.get("reason") in STUCK:
+                why = waiting.get("message") or waiting["reason"]
+                return waiting["reason"], f"pod {name}: {why}"
+        placed = find(state.get("conditions") or [], "PodScheduled")
+        if placed is not None and placed.get("reason") == "Unschedulable":
+            return "Unschedulable", f"pod {name}: {placed.get('message') or 'cannot be placed'}"
+    return None
 
 
 def now() -> str:
@@ -69,12 +130,17 @@ def available(deployment: Mapping[str, Any] | None, generation: int | None) -> d
 def ready(
     config_valid: Mapping[str, Any],
     available_now: Mapping[str, Any],
-    deployment: Mapping[str, Any] | None,
+    running: Running,
     generation: int | None,
 ) -> dict[str, Any]:
-    """The summary: valid configuration, available Deployment, rollout finished."""
+    """The summary: valid configuration, no pod stuck, available Deployment, rollout finished,
+    and with leader election, a ready pod of this scheduler holding the Lease."""
     if config_valid["status"] != "True":
         return condition(READY, False, config_valid["reason"], config_valid["message"], generation)
+    stuck = stuck_pod(running.pods)
+    if stuck is not None:
+        return condition(READY, False, *stuck, generation)
+    deployment = running.deployment
     if available_now["status"] != "True" or deployment is None:
         return condition(READY, False, "Unavailable", available_now["message"], generation)
     wanted = deployment.get("spec", {}).get("replicas", 1)
@@ -87,12 +153,28 @@ def ready(
         updated, ready_now = state.get("updatedReplicas", 0), state.get("readyReplicas", 0)
         message = f"rolling out: {updated}/{wanted} updated, {ready_now} ready"
         return condition(READY, False, "RollingOut", message, generation)
-    return condition(READY, True, "SchedulerReady", f"{wanted}/{wanted} replicas ready", generation)
+    return leadership(running, f"{wanted}/{wanted} replicas ready", generation)
 
 
-def deployment_summary(deployment: Mapping[str, Any] | None) -> dict[str, Any]:
-    state = (deployment or {}).get("status", {})
-    return {"replicas": state.get("replicas", 0), "readyReplicas": state.get("readyReplicas", 0)}
+def leadership(running: Running, replicas: str, generation: int | None) -> dict[str, Any]:
+    """Ready once the pods are: with leader election, once one of them holds the Lease."""
+    if running.lease_name is None:
+        return condition(READY, True, "SchedulerReady", replicas, generation)
+    leader = running.leading_pod()
+    if leader is None:
+        held = f"held by {running.holder()}" if running.holder() else "not held"
+        message = f"{replicas}, but none leads: the Lease {running.lease_name} is {held}"
+        return condition(READY, False, "NotLeading", message, generation)
+    return condition(READY, True, "SchedulerReady", f"{replicas}, {leader} leads", generation)
+
+
+def running_summary(running: Running) -> dict[str, Any]:
+    state = (running.deployment or {}).get("status", {})
+    return {
+        "replicas": state.get("replicas", 0),
+        "readyReplicas": state.get("readyReplicas", 0),
+        "leader": running.holder(),
+    }
 
 
 def merged(
@@ -113,7 +195,7 @@ def refused(
 ) -> dict[str, Any]:
     """ConfigValid=False and a Ready that says why; Available keeps describing what runs."""
     verdict = condition(CONFIG_VALID, False, reason, message, generation)
-    summary = ready(verdict, verdict, None, generation)
+    summary = ready(verdict, verdict, Running(None), generation)
     updates = [verdict, summary]
     if find(previous.get("conditions") or [], AVAILABLE) is None:
         updates.append(available(None, generation))  # every condition from the start
@@ -137,13 +219,13 @@ def apply_failed(
 def availability(
     previous: Mapping[str, Any],
     config_valid: Mapping[str, Any],
-    deployment: Mapping[str, Any] | None,
+    running: Running,
     generation: int | None,
 ) -> dict[str, Any]:
-    """Available and Ready as the Deployment stands, beside the given configuration verdict."""
-    now_available = available(deployment, generation)
-    summary = ready(config_valid, now_available, deployment, generation)
+    """Available and Ready as what runs stands, beside the given configuration verdict."""
+    now_available = available(running.deployment, generation)
+    summary = ready(config_valid, now_available, running, generation)
     return {
-        **deployment_summary(deployment),
+        **running_summary(running),
         "conditions": merged(previous, [config_valid, now_available, summary]),
     }

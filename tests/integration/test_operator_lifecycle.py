@@ -8,12 +8,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 from cluster import Cluster, kwok_node, wait_for
+from lease_player import REAL_LEASES
 from operator_support import (
     condition,
     get_json,
     healthz,
+    operand_namespace,
     profile_body,
     settle,
     start_kube_scheduler,
@@ -25,6 +28,12 @@ from scheduler_operator.model import parse
 from scheduler_operator.render import HASH_ANNOTATION, render
 
 Apply = Callable[[dict[str, Any]], str]
+
+
+@pytest.fixture
+def namespace(namespace: str, cluster: Cluster) -> str:
+    """Each test's namespace is one the operator runs schedulers in."""
+    return operand_namespace(cluster, namespace)
 
 
 def unique(prefix: str) -> str:
@@ -266,6 +275,7 @@ def test_the_leader_is_reported_from_the_schedulers_lease(
     cluster: Cluster, namespace: str, apply_profile: Apply, tmp_path: Path
 ) -> None:
     body = profile_body(unique("leader"), namespace=namespace, engine="KubeScheduler", replicas=2)
+    body["metadata"]["annotations"] = REAL_LEASES  # the kube-scheduler below elects itself
     name = apply_profile(body)
     wait_condition(cluster, name, "ConfigValid", "True")
     config = render(parse({**body, "metadata": {"name": name}})).config
@@ -274,7 +284,7 @@ def test_the_leader_is_reported_from_the_schedulers_lease(
         lease = wait_for(
             "the scheduler's own Lease to be held",
             lambda: (
-                (found := get_json(cluster, "lease", name, "-n", namespace))
+                (found := get_json(cluster, "lease", f"schedulerprofile.{name}", "-n", namespace))
                 and found["spec"].get("holderIdentity")
                 and found
             ),
@@ -298,7 +308,7 @@ def test_a_refused_apply_is_reported_and_retried(
     cluster: Cluster, make_nodes: Callable[..., list[str]], apply_profile: Apply
 ) -> None:
     make_nodes(kwok_node(unique("later")))
-    missing = unique("later-ns")
+    missing = unique("t-later")  # a namespace the operator manages, not created yet
     name = apply_profile(profile_body(unique("later"), namespace=missing))
     failed = wait_for(
         "Ready=False with reason ApplyFailed",
@@ -309,11 +319,13 @@ def test_a_refused_apply_is_reported_and_retried(
         ),
         timeout=30,
     )
+    # Not granted there yet (no RoleBinding), as in a namespace the installer forgot.
     message = condition(failed, "Ready")["message"]
-    assert message.startswith(f"cannot apply ServiceAccount {missing}/{name}: ")
-    assert f'namespaces "{missing}" not found' in message
+    assert message.startswith(f"cannot read ServiceAccount {missing}/{name}: ")
+    assert "is forbidden" in message
 
     cluster.kubectl("create", "namespace", missing)
+    operand_namespace(cluster, missing)
     try:
         wait_condition(cluster, name, "Ready", "True", timeout=90)
     finally:

@@ -30,7 +30,7 @@ def sample(name: str) -> dict[str, Any]:
     return loaded
 
 
-def children(cluster: Cluster, name: str, namespace: str = "kube-system") -> list[Any]:
+def children(cluster: Cluster, name: str, namespace: str = "schedulers") -> list[Any]:
     return [
         get_json(cluster, "serviceaccount", name, "-n", namespace),
         get_json(cluster, "role", f"{name}-leader-election", "-n", namespace),

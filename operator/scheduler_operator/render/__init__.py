@@ -39,6 +39,17 @@ ENDPOINTS: Final = {
 }
 
 
+# A scheduler's pods when the profile names no resources: upstream's request for kube-scheduler
+# (100m CPU), memory for a cache of a few thousand nodes and pods, and a limit on memory only
+# (a CPU limit would throttle scheduling bursts).
+DEFAULT_RESOURCES: Final = {
+    "requests": {"cpu": "100m", "memory": "256Mi"},
+    "limits": {"memory": "1Gi"},
+}
+# The only writable path of the scheduler's read-only root filesystem, bounded.
+TMP_SIZE_LIMIT: Final = "64Mi"
+
+
 @dataclass(frozen=True)
 class Rendered:
     objects: list[dict[str, Any]]
@@ -155,7 +166,7 @@ def children(profile: SchedulerProfile, config_text: str, config_hash: str) -> l
         ("serviceaccount", {"metadata": metadata(name)}),
         (
             "role",
-            {"metadata": metadata(leader_role), "lease_name": profile.scheduler_name},
+            {"metadata": metadata(leader_role), "lease_name": profile.lease_name},
         ),
         (
             "rolebinding",
@@ -204,10 +215,18 @@ def deployment_context(
     profile: SchedulerProfile, metadata: dict[str, Any], config_hash: str
 ) -> dict[str, Any]:
     spec = profile.spec
-    resources = spec.resources.model_dump(exclude_defaults=True) if spec.resources else {}
+    resources = (
+        spec.resources.model_dump(mode="json", exclude_defaults=True)
+        if spec.resources
+        else DEFAULT_RESOURCES
+    )
+    tolerations = [
+        t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in spec.tolerations
+    ]
     return {
         "metadata": metadata,
         "spec": spec,
+        "tolerations": tolerations,
         "strategy": strategy(profile),
         "selector": {
             key: labels(profile)[key] for key in ("app.kubernetes.io/name", INSTANCE_LABEL)
@@ -222,6 +241,7 @@ def deployment_context(
         "resources": resources,
         "config_dir": CONFIG_DIR,
         "config_map": config_map_name(profile),
+        "tmp_size_limit": TMP_SIZE_LIMIT,
     }
 
 

@@ -16,8 +16,7 @@ def scheduler_configuration(profile: SchedulerProfile) -> dict[str, Any]:
     leader_election = {
         "leaderElect": spec.leader_elect(),
         "resourceLock": "leases",
-        # Never kube-system/kube-scheduler: that Lease belongs to the default scheduler.
-        "resourceName": profile.scheduler_name,
+        "resourceName": profile.lease_name,
         "resourceNamespace": spec.namespace,
         "leaseDuration": election.lease_duration,
         "renewDeadline": election.renew_deadline,

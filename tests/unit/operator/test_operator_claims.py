@@ -43,11 +43,9 @@ def test_the_earliest_claim_wins() -> None:
             {"schedulerName": "default-scheduler"},
             "schedulerName 'default-scheduler' belongs to the cluster's default scheduler",
         ),
-        (
-            "kube-scheduler",
-            {},
-            "schedulerName 'kube-scheduler' names the default scheduler's Lease",
-        ),
+        # Named like components, their Leases still cannot be taken: they are prefixed.
+        ("kube-scheduler", {}, None),
+        ("kube-controller-manager", {}, None),
         ("solo", {}, None),
     ],
 )

@@ -11,6 +11,8 @@ from scheduler_operator import desired, drift, engines, reconcile, render
 from scheduler_operator.desired import Desired, DesiredCache, judge
 from scheduler_operator.model import SpecError
 
+NAMESPACES = ["ops"]  # where the operator runs schedulers in these tests
+
 
 def body(generation: int = 1, uid: str = "uid-1", **spec: Any) -> dict[str, Any]:
     return {
@@ -135,6 +137,25 @@ class FakeCluster:
         found = self.objects.get((kind, name, namespace))
         return copy.deepcopy(found) if found is not None else None
 
+    def list(
+        self, api_version: str, kind: str, namespace: str, label_selector: str
+    ) -> list[dict[str, Any]]:
+        key, _, value = label_selector.partition("=")
+        return [
+            copy.deepcopy(obj)
+            for (found_kind, _, found_namespace), obj in self.objects.items()
+            if (found_kind, found_namespace) == (kind, namespace)
+            and obj["metadata"].get("labels", {}).get(key) == value
+        ]
+
+    def apply_all(self, children: list[dict[str, Any]]) -> None:
+        for child in children:
+            self.apply(child)
+
+    def get_like(self, desired: dict[str, Any]) -> dict[str, Any] | None:
+        return self.get("", desired["kind"], desired["metadata"]["name"],
+                        desired["metadata"].get("namespace"))  # fmt: skip
+
     def apply(self, desired: dict[str, Any]) -> None:
         self.applied.append(drift.identity(desired))
         self.store(desired)
@@ -168,17 +189,19 @@ def rolling_out(deployment: dict[str, Any], ready: int) -> dict[str, Any]:
 def test_child_events_of_an_unchanged_generation_do_not_judge_again(
     validations: list[str],
 ) -> None:
-    profile = body()
+    # Without leader election, Ready follows the Deployment alone.
+    profile = body(leaderElection={"leaderElect": False})
     cluster: Any = FakeCluster(profile)
     cache = DesiredCache()
     claims: Any = {}
-    report = reconcile.reconciled_status(profile, cluster, claims, cache)
+    report = reconcile.reconciled_status(profile, cluster, claims, cache, NAMESPACES)
     cluster.patch_profile_status("tenant", report)
     assert len(validations) == 1
     deployment = cluster.get("apps/v1", "Deployment", "tenant", "ops")
     applied = len(cluster.applied)
 
     for ready in (0, 0, 1):  # the Deployment's status updates during its rollout
+        cluster.store(rolling_out(deployment, ready))
         drift.repair(cluster, cache, claims, rolling_out(deployment, ready), deleted=False)
     assert len(validations) == 1
     assert len(cluster.applied) == applied  # nothing drifted, so nothing is applied
@@ -188,7 +211,7 @@ def test_child_events_of_an_unchanged_generation_do_not_judge_again(
     )
 
     # A new generation is judged again, and its children follow it.
-    cluster.store(body(2, logVerbosity=4))
+    cluster.store(body(2, logVerbosity=4, leaderElection={"leaderElect": False}))
     drift.repair(cluster, cache, claims, rolling_out(deployment, 1), deleted=False)
     assert len(validations) == 2
     command = cluster.get("apps/v1", "Deployment", "tenant", "ops")["spec"]["template"]["spec"][
@@ -202,6 +225,6 @@ def test_a_deleted_profile_is_forgotten(validations: list[str]) -> None:
     profile = body()
     cache.of(profile)
     cluster: Any = FakeCluster()
-    reconcile.hand_over(profile, cluster, {}, cache)
+    reconcile.hand_over(profile, cluster, {}, cache, NAMESPACES)
     cache.of(profile)
     assert len(validations) == 2

@@ -15,18 +15,30 @@ def documents(name: str) -> list[dict[str, Any]]:
     return [d for d in yaml.safe_load_all((MANIFESTS / name).read_text()) if d]
 
 
-def cluster_role() -> dict[str, Any]:
-    return next(d for d in documents("rbac.yaml") if d["kind"] == "ClusterRole")
+def role(kind: str, name: str, namespace: str | None = None) -> dict[str, Any]:
+    return next(
+        d
+        for d in documents("rbac.yaml")
+        if (d["kind"], d["metadata"]["name"], d["metadata"].get("namespace"))
+        == (kind, name, namespace)
+    )
+
+
+def roles() -> list[dict[str, Any]]:
+    return [d for d in documents("rbac.yaml") if d["kind"] in ("Role", "ClusterRole")]
 
 
 def test_no_wildcard_verbs_resources_or_groups() -> None:
-    for rule in cluster_role()["rules"]:
-        for field in ("verbs", "resources", "apiGroups", "resourceNames"):
-            assert "*" not in rule.get(field, []), rule
+    for granted in roles():
+        for rule in granted["rules"]:
+            for field in ("verbs", "resources", "apiGroups", "resourceNames"):
+                assert "*" not in rule.get(field, []), rule
 
 
 def test_bind_is_limited_to_the_roles_a_scheduler_needs() -> None:
-    binding = [rule for rule in cluster_role()["rules"] if "bind" in rule["verbs"]]
+    cluster_wide = role("ClusterRole", "scheduler-operator")["rules"]
+    in_kube_system = role("Role", "scheduler-operator", "kube-system")["rules"]
+    binding = [rule for rule in cluster_wide + in_kube_system if "bind" in rule["verbs"]]
     assert binding == [
         {
             "apiGroups": ["rbac.authorization.k8s.io"],
@@ -41,8 +53,33 @@ def test_bind_is_limited_to_the_roles_a_scheduler_needs() -> None:
             "resourceNames": ["extension-apiserver-authentication-reader"],
         },
     ]
-    verbs = {verb for rule in cluster_role()["rules"] for verb in rule["verbs"]}
+    verbs = {verb for r in roles() for rule in r["rules"] for verb in rule["verbs"]}
     assert not verbs & {"escalate", "impersonate", "delete", "deletecollection"}
+
+
+def test_namespaced_writes_are_granted_only_in_the_schedulers_namespace() -> None:
+    cluster_wide = {
+        resource
+        for rule in role("ClusterRole", "scheduler-operator")["rules"]
+        for resource in rule["resources"]
+    }
+    assert cluster_wide == {
+        "schedulerprofiles",
+        "schedulerprofiles/status",
+        "schedulerprofiles/finalizers",
+        "clusterrolebindings",
+        "clusterroles",
+        "customresourcedefinitions",
+    }
+    bindings = [
+        d
+        for d in documents("rbac.yaml")
+        if d["kind"] == "RoleBinding" and d["roleRef"]["name"] == "scheduler-operator-schedulers"
+    ]
+    assert [b["metadata"]["namespace"] for b in bindings] == ["schedulers"]
+    [deployment] = documents("deployment.yaml")
+    command = deployment["spec"]["template"]["spec"]["containers"][0]["command"]
+    assert "--namespace=schedulers" in command
 
 
 def test_the_operator_pod_runs_restricted() -> None:
@@ -70,7 +107,7 @@ def test_sync_waves_apply_the_crd_then_the_operator_then_profiles() -> None:
     )
     operator = {
         wave(d)
-        for name in ("namespace.yaml", "rbac.yaml", "deployment.yaml")
+        for name in ("namespace.yaml", "rbac.yaml", "operator-guard.yaml", "deployment.yaml")
         for d in documents(name)
     }
     samples = {

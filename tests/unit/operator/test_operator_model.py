@@ -20,7 +20,7 @@ def test_an_empty_spec_is_one_default_profile_named_after_the_object() -> None:
     assert profile.scheduler_name == "tenant"
     assert profile.scheduler_names() == ["tenant"]
     assert profile.spec.engine is Engine.PYTHON_RUNTIME
-    assert profile.spec.namespace == "kube-system"
+    assert profile.spec.namespace == "schedulers"
     assert profile.spec.replicas == 1
 
 

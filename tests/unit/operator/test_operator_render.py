@@ -6,7 +6,15 @@ from typing import Any
 
 import pytest
 import yaml
-from scheduler_operator.model import Plugin, PluginConfig, Plugins, PluginSet, Profile, parse
+from scheduler_operator.model import (
+    Plugin,
+    PluginConfig,
+    Plugins,
+    PluginSet,
+    Profile,
+    Toleration,
+    parse,
+)
 from scheduler_operator.render import HASH_ANNOTATION, render
 
 KINDS = [
@@ -77,7 +85,8 @@ def test_the_lease_role_covers_only_the_schedulers_own_lease() -> None:
         {
             "apiGroups": ["coordination.k8s.io"],
             "resources": ["leases"],
-            "resourceNames": ["batch"],
+            # Prefixed: no scheduler name can name another component's Lease.
+            "resourceNames": ["schedulerprofile.batch"],
             "verbs": ["get", "update", "patch"],
         }
     ]
@@ -97,7 +106,7 @@ def test_the_config_map_holds_a_v1_configuration_with_the_schedulers_own_lease()
     assert config["leaderElection"] == {
         "leaderElect": True,
         "resourceLock": "leases",
-        "resourceName": "batch",
+        "resourceName": "schedulerprofile.batch",
         "resourceNamespace": "ops",
         "leaseDuration": "15s",
         "renewDeadline": "10s",
@@ -270,7 +279,7 @@ def hostile_profile(text: str) -> Any:
             "namespace": text,
             "image": text,
             "node_selector": {text: text},
-            "tolerations": [{"key": text, "value": text}],
+            "tolerations": [Toleration.model_construct(key=text, value=text)],
             "affinity": {text: {text: text}},
             "profiles": [user_profile],
         }
@@ -292,9 +301,9 @@ def test_hostile_strings_stay_values_in_one_object_per_child(text: str) -> None:
     assert pod["nodeSelector"] == {text: text}
     assert pod["tolerations"] == [{"key": text, "value": text}]
     assert pod["affinity"] == {text: {text: text}}
-    assert rendered.objects[1]["rules"][1]["resourceNames"] == [text]
+    assert rendered.objects[1]["rules"][1]["resourceNames"] == [f"schedulerprofile.{text}"]
     config = config_of(rendered.objects)
-    assert config["leaderElection"]["resourceName"] == text
+    assert config["leaderElection"]["resourceName"] == f"schedulerprofile.{text}"
     assert config["profiles"][0]["schedulerName"] == text
     assert config["profiles"][0]["plugins"]["score"]["enabled"][0]["name"] == text
     assert config["profiles"][0]["pluginConfig"] == [{"name": text, "args": {text: [text]}}]
