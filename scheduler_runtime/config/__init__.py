@@ -3,6 +3,7 @@
 from scheduler_runtime.config.errors import ConfigError
 from scheduler_runtime.config.loader import (
     SchedulerConfiguration,
+    check_profiles,
     load_configuration,
     load_configuration_file,
 )
@@ -14,6 +15,7 @@ __all__ = [
     "KubeSchedulerConfiguration",
     "ResolvedProfile",
     "SchedulerConfiguration",
+    "check_profiles",
     "load_configuration",
     "load_configuration_file",
 ]

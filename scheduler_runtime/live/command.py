@@ -8,13 +8,12 @@ import sys
 
 from kubernetes.config import ConfigException
 
-from scheduler_runtime.config import ConfigError, load_configuration_file
+from scheduler_runtime.config import ConfigError, check_profiles, load_configuration_file
 from scheduler_runtime.framework.interface import DEFAULT_PLUGIN_TIME_BUDGET
 from scheduler_runtime.framework.registry import PluginLoadError
 from scheduler_runtime.framework.runtime import FrameworkError
 from scheduler_runtime.live.explanations import ANNOTATION, DEFAULT_KEPT
 from scheduler_runtime.live.run import RunOptions, Runtime
-from scheduler_runtime.live.scheduler import check_profiles
 from scheduler_runtime.live.server import parse_listen
 
 USAGE_ERROR = 2

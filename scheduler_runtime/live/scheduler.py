@@ -64,13 +64,6 @@ def fields(**values: Any) -> str:
     )
 
 
-def check_profiles(config: SchedulerConfiguration) -> None:
-    """Builds every profile's plugins once, so a plugin that cannot start is reported before
-    the scheduler touches the cluster (raises FrameworkError or PluginLoadError)."""
-    for profile in config.profiles:
-        Framework(profile, Handle(snapshot=Snapshot()))
-
-
 @dataclass
 class Attempt:
     """One pod's way through a scheduling and binding cycle."""

@@ -29,8 +29,8 @@ from scheduler_operator.engines import validate
 from scheduler_operator.model import parse
 from scheduler_operator.render import render
 
+from scheduler_plugins.networktraffic.prometheus import traffic_query
 from scheduler_runtime.live.explanations import ANNOTATION
-from scheduler_runtime.plugins.networktraffic.prometheus import traffic_query
 
 __all__ = ["pods", "prometheus", "schedulable_nodes", "start_runtime", "traffic_exporter"]
 

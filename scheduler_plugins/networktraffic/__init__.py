@@ -29,6 +29,11 @@ import numpy as np
 from prometheus_client import CollectorRegistry, Counter
 from pydantic import Field, field_validator
 
+from scheduler_plugins.networktraffic.prometheus import (
+    PrometheusError,
+    query,
+    traffic_query,
+)
 from scheduler_runtime.plugin_api import (
     MAX_NODE_SCORE,
     SUCCESS,
@@ -41,11 +46,6 @@ from scheduler_runtime.plugin_api import (
     Slots,
     Snapshot,
     Status,
-)
-from scheduler_runtime.plugins.networktraffic.prometheus import (
-    PrometheusError,
-    query,
-    traffic_query,
 )
 
 log = logging.getLogger(__name__)

@@ -17,25 +17,25 @@ import orjson
 import pytest
 from prometheus_client import CollectorRegistry
 
-from scheduler_runtime.config import ConfigError, load_configuration
-from scheduler_runtime.framework.algorithm import SchedulingAlgorithm
-from scheduler_runtime.framework.podinfo import pod_info
-from scheduler_runtime.framework.runtime import Framework
-from scheduler_runtime.framework.snapshot import Snapshot
-from scheduler_runtime.plugin_api import CycleState, Handle
-from scheduler_runtime.plugins.networktraffic import (
+from scheduler_plugins.networktraffic import (
     NEUTRAL_SCORE,
     NO_DATA,
     NetworkTraffic,
     NetworkTrafficArgs,
     normalize,
 )
-from scheduler_runtime.plugins.networktraffic.prometheus import (
+from scheduler_plugins.networktraffic.prometheus import (
     PrometheusError,
     parse_vector,
     query,
     traffic_query,
 )
+from scheduler_runtime.config import ConfigError, load_configuration
+from scheduler_runtime.framework.algorithm import SchedulingAlgorithm
+from scheduler_runtime.framework.podinfo import pod_info
+from scheduler_runtime.framework.runtime import Framework
+from scheduler_runtime.framework.snapshot import Snapshot
+from scheduler_runtime.plugin_api import CycleState, Handle
 
 
 class FakePrometheus:
