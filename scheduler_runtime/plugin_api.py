@@ -13,9 +13,7 @@ carries on with the next pod.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Generic, TypeVar, cast
-
-from scheduler_runtime.config.model import ConfigModel
+from scheduler_runtime.config.model import ApiModel
 from scheduler_runtime.framework.interface import (
     MAX_NODE_SCORE,
     MIN_NODE_SCORE,
@@ -28,6 +26,7 @@ from scheduler_runtime.framework.interface import (
     Handle,
     NodeVerdicts,
     PermitPlugin,
+    PluginBase,
     PostBindPlugin,
     PostFilterPlugin,
     PostFilterResult,
@@ -40,6 +39,7 @@ from scheduler_runtime.framework.interface import (
     ReservePlugin,
     ScoreExtensions,
     ScorePlugin,
+    Services,
     Status,
     default_normalize_score,
 )
@@ -79,6 +79,7 @@ __all__ = [
     "ReservePlugin",
     "ScoreExtensions",
     "ScorePlugin",
+    "Services",
     "Slots",
     "Snapshot",
     "Status",
@@ -87,27 +88,5 @@ __all__ = [
 ]
 
 
-class PluginArgs(ConfigModel):
+class PluginArgs(ApiModel):
     """Base of a plugin's args model: camelCase keys, unknown keys refused, immutable."""
-
-
-ArgsT = TypeVar("ArgsT", bound=PluginArgs)
-
-
-class PluginBase(Generic[ArgsT]):
-    """An optional base class: keeps the validated args (the model's defaults when the
-    configuration gives none) and the handle.
-
-        class Spread(PluginBase[SpreadArgs]):
-            name = "Spread"
-            args_type = SpreadArgs
-    """
-
-    name: ClassVar[str]
-    args_type: ClassVar[type[PluginArgs] | None] = None
-
-    def __init__(self, args: Any, handle: Handle) -> None:
-        if args is None:
-            args = (self.args_type or PluginArgs)()
-        self.args: ArgsT = cast(ArgsT, args)
-        self.handle = handle

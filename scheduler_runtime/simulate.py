@@ -17,7 +17,7 @@ import yaml
 from scheduler_runtime.config import SchedulerConfiguration
 from scheduler_runtime.framework.algorithm import SchedulingAlgorithm
 from scheduler_runtime.framework.explain import Explanation, explain
-from scheduler_runtime.framework.interface import Code, CycleState, Handle, Status
+from scheduler_runtime.framework.interface import Code, CycleState, Handle, Services, Status
 from scheduler_runtime.framework.podinfo import PodInfo, pod_info
 from scheduler_runtime.framework.quantity import QuantityError
 from scheduler_runtime.framework.runtime import Framework, FrameworkError
@@ -140,7 +140,7 @@ class Simulation:
             nominated_nodes=self._nominated_nodes,
             rng=self.rng,
             parallelism=config.parallelism,
-            services={"delete_pod": self._delete_pod, "clear_nomination": self._clear_nomination},
+            services=Services(delete_pod=self._delete_pod, clear_nomination=self._clear_nomination),
         )
         self.frameworks = {p.scheduler_name: Framework(p, handle) for p in config.profiles}
         self.algorithm = SchedulingAlgorithm(

@@ -129,7 +129,7 @@ class NetworkTraffic(PluginBase[NetworkTrafficArgs]):
         self._cached: Traffic | None = None
         self._last_warning = -WARNING_INTERVAL
         self._suppressed = 0
-        registry = handle.services.get("metrics_registry") or CollectorRegistry()
+        registry = handle.services.metrics_registry or CollectorRegistry()
         self.query_failures, self.nodes_without_data = failure_counters(registry)
         framework = handle.framework
         self.profile = framework.scheduler_name if framework is not None else ""

@@ -12,7 +12,6 @@ from pydantic import ValidationError
 
 from scheduler_runtime.config.errors import ConfigError, from_validation_error
 from scheduler_runtime.config.resolve import (
-    ResolvedProfile,
     check_common_queue_sort,
     resolve_profile,
     scheduler_names,
@@ -24,6 +23,7 @@ from scheduler_runtime.config.types import (
     LeaderElectionConfiguration,
 )
 from scheduler_runtime.framework.interface import Handle
+from scheduler_runtime.framework.profile import ResolvedProfile
 from scheduler_runtime.framework.registry import PluginLoadError
 from scheduler_runtime.framework.runtime import Framework
 from scheduler_runtime.framework.snapshot import Snapshot

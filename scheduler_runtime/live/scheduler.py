@@ -26,6 +26,7 @@ from scheduler_runtime.framework.interface import (
     Code,
     CycleState,
     Handle,
+    Services,
     Status,
 )
 from scheduler_runtime.framework.podinfo import PodInfo
@@ -138,13 +139,12 @@ class Scheduler:
             rng=self.rng,
             parallelism=config.parallelism,
             record_extension_point=self.metrics.extension_point,
-            services={
-                "kube": self.kube,
-                "delete_pod": self._evict,
-                "clear_nomination": self._clear_nomination,
-                "bind_pod_volumes": VolumeBinder(self.kube),
-                "metrics_registry": self.metrics.registry,  # plugins' own metrics
-            },
+            services=Services(
+                delete_pod=self._evict,
+                clear_nomination=self._clear_nomination,
+                bind_pod_volumes=VolumeBinder(self.kube),
+                metrics_registry=self.metrics.registry,  # plugins' own metrics
+            ),
         )
 
     def _evict(self, victim: PodInfo) -> None:

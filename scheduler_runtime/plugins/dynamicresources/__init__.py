@@ -8,12 +8,10 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from pydantic import BaseModel
-
 from scheduler_runtime.framework.interface import (
     SKIP,
     CycleState,
-    Handle,
+    PluginBase,
     PostFilterResult,
     PreFilterResult,
     Status,
@@ -27,11 +25,8 @@ CLAIMS_NOT_SUPPORTED = "pod has resource claims, which this scheduler does not a
 STATE_KEY = "PreFilterDynamicResources"
 
 
-class DynamicResources:
+class DynamicResources(PluginBase[None]):
     name: ClassVar[str] = "DynamicResources"
-
-    def __init__(self, args: BaseModel | None, handle: Handle) -> None:
-        del args, handle
 
     def pre_filter(
         self, state: CycleState, pod: PodInfo, snapshot: Snapshot

@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 import numpy as np
-from pydantic import BaseModel
 
 from scheduler_runtime.config.args import InterPodAffinityArgs
 from scheduler_runtime.framework.interface import (
@@ -21,8 +20,8 @@ from scheduler_runtime.framework.interface import (
     SKIP,
     SUCCESS,
     CycleState,
-    Handle,
     NodeVerdicts,
+    PluginBase,
     PreFilterResult,
     Status,
 )
@@ -161,12 +160,9 @@ def _in_domains(snapshot: Snapshot, key: str, values: Iterable[str], slots: Slot
     return snapshot.label_in(key, values)[slots]
 
 
-class InterPodAffinity:
+class InterPodAffinity(PluginBase[InterPodAffinityArgs]):
     name: ClassVar[str] = "InterPodAffinity"
-
-    def __init__(self, args: BaseModel | None, handle: Handle) -> None:
-        self.args = args if isinstance(args, InterPodAffinityArgs) else InterPodAffinityArgs()
-        self.handle = handle
+    args_type = InterPodAffinityArgs
 
     # ----- filtering
 

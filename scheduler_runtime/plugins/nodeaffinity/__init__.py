@@ -17,6 +17,7 @@ from scheduler_runtime.framework.interface import (
     CycleState,
     Handle,
     NodeVerdicts,
+    PluginBase,
     PreFilterResult,
     Status,
     default_normalize_score,
@@ -101,12 +102,13 @@ def _names_from_fields(raw_terms: list[dict[str, Any]]) -> set[str] | None:
     return names
 
 
-class NodeAffinity:
+class NodeAffinity(PluginBase[NodeAffinityArgs]):
     name: ClassVar[str] = "NodeAffinity"
+    args_type = NodeAffinityArgs
 
     def __init__(self, args: BaseModel | None, handle: Handle) -> None:
-        added = args.added_affinity if isinstance(args, NodeAffinityArgs) else None
-        added = added or {}
+        super().__init__(args, handle)
+        added = self.args.added_affinity or {}
         enforced = added.get("requiredDuringSchedulingIgnoredDuringExecution")
         self.enforced: tuple[Term, ...] | None = (
             None if enforced is None else parse_terms(enforced.get("nodeSelectorTerms"))

@@ -5,14 +5,13 @@ from __future__ import annotations
 from typing import ClassVar
 
 import numpy as np
-from pydantic import BaseModel
 
 from scheduler_runtime.framework.interface import (
     SKIP,
     SUCCESS,
     CycleState,
-    Handle,
     NodeVerdicts,
+    PluginBase,
     PreFilterResult,
     Status,
 )
@@ -27,11 +26,8 @@ def fits_ports(pod: PodInfo, node: NodeInfo) -> bool:
     return not any(node.port_conflicts(port) for port in pod.host_ports)
 
 
-class NodePorts:
+class NodePorts(PluginBase[None]):
     name: ClassVar[str] = "NodePorts"
-
-    def __init__(self, args: BaseModel | None, handle: Handle) -> None:
-        del args, handle
 
     def pre_filter(
         self, state: CycleState, pod: PodInfo, snapshot: Snapshot

@@ -16,6 +16,7 @@ from scheduler_runtime.framework.interface import (
     SUCCESS,
     CycleState,
     Handle,
+    PluginBase,
     Status,
 )
 from scheduler_runtime.framework.podinfo import PodInfo
@@ -30,15 +31,15 @@ PRE_SCORE_KEY = "PreScoreNodeResourcesBalancedAllocation"
 HALF_SCORE = MAX_NODE_SCORE // 2
 
 
-class BalancedAllocation:
+class BalancedAllocation(PluginBase[NodeResourcesBalancedAllocationArgs]):
     """Registered as NodeResourcesBalancedAllocation."""
 
     name: ClassVar[str] = "NodeResourcesBalancedAllocation"
+    args_type = NodeResourcesBalancedAllocationArgs
 
     def __init__(self, args: BaseModel | None, handle: Handle) -> None:
-        if not isinstance(args, NodeResourcesBalancedAllocationArgs):
-            args = NodeResourcesBalancedAllocationArgs()
-        self.resources = tuple(r.name for r in args.resources)
+        super().__init__(args, handle)
+        self.resources = tuple(r.name for r in self.args.resources)
 
     def _requests(self, pod: PodInfo) -> list[int]:
         return [

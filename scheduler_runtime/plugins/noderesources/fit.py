@@ -14,6 +14,7 @@ from scheduler_runtime.framework.interface import (
     CycleState,
     Handle,
     NodeVerdicts,
+    PluginBase,
     PreFilterResult,
     Status,
 )
@@ -53,13 +54,14 @@ def _checked_requests(
     return [(name, value) for name, value in checked if value > 0]
 
 
-class Fit:
+class Fit(PluginBase[NodeResourcesFitArgs]):
     """Registered as NodeResourcesFit."""
 
     name: ClassVar[str] = "NodeResourcesFit"
+    args_type = NodeResourcesFitArgs
 
     def __init__(self, args: BaseModel | None, handle: Handle) -> None:
-        self.args = args if isinstance(args, NodeResourcesFitArgs) else NodeResourcesFitArgs()
+        super().__init__(args, handle)
         self.ignored = frozenset(self.args.ignored_resources)
         self.ignored_groups = frozenset(self.args.ignored_resource_groups)
         self.strategy = self.args.scoring_strategy

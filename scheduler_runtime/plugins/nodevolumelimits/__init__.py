@@ -7,13 +7,11 @@ import hashlib
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from pydantic import BaseModel
-
 from scheduler_runtime.framework.interface import (
     SKIP,
     SUCCESS,
     CycleState,
-    Handle,
+    PluginBase,
     PreFilterResult,
     Status,
 )
@@ -50,12 +48,8 @@ class MissingClaimError(LookupError):
     """A pod being scheduled names a claim that does not exist."""
 
 
-class NodeVolumeLimits:
+class NodeVolumeLimits(PluginBase[None]):
     name: ClassVar[str] = "NodeVolumeLimits"
-
-    def __init__(self, args: BaseModel | None, handle: Handle) -> None:
-        del args
-        self.handle = handle
 
     def pre_filter(
         self, state: CycleState, pod: PodInfo, snapshot: Snapshot

@@ -20,6 +20,7 @@ from scheduler_runtime.framework.interface import (
     CycleState,
     Handle,
     NodeVerdicts,
+    PluginBase,
     PreFilterResult,
     Status,
 )
@@ -161,14 +162,14 @@ class ScoreState:
     namespace: str
 
 
-class PodTopologySpread:
+class PodTopologySpread(PluginBase[PodTopologySpreadArgs]):
     name: ClassVar[str] = "PodTopologySpread"
+    args_type = PodTopologySpreadArgs
 
     def __init__(self, args: BaseModel | None, handle: Handle) -> None:
-        self.args = args if isinstance(args, PodTopologySpreadArgs) else PodTopologySpreadArgs()
+        super().__init__(args, handle)
         self.defaults = self.args.effective_constraints
         self.system_defaulted = self.args.defaulting_type == "System"
-        self.handle = handle
 
     def _constraints(self, pod: PodInfo, action: str, snapshot: Snapshot) -> tuple[Constraint, ...]:
         if pod.spec.get("topologySpreadConstraints"):

@@ -7,13 +7,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from pydantic import BaseModel
-
 from scheduler_runtime.framework.interface import (
     SKIP,
     SUCCESS,
     CycleState,
-    Handle,
+    PluginBase,
     PreFilterResult,
     Status,
 )
@@ -94,12 +92,8 @@ class RestrictionsState:
                 self.conflicts += delta
 
 
-class VolumeRestrictions:
+class VolumeRestrictions(PluginBase[None]):
     name: ClassVar[str] = "VolumeRestrictions"
-
-    def __init__(self, args: BaseModel | None, handle: Handle) -> None:
-        del args
-        self.handle = handle
 
     def pre_filter(
         self, state: CycleState, pod: PodInfo, snapshot: Snapshot

@@ -8,14 +8,13 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
-from pydantic import BaseModel
 
 from scheduler_runtime.framework.interface import (
     SKIP,
     SUCCESS,
     CycleState,
-    Handle,
     NodeVerdicts,
+    PluginBase,
     PreFilterResult,
     Status,
 )
@@ -51,12 +50,8 @@ def volume_topologies(volume: Mapping[str, Any]) -> list[VolumeTopology]:
     ]
 
 
-class VolumeZone:
+class VolumeZone(PluginBase[None]):
     name: ClassVar[str] = "VolumeZone"
-
-    def __init__(self, args: BaseModel | None, handle: Handle) -> None:
-        del args
-        self.handle = handle
 
     def _topologies(self, pod: PodInfo, snapshot: Snapshot) -> tuple[list[VolumeTopology], Status]:
         """getPVbyPod: unbound claims that wait for their first consumer are skipped."""

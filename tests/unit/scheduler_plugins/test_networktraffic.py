@@ -35,7 +35,7 @@ from scheduler_runtime.framework.algorithm import SchedulingAlgorithm
 from scheduler_runtime.framework.podinfo import pod_info
 from scheduler_runtime.framework.runtime import Framework
 from scheduler_runtime.framework.snapshot import Snapshot
-from scheduler_runtime.plugin_api import CycleState, Handle
+from scheduler_runtime.plugin_api import CycleState, Handle, Services
 
 
 class FakePrometheus:
@@ -196,7 +196,7 @@ def plugin(
     address: str, clock: Clock, registry: CollectorRegistry, **args: Any
 ) -> tuple[NetworkTraffic, Snapshot]:
     nodes = snapshot("a", "b", "c")
-    handle = Handle(nodes, services={"metrics_registry": registry})
+    handle = Handle(nodes, services=Services(metrics_registry=registry))
     model = NetworkTrafficArgs.model_validate({"prometheusAddress": address, **args})
     return NetworkTraffic(model, handle, clock=clock), nodes
 
