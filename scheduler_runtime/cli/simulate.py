@@ -1,49 +1,45 @@
-"""The `scheduler-runtime` command."""
+"""`scheduler-runtime simulate`: place the pending pods of a state file without a cluster."""
 
 from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
 
 import orjson
 
+from scheduler_runtime.cli.exits import ExitCode
 from scheduler_runtime.config import ConfigError, load_configuration_file
-from scheduler_runtime.explain_command import add_explain_command
 from scheduler_runtime.framework.registry import PluginLoadError
 from scheduler_runtime.framework.runtime import FrameworkError
-from scheduler_runtime.live.command import add_run_command
 from scheduler_runtime.simulate import StateError, format_table, read_state, simulate
 
-USAGE_ERROR = 2
 
-
-def _simulate(args: argparse.Namespace) -> int:
+def simulate_command(args: argparse.Namespace) -> int:
     try:
         config = load_configuration_file(args.config)
     except ConfigError as error:
         print(f"error: {args.config}: {error}", file=sys.stderr)
-        return USAGE_ERROR
+        return ExitCode.USAGE_ERROR
     try:
         placements = simulate(config, read_state(args.state), seed=args.seed)
     except (StateError, FrameworkError, PluginLoadError) as error:
         print(f"error: {error}", file=sys.stderr)
-        return USAGE_ERROR
+        return ExitCode.USAGE_ERROR
     except Exception as error:  # a state the parsers did not foresee: still one line
         print(
             f"error: {args.state}: cannot simulate: {type(error).__name__}: {error}",
             file=sys.stderr,
         )
-        return USAGE_ERROR
+        return ExitCode.USAGE_ERROR
     if args.output == "json":
         document = {"placements": [p.as_json() for p in placements]}
         sys.stdout.write(orjson.dumps(document, option=orjson.OPT_INDENT_2).decode() + "\n")
     else:
         print(format_table(placements))
-    return 0
+    return ExitCode.OK
 
 
-def _add_simulate(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     simulate = commands.add_parser(
         "simulate",
         help="place the pending pods of a state file without a cluster",
@@ -55,18 +51,4 @@ def _add_simulate(commands: argparse._SubParsersAction[argparse.ArgumentParser])
     simulate.add_argument("--state", required=True, help="Nodes and Pods (YAML)")
     simulate.add_argument("--seed", type=int, default=None, help="seed for tie-breaking")
     simulate.add_argument("-o", "--output", choices=("json", "table"), default="table")
-    simulate.set_defaults(handler=_simulate)
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="scheduler-runtime", description=__doc__)
-    commands = parser.add_subparsers(title="commands", metavar="COMMAND")
-    add_run_command(commands)
-    _add_simulate(commands)
-    add_explain_command(commands)
-    args = parser.parse_args(argv)
-    if not hasattr(args, "handler"):
-        parser.print_help()
-        return 0
-    result: int = args.handler(args)
-    return result
+    simulate.set_defaults(handler=simulate_command)
