@@ -14,8 +14,8 @@ from cluster import Cluster, start_cluster, stop_cluster, wait_for
 from kubernetes.utils import parse_quantity
 
 INTEGRATION = Path(__file__).parent / "integration"
-# The operator's fixtures (its RBAC, the operator under KopfRunner) live in their own module.
-pytest_plugins = ["operator_support", "replay_parity"]
+# Fixtures live with the support module of their concern; all are registered here, once.
+pytest_plugins = ["operator_support", "prometheus_support", "replay_parity", "runtime_support"]
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

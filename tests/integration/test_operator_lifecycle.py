@@ -14,13 +14,14 @@ from operator_support import (
     condition,
     get_json,
     profile_body,
-    settle,
     start_kube_scheduler,
-    stop,
     wait_condition,
 )
 from scheduler_operator.model import parse
 from scheduler_operator.render import HASH_ANNOTATION, render
+from timing import settle
+
+from benchmarks.processes import stop_process
 
 Apply = Callable[[dict[str, Any]], str]
 
@@ -263,7 +264,7 @@ def test_the_leader_is_reported_from_the_schedulers_lease(
             timeout=30,
         )
     finally:
-        stop(process)
+        stop_process(process)
     assert get_json(cluster, "lease", "kube-scheduler", "-n", namespace) is None
 
 
