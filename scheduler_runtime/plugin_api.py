@@ -17,14 +17,10 @@ from scheduler_runtime.config.model import ApiModel
 from scheduler_runtime.framework.interface import (
     MAX_NODE_SCORE,
     MIN_NODE_SCORE,
-    SKIP,
-    SUCCESS,
     BindPlugin,
-    Code,
     CycleState,
     FilterPlugin,
     Handle,
-    NodeVerdicts,
     PermitPlugin,
     PluginBase,
     PostBindPlugin,
@@ -40,13 +36,13 @@ from scheduler_runtime.framework.interface import (
     ScoreExtensions,
     ScorePlugin,
     Services,
-    Status,
     default_normalize_score,
 )
 from scheduler_runtime.framework.nodeinfo import NodeInfo
 from scheduler_runtime.framework.podinfo import PodInfo
 from scheduler_runtime.framework.registry import ENTRY_POINT_GROUP
 from scheduler_runtime.framework.snapshot import Int64s, Slots, Snapshot
+from scheduler_runtime.framework.status import SKIP, SUCCESS, Code, NodeVerdicts, Status
 from scheduler_runtime.framework.waiting import WaitingPod
 
 __all__ = [

@@ -7,7 +7,7 @@ import argparse
 from collections.abc import Sequence
 
 from scheduler_runtime.cli import explain, run, simulate
-from scheduler_runtime.cli.exits import ExitCode
+from scheduler_runtime.cli.command import ExitCode
 
 __all__ = ["ExitCode", "main"]
 
@@ -17,8 +17,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         prog="scheduler-runtime", description="The `scheduler-runtime` command."
     )
     commands = parser.add_subparsers(title="commands", metavar="COMMAND")
-    for command in (run, simulate, explain):
-        command.add_command(commands)
+    for command in (run.COMMAND, simulate.COMMAND, explain.COMMAND):
+        command.add_to(commands)
     args = parser.parse_args(argv)
     if not hasattr(args, "handler"):
         parser.print_help()

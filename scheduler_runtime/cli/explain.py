@@ -11,7 +11,7 @@ import urllib.request
 
 import orjson
 
-from scheduler_runtime.cli.exits import ExitCode
+from scheduler_runtime.cli.command import Command, ExitCode
 from scheduler_runtime.framework.explain import format_explanation
 
 DEFAULT_ENDPOINT = "http://127.0.0.1:10251"
@@ -25,14 +25,7 @@ def pod_key(text: str) -> str:
     return text
 
 
-def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = commands.add_parser(
-        "explain",
-        help="why a pod went where it went, from a running scheduler",
-        description="Print the filter verdict of every node that did not fit the pod and the "
-        "per-plugin scores of the best candidates, as the running scheduler at --endpoint "
-        "recorded them in the pod's last scheduling attempt.",
-    )
+def arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("pod", type=pod_key, metavar="NAMESPACE/POD")
     parser.add_argument(
         "--endpoint",
@@ -40,7 +33,6 @@ def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         help=f"the scheduler's HTTP address (its --listen; default {DEFAULT_ENDPOINT})",
     )
     parser.add_argument("-o", "--output", choices=("table", "json"), default="table")
-    parser.set_defaults(handler=explain_command)
 
 
 def explain_command(args: argparse.Namespace) -> int:
@@ -78,3 +70,14 @@ def explain_command(args: argparse.Namespace) -> int:
         return ExitCode.FAILURE
     print(text)
     return ExitCode.OK
+
+
+COMMAND = Command(
+    name="explain",
+    help="why a pod went where it went, from a running scheduler",
+    description="Print the filter verdict of every node that did not fit the pod and the "
+    "per-plugin scores of the best candidates, as the running scheduler at --endpoint "
+    "recorded them in the pod's last scheduling attempt.",
+    arguments=arguments,
+    run=explain_command,
+)

@@ -8,7 +8,7 @@ import sys
 
 from kubernetes.config import ConfigException
 
-from scheduler_runtime.cli.exits import ExitCode
+from scheduler_runtime.cli.command import Command, ExitCode
 from scheduler_runtime.config import ConfigError, check_profiles, load_configuration_file
 from scheduler_runtime.framework.interface import DEFAULT_PLUGIN_TIME_BUDGET
 from scheduler_runtime.framework.registry import PluginLoadError
@@ -20,12 +20,7 @@ from scheduler_runtime.live.server import parse_listen
 DEFAULT_LISTEN = "0.0.0.0:10251"
 
 
-def add_command(subcommands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = subcommands.add_parser(
-        "run",
-        help="schedule pods in a cluster",
-        description="Schedule the pods that name one of the configuration's profiles.",
-    )
+def arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--config", required=True, help="KubeSchedulerConfiguration file")
     parser.add_argument(
         "--kubeconfig", help="kubeconfig file (default: the pod's in-cluster configuration)"
@@ -60,7 +55,6 @@ def add_command(subcommands: argparse._SubParsersAction[argparse.ArgumentParser]
         action="store_true",
         help=f"write a one-line explanation on each pod ({ANNOTATION}); needs patch on pods",
     )
-    parser.set_defaults(handler=run_command)
 
 
 def _seconds(text: str) -> float:
@@ -114,3 +108,12 @@ def run_command(args: argparse.Namespace) -> int:
         return ExitCode.FAILURE
     runtime.run()
     return ExitCode.FAILURE if runtime.lost_lease else ExitCode.OK
+
+
+COMMAND = Command(
+    name="run",
+    help="schedule pods in a cluster",
+    description="Schedule the pods that name one of the configuration's profiles.",
+    arguments=arguments,
+    run=run_command,
+)

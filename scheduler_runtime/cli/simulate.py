@@ -7,7 +7,7 @@ import sys
 
 import orjson
 
-from scheduler_runtime.cli.exits import ExitCode
+from scheduler_runtime.cli.command import Command, ExitCode
 from scheduler_runtime.config import ConfigError, load_configuration_file
 from scheduler_runtime.framework.registry import PluginLoadError
 from scheduler_runtime.framework.runtime import FrameworkError
@@ -39,16 +39,19 @@ def simulate_command(args: argparse.Namespace) -> int:
     return ExitCode.OK
 
 
-def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    simulate = commands.add_parser(
-        "simulate",
-        help="place the pending pods of a state file without a cluster",
-        description="Schedule the pending pods of --state (a YAML stream or v1 List of Nodes "
-        "and Pods, as `kubectl get nodes,pods -A -o yaml` prints) with --config, as the live "
-        "scheduler would, and print where each pod goes.",
-    )
-    simulate.add_argument("--config", required=True, help="KubeSchedulerConfiguration file")
-    simulate.add_argument("--state", required=True, help="Nodes and Pods (YAML)")
-    simulate.add_argument("--seed", type=int, default=None, help="seed for tie-breaking")
-    simulate.add_argument("-o", "--output", choices=("json", "table"), default="table")
-    simulate.set_defaults(handler=simulate_command)
+def arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--config", required=True, help="KubeSchedulerConfiguration file")
+    parser.add_argument("--state", required=True, help="Nodes and Pods (YAML)")
+    parser.add_argument("--seed", type=int, default=None, help="seed for tie-breaking")
+    parser.add_argument("-o", "--output", choices=("json", "table"), default="table")
+
+
+COMMAND = Command(
+    name="simulate",
+    help="place the pending pods of a state file without a cluster",
+    description="Schedule the pending pods of --state (a YAML stream or v1 List of Nodes "
+    "and Pods, as `kubectl get nodes,pods -A -o yaml` prints) with --config, as the live "
+    "scheduler would, and print where each pod goes.",
+    arguments=arguments,
+    run=simulate_command,
+)

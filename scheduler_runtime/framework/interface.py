@@ -21,47 +21,16 @@ from pydantic import BaseModel
 from scheduler_runtime.framework.nodeinfo import NodeInfo
 from scheduler_runtime.framework.podinfo import PodInfo
 from scheduler_runtime.framework.snapshot import Int64s, Slots, Snapshot
-from scheduler_runtime.framework.status import SKIP, SUCCESS, Code, NodeVerdicts, Status
+from scheduler_runtime.framework.status import (  # noqa: F401 - found here too, with the rest
+    SKIP,
+    SUCCESS,
+    Code,
+    NodeVerdicts,
+    Status,
+)
 from scheduler_runtime.framework.types import Diagnosis, QueuedPodInfo
 from scheduler_runtime.framework.volumes import ChosenVolumes
 from scheduler_runtime.framework.waiting import WaitingPod
-
-__all__ = [
-    "DEFAULT_PLUGIN_TIME_BUDGET",
-    "MAX_NODE_SCORE",
-    "MIN_NODE_SCORE",
-    "SKIP",
-    "SUCCESS",
-    "BatchFilterPlugin",
-    "BatchScorePlugin",
-    "BindPlugin",
-    "Code",
-    "CycleState",
-    "FilterPlugin",
-    "FrameworkHandle",
-    "Handle",
-    "NodeVerdicts",
-    "NominatingInfo",
-    "PermitPlugin",
-    "Plugin",
-    "PluginBase",
-    "PostBindPlugin",
-    "PostFilterPlugin",
-    "PostFilterResult",
-    "PreBindPlugin",
-    "PreEnqueuePlugin",
-    "PreFilterExtensions",
-    "PreFilterPlugin",
-    "PreFilterResult",
-    "PreScorePlugin",
-    "QueueSortPlugin",
-    "ReservePlugin",
-    "ScoreExtensions",
-    "ScorePlugin",
-    "Services",
-    "Status",
-    "default_normalize_score",
-]
 
 MAX_NODE_SCORE = 100
 DEFAULT_PLUGIN_TIME_BUDGET = 1.0  # seconds an out-of-tree plugin may take per call

@@ -10,8 +10,8 @@ from typing import Any
 
 import urllib3
 
-from scheduler_runtime.framework.interface import Status
 from scheduler_runtime.framework.podinfo import PodInfo
+from scheduler_runtime.framework.status import Status
 from scheduler_runtime.framework.volumes import ChosenVolumes
 from scheduler_runtime.live.kube import STRATEGIC_MERGE_PATCH, ApiError, Kube
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from scheduler_runtime.framework.interface import SUCCESS, CycleState, PluginBase, Status
+from scheduler_runtime.framework.interface import CycleState, PluginBase
 from scheduler_runtime.framework.podinfo import PodInfo
+from scheduler_runtime.framework.status import SUCCESS, Status
 
 
 class DefaultBinder(PluginBase[None]):

@@ -15,16 +15,14 @@ from typing import Any, ClassVar
 
 from scheduler_runtime.config.args import DefaultPreemptionArgs
 from scheduler_runtime.framework.interface import (
-    SUCCESS,
-    Code,
     CycleState,
     NominatingInfo,
     PluginBase,
     PostFilterResult,
-    Status,
 )
 from scheduler_runtime.framework.nodeinfo import NodeInfo
 from scheduler_runtime.framework.podinfo import PodInfo
+from scheduler_runtime.framework.status import SUCCESS, Code, Status
 from scheduler_runtime.framework.types import Diagnosis, FitError, NodeToStatus
 from scheduler_runtime.plugins.defaultpreemption.pdb import Budgets, split_by_pdb_violation
 

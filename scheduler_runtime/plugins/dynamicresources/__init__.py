@@ -9,15 +9,14 @@ from __future__ import annotations
 from typing import ClassVar
 
 from scheduler_runtime.framework.interface import (
-    SKIP,
     CycleState,
     PluginBase,
     PostFilterResult,
     PreFilterResult,
-    Status,
 )
 from scheduler_runtime.framework.podinfo import PodInfo
 from scheduler_runtime.framework.snapshot import Snapshot
+from scheduler_runtime.framework.status import SKIP, Status
 from scheduler_runtime.framework.types import Diagnosis
 
 NO_CLAIMS_TO_DEALLOCATE = "no new claims to deallocate"

@@ -7,16 +7,11 @@ from typing import ClassVar
 
 import numpy as np
 
-from scheduler_runtime.framework.interface import (
-    MAX_NODE_SCORE,
-    SUCCESS,
-    CycleState,
-    PluginBase,
-    Status,
-)
+from scheduler_runtime.framework.interface import MAX_NODE_SCORE, CycleState, PluginBase
 from scheduler_runtime.framework.nodeinfo import NodeInfo
 from scheduler_runtime.framework.podinfo import PodInfo
 from scheduler_runtime.framework.snapshot import Int64s, Slots, Snapshot
+from scheduler_runtime.framework.status import SUCCESS, Status
 
 MB = 1024 * 1024
 MIN_THRESHOLD = 23 * MB

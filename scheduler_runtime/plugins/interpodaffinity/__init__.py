@@ -9,12 +9,7 @@ from typing import ClassVar
 
 from scheduler_runtime.config.args import InterPodAffinityArgs
 from scheduler_runtime.framework.interface import PluginBase
-from scheduler_runtime.plugins.interpodaffinity.filtering import (
-    REASON_AFFINITY,
-    REASON_ANTI_AFFINITY,
-    REASON_EXISTING_ANTI_AFFINITY,
-    Filtering,
-)
+from scheduler_runtime.plugins.interpodaffinity.filtering import Filtering
 from scheduler_runtime.plugins.interpodaffinity.scoring import Scoring
 
 
@@ -23,9 +18,4 @@ class InterPodAffinity(Filtering, Scoring, PluginBase[InterPodAffinityArgs]):
     args_type = InterPodAffinityArgs
 
 
-__all__ = [
-    "REASON_AFFINITY",
-    "REASON_ANTI_AFFINITY",
-    "REASON_EXISTING_ANTI_AFFINITY",
-    "InterPodAffinity",
-]
+__all__ = ["InterPodAffinity"]

@@ -12,19 +12,16 @@ from pydantic import BaseModel
 
 from scheduler_runtime.config.args import NodeAffinityArgs
 from scheduler_runtime.framework.interface import (
-    SKIP,
-    SUCCESS,
     CycleState,
     Handle,
-    NodeVerdicts,
     PluginBase,
     PreFilterResult,
-    Status,
     default_normalize_score,
 )
 from scheduler_runtime.framework.nodeinfo import NodeInfo
 from scheduler_runtime.framework.podinfo import PodInfo
 from scheduler_runtime.framework.snapshot import Int64s, Slots, Snapshot
+from scheduler_runtime.framework.status import SKIP, SUCCESS, NodeVerdicts, Status
 from scheduler_runtime.plugins.nodeaffinity.selector import (
     NAME_FIELD,
     Term,

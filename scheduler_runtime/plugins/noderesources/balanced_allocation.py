@@ -10,17 +10,10 @@ from typing import ClassVar
 from pydantic import BaseModel
 
 from scheduler_runtime.config.args import NodeResourcesBalancedAllocationArgs
-from scheduler_runtime.framework.interface import (
-    MAX_NODE_SCORE,
-    SKIP,
-    SUCCESS,
-    CycleState,
-    Handle,
-    PluginBase,
-    Status,
-)
+from scheduler_runtime.framework.interface import MAX_NODE_SCORE, CycleState, Handle, PluginBase
 from scheduler_runtime.framework.podinfo import PodInfo
 from scheduler_runtime.framework.snapshot import Int64s, Slots, Snapshot
+from scheduler_runtime.framework.status import SKIP, SUCCESS, Status
 from scheduler_runtime.plugins.noderesources.resources import (
     allocatable_and_requested,
     pod_scoring_request,

@@ -9,19 +9,12 @@ import numpy as np
 from pydantic import BaseModel
 
 from scheduler_runtime.config.args import NodeResourcesFitArgs
-from scheduler_runtime.framework.interface import (
-    SUCCESS,
-    CycleState,
-    Handle,
-    NodeVerdicts,
-    PluginBase,
-    PreFilterResult,
-    Status,
-)
+from scheduler_runtime.framework.interface import CycleState, Handle, PluginBase, PreFilterResult
 from scheduler_runtime.framework.nodeinfo import NodeInfo
 from scheduler_runtime.framework.podinfo import PodInfo
 from scheduler_runtime.framework.quantity import CPU, EPHEMERAL_STORAGE, MEMORY, PODS
 from scheduler_runtime.framework.snapshot import Int64s, Slots, Snapshot
+from scheduler_runtime.framework.status import SUCCESS, NodeVerdicts, Status
 from scheduler_runtime.plugins.noderesources.resources import (
     allocatable_and_requested,
     is_extended,

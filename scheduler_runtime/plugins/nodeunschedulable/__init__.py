@@ -6,16 +6,11 @@ from typing import ClassVar
 
 import numpy as np
 
-from scheduler_runtime.framework.interface import (
-    SUCCESS,
-    CycleState,
-    NodeVerdicts,
-    PluginBase,
-    Status,
-)
+from scheduler_runtime.framework.interface import CycleState, PluginBase
 from scheduler_runtime.framework.nodeinfo import NodeInfo
 from scheduler_runtime.framework.podinfo import PodInfo, Taint
 from scheduler_runtime.framework.snapshot import Slots, Snapshot
+from scheduler_runtime.framework.status import SUCCESS, NodeVerdicts, Status
 
 REASON = "node(s) were unschedulable"
 UNSCHEDULABLE_TAINT = Taint("node.kubernetes.io/unschedulable", "", "NoSchedule")

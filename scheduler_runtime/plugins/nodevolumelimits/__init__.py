@@ -7,17 +7,11 @@ import hashlib
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from scheduler_runtime.framework.interface import (
-    SKIP,
-    SUCCESS,
-    CycleState,
-    PluginBase,
-    PreFilterResult,
-    Status,
-)
+from scheduler_runtime.framework.interface import CycleState, PluginBase, PreFilterResult
 from scheduler_runtime.framework.nodeinfo import NodeInfo
 from scheduler_runtime.framework.podinfo import PodInfo
 from scheduler_runtime.framework.snapshot import Snapshot
+from scheduler_runtime.framework.status import SKIP, SUCCESS, Status
 from scheduler_runtime.framework.volumes import Volumes, claim_class, claim_refs, not_found
 
 REASON = "node(s) exceed max volume count"

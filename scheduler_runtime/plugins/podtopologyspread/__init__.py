@@ -12,11 +12,7 @@ from pydantic import BaseModel
 
 from scheduler_runtime.config.args import PodTopologySpreadArgs
 from scheduler_runtime.framework.interface import Handle, PluginBase
-from scheduler_runtime.plugins.podtopologyspread.filtering import (
-    REASON,
-    REASON_MISSING_LABEL,
-    Filtering,
-)
+from scheduler_runtime.plugins.podtopologyspread.filtering import Filtering
 from scheduler_runtime.plugins.podtopologyspread.scoring import Scoring
 
 
@@ -30,4 +26,4 @@ class PodTopologySpread(Filtering, Scoring, PluginBase[PodTopologySpreadArgs]):
         self.system_defaulted = self.args.defaulting_type == "System"
 
 
-__all__ = ["REASON", "REASON_MISSING_LABEL", "PodTopologySpread"]
+__all__ = ["PodTopologySpread"]

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from scheduler_runtime.framework.interface import SUCCESS, PluginBase, Status
+from scheduler_runtime.framework.interface import PluginBase
 from scheduler_runtime.framework.podinfo import PodInfo
+from scheduler_runtime.framework.status import SUCCESS, Status
 
 
 class SchedulingGates(PluginBase[None]):

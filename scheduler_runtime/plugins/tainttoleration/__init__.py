@@ -7,17 +7,11 @@ from typing import ClassVar
 
 import numpy as np
 
-from scheduler_runtime.framework.interface import (
-    SUCCESS,
-    CycleState,
-    NodeVerdicts,
-    PluginBase,
-    Status,
-    default_normalize_score,
-)
+from scheduler_runtime.framework.interface import CycleState, PluginBase, default_normalize_score
 from scheduler_runtime.framework.nodeinfo import NodeInfo
 from scheduler_runtime.framework.podinfo import PodInfo, Taint, Toleration
 from scheduler_runtime.framework.snapshot import Int64s, Slots, Snapshot
+from scheduler_runtime.framework.status import SUCCESS, NodeVerdicts, Status
 
 HARD_EFFECTS = ("NoSchedule", "NoExecute")
 PREFER_NO_SCHEDULE = "PreferNoSchedule"

@@ -14,18 +14,12 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from scheduler_runtime.config.args import VolumeBindingArgs
-from scheduler_runtime.framework.interface import (
-    SKIP,
-    SUCCESS,
-    CycleState,
-    PluginBase,
-    PreFilterResult,
-    Status,
-)
+from scheduler_runtime.framework.interface import CycleState, PluginBase, PreFilterResult
 from scheduler_runtime.framework.nodeinfo import NodeInfo
 from scheduler_runtime.framework.objects import object_key
 from scheduler_runtime.framework.podinfo import PodInfo
 from scheduler_runtime.framework.snapshot import Slots, Snapshot
+from scheduler_runtime.framework.status import SKIP, SUCCESS, Status
 from scheduler_runtime.framework.volumes import Volumes, claim_refs
 from scheduler_runtime.plugins.volumebinding.binder import (
     SELECTED_NODE,

@@ -9,18 +9,11 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from scheduler_runtime.framework.interface import (
-    SKIP,
-    SUCCESS,
-    CycleState,
-    NodeVerdicts,
-    PluginBase,
-    PreFilterResult,
-    Status,
-)
+from scheduler_runtime.framework.interface import CycleState, PluginBase, PreFilterResult
 from scheduler_runtime.framework.nodeinfo import NodeInfo
 from scheduler_runtime.framework.podinfo import PodInfo
 from scheduler_runtime.framework.snapshot import Mask, Slots, Snapshot
+from scheduler_runtime.framework.status import SKIP, SUCCESS, NodeVerdicts, Status
 from scheduler_runtime.framework.volumes import Volumes, claim_class, claim_refs, not_found
 
 REASON = "node(s) had no available volume zone"
