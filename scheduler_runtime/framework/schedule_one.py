@@ -47,7 +47,7 @@ def fields(**values: Any) -> str:
     )
 
 
-@dataclass
+@dataclass(slots=True)
 class Attempt(Generic[QueuedT]):
     """One pod's way through a scheduling and binding cycle."""
 
@@ -129,6 +129,10 @@ class ScheduleOne(Generic[QueuedT]):
         self.sink = sink
         self.explaining = explaining
         self.clock = clock
+        self._binding_errors: tuple[type[BaseException], ...] = (
+            FrameworkError,
+            *sink.binding_errors,
+        )
 
     def schedule_one(self, queued: QueuedT) -> None:
         """One pod: the scheduling cycle, then (when a node was reserved) the binding cycle."""
@@ -227,7 +231,6 @@ class ScheduleOne(Generic[QueuedT]):
     def binding_cycle(self, attempt: Attempt[QueuedT]) -> None:
         """WaitOnPermit, PreBind, Bind, then PostBind, or the failure: unreserve, forget."""
         pod, framework, state, node = attempt.pod, attempt.framework, attempt.state, attempt.node
-        expected: tuple[type[BaseException], ...] = (FrameworkError, *self.sink.binding_errors)
         try:
             status = located(self.sink.wait_on_permit(framework, pod), "Permit")
             if status.is_rejected:
@@ -238,7 +241,7 @@ class ScheduleOne(Generic[QueuedT]):
                 status = located(framework.run_bind(state, pod, node), "Bind")
                 if status.is_skip:
                     status = Status(Code.ERROR, ("no bind plugin bound the pod",))
-        except expected as error:
+        except self._binding_errors as error:
             status = Status.as_error(error)
         except Exception as bug:  # the pod must not stay in flight forever
             if not self.sink.contains_bugs:
