@@ -37,6 +37,7 @@ lint: $(VENV)/.installed
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
+	$(VENV)/bin/lint-imports
 
 test: $(VENV)/.installed binaries
 	$(VENV)/bin/pytest

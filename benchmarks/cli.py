@@ -54,10 +54,10 @@ from benchmarks.stats import (
     percentile,
     share_beyond_finite_buckets,
 )
+from benchmarks.tools import REPO, cluster_tool, pinned_versions
 from scheduler_runtime.framework.registry import PluginLoadError
 from scheduler_runtime.framework.runtime import FrameworkError
 
-REPO = Path(__file__).resolve().parent.parent
 SCALES = {"quick": (100, 300), "500": (500, 2000), "5000": (5000, 10000)}
 DEFAULT_OUTPUT = REPO / "benchmarks" / "results" / "latest.json"
 
@@ -471,25 +471,6 @@ def cpu_model() -> str:
         if line.startswith("model name"):
             return line.split(":", 1)[1].strip()
     return platform.processor() or platform.machine()
-
-
-def pinned_versions() -> dict[str, str]:
-    """tools/versions.env, the one place the control plane's versions are pinned."""
-    pairs = (
-        line.split("=", 1)
-        for line in (REPO / "tools" / "versions.env").read_text().splitlines()
-        if "=" in line and not line.lstrip().startswith("#")
-    )
-    return {key.strip(): value.strip() for key, value in pairs}
-
-
-def cluster_tool(*args: str) -> str:
-    done = subprocess.run(
-        [str(REPO / "tools" / "cluster.sh"), *args], capture_output=True, text=True, check=False
-    )
-    if done.returncode != 0:
-        raise RuntimeError(f"tools/cluster.sh {' '.join(args)} failed:\n{done.stderr[-3000:]}")
-    return done.stdout.strip()
 
 
 def progress(message: str) -> None:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -17,6 +16,7 @@ from typing import IO, Any
 import aiohttp
 import yaml
 
+from benchmarks.processes import free_port, stop_process
 from benchmarks.stats import histogram_buckets
 
 UPSTREAM = "upstream"
@@ -46,12 +46,6 @@ def configuration(scheduler_name: str, kubeconfig: Path) -> dict[str, Any]:
         "leaderElection": {"leaderElect": False},
         "profiles": [{"schedulerName": scheduler_name}],
     }
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def upstream_command(binary: Path, config: Path, port: int) -> list[str]:
@@ -171,13 +165,8 @@ class SchedulerProcess:
         return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
     def stop(self, timeout: float = 15) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        if self.process is not None:
+            stop_process(self.process, timeout)
         if self.log is not None:
             self.log.close()
 

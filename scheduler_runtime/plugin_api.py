@@ -13,21 +13,16 @@ carries on with the next pod.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Generic, TypeVar, cast
-
-from scheduler_runtime.config.model import ConfigModel
+from scheduler_runtime.config.model import ApiModel
 from scheduler_runtime.framework.interface import (
     MAX_NODE_SCORE,
     MIN_NODE_SCORE,
-    SKIP,
-    SUCCESS,
     BindPlugin,
-    Code,
     CycleState,
     FilterPlugin,
     Handle,
-    NodeVerdicts,
     PermitPlugin,
+    PluginBase,
     PostBindPlugin,
     PostFilterPlugin,
     PostFilterResult,
@@ -40,13 +35,14 @@ from scheduler_runtime.framework.interface import (
     ReservePlugin,
     ScoreExtensions,
     ScorePlugin,
-    Status,
+    Services,
     default_normalize_score,
 )
 from scheduler_runtime.framework.nodeinfo import NodeInfo
 from scheduler_runtime.framework.podinfo import PodInfo
 from scheduler_runtime.framework.registry import ENTRY_POINT_GROUP
 from scheduler_runtime.framework.snapshot import Int64s, Slots, Snapshot
+from scheduler_runtime.framework.status import SKIP, SUCCESS, Code, NodeVerdicts, Status
 from scheduler_runtime.framework.waiting import WaitingPod
 
 __all__ = [
@@ -79,6 +75,7 @@ __all__ = [
     "ReservePlugin",
     "ScoreExtensions",
     "ScorePlugin",
+    "Services",
     "Slots",
     "Snapshot",
     "Status",
@@ -87,27 +84,5 @@ __all__ = [
 ]
 
 
-class PluginArgs(ConfigModel):
+class PluginArgs(ApiModel):
     """Base of a plugin's args model: camelCase keys, unknown keys refused, immutable."""
-
-
-ArgsT = TypeVar("ArgsT", bound=PluginArgs)
-
-
-class PluginBase(Generic[ArgsT]):
-    """An optional base class: keeps the validated args (the model's defaults when the
-    configuration gives none) and the handle.
-
-        class Spread(PluginBase[SpreadArgs]):
-            name = "Spread"
-            args_type = SpreadArgs
-    """
-
-    name: ClassVar[str]
-    args_type: ClassVar[type[PluginArgs] | None] = None
-
-    def __init__(self, args: Any, handle: Handle) -> None:
-        if args is None:
-            args = (self.args_type or PluginArgs)()
-        self.args: ArgsT = cast(ArgsT, args)
-        self.handle = handle

@@ -1,13 +1,14 @@
 """What-if scheduling without a cluster: the pods of a state file (what `kubectl get
 nodes,pods -A -o yaml` prints) that belong to a profile are scheduled in queue order, each
-placement counting for the next, exactly as the live scheduler's cycle would place them."""
+placement counting for the next, through the live scheduler's own scheduling sequence
+(framework/schedule_one.py) with memory as its outcome sink."""
 
 from __future__ import annotations
 
-import dataclasses
 import heapq
 import random
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -16,13 +17,15 @@ import yaml
 
 from scheduler_runtime.config import SchedulerConfiguration
 from scheduler_runtime.framework.algorithm import SchedulingAlgorithm
-from scheduler_runtime.framework.explain import Explanation, explain
-from scheduler_runtime.framework.interface import Code, CycleState, Handle, Status
+from scheduler_runtime.framework.explain import Explanation
+from scheduler_runtime.framework.interface import Handle, Services
 from scheduler_runtime.framework.podinfo import PodInfo, pod_info
 from scheduler_runtime.framework.quantity import QuantityError
-from scheduler_runtime.framework.runtime import Framework, FrameworkError
+from scheduler_runtime.framework.runtime import Framework
+from scheduler_runtime.framework.schedule_one import Attempt, ScheduleOne
 from scheduler_runtime.framework.snapshot import Snapshot
-from scheduler_runtime.framework.types import FitError, NoNodesAvailableError, QueuedPodInfo
+from scheduler_runtime.framework.status import SUCCESS, Code, Status
+from scheduler_runtime.framework.types import QueuedPodInfo, ScheduleResult
 
 TERMINAL_PHASES = ("Succeeded", "Failed")
 
@@ -127,7 +130,11 @@ class _Queued:
 
 
 class Simulation:
-    """A snapshot, one framework per profile and a queue, driven until the queue is empty."""
+    """A snapshot, one framework per profile and a queue, driven until the queue is empty;
+    the outcome sink of its scheduling sequence, in memory."""
+
+    binding_errors: tuple[type[BaseException], ...] = ()
+    contains_bugs = False  # a bug stops the simulation with one clear error
 
     def __init__(self, config: SchedulerConfiguration, seed: int | None = None) -> None:
         self.snapshot = Snapshot()
@@ -140,12 +147,13 @@ class Simulation:
             nominated_nodes=self._nominated_nodes,
             rng=self.rng,
             parallelism=config.parallelism,
-            services={"delete_pod": self._delete_pod, "clear_nomination": self._clear_nomination},
+            services=Services(delete_pod=self._delete_pod, clear_nomination=self._clear_nomination),
         )
         self.frameworks = {p.scheduler_name: Framework(p, handle) for p in config.profiles}
         self.algorithm = SchedulingAlgorithm(
             self.snapshot, config.percentage_of_nodes_to_score, self.rng
         )
+        self.sequence = ScheduleOne(self.frameworks, self.algorithm, self, explaining=True)
         self._less = next(iter(self.frameworks.values())).less
         self._queue: list[_Queued] = []
         self._sequence = 0
@@ -221,7 +229,7 @@ class Simulation:
         """Runs one scheduling cycle for the next queued pod; False once none is left."""
         if not self._queue:
             return False
-        self._schedule_one(heapq.heappop(self._queue).queued)
+        self.sequence.schedule_one(heapq.heappop(self._queue).queued)
         return True
 
     def _record(
@@ -234,69 +242,60 @@ class Simulation:
         self.placements.pop(pod.key, None)  # the last attempt counts, in its order
         self.placements[pod.key] = Placement(pod.namespace, pod.name, node, message, explanation)
 
-    def _schedule_one(self, queued: QueuedPodInfo) -> None:
-        pod = queued.pod_info
-        framework = self.frameworks[pod.scheduler_name]
-        state = CycleState()
-        try:
-            result = self.algorithm.schedule_pod(framework, state, pod)
-        except FitError as error:
-            self._unschedulable_pod(queued, framework, state, error)
-            return
-        except (NoNodesAvailableError, FrameworkError) as error:
-            self._record(pod, None, str(error))
-            return
-        node = result.suggested_host
-        why = explain(pod, framework, self.algorithm, node=node)
-        assumed = pod.with_node(node)
-        self.snapshot.add_pod(assumed)
+    # ----- the sequence's outcome sink: memory
+
+    def scheduling(self, pod: PodInfo) -> AbstractContextManager[object]:
+        return nullcontext()
+
+    def node_found(self, attempt: Attempt[QueuedPodInfo], result: ScheduleResult) -> None:
+        pass
+
+    def post_filter_started(self, attempt: Attempt[QueuedPodInfo]) -> None:
+        pass
+
+    def explained(self, explanation: Explanation) -> None:
+        pass
+
+    def assume(self, pod: PodInfo, node: str) -> None:
+        self.snapshot.add_pod(pod.with_node(node))
         self.nominated.pop(pod.key, None)
-        status = self._reserve_to_bind(framework, state, assumed, node)
-        if not status.is_success:
-            self.snapshot.remove_pod(pod.key)
-            self._record(pod, None, status.message())
-            return
-        self._record(pod, node, None, why)
 
-    def _reserve_to_bind(
-        self, framework: Framework, state: CycleState, pod: PodInfo, node: str
-    ) -> Status:
-        status = framework.run_reserve(state, pod, node)
-        if status.is_success:
-            status = framework.run_permit(state, pod, node)
-            if status.code == Code.WAIT:
-                # One pod at a time: nothing can allow it later, so it is judged now.
-                framework.waiting_pods.remove(pod.uid)
-        if status.is_success:
-            status = framework.run_pre_bind(state, pod, node)
-        if status.is_success:
-            status = framework.run_bind(state, pod, node)
-        if status.is_success:
-            framework.run_post_bind(state, pod, node)
-            return status
-        framework.run_unreserve(state, pod, node)
-        if status.code == Code.WAIT:
-            return Status.unschedulable("pod waits on permit, which simulation does not grant")
-        return status
+    def forget(self, pod: PodInfo) -> None:
+        self.snapshot.remove_pod(pod.key)
 
-    def _unschedulable_pod(
-        self, queued: QueuedPodInfo, framework: Framework, state: CycleState, error: FitError
-    ) -> None:
-        pod = queued.pod_info
-        why = explain(pod, framework, self.algorithm, node=None, diagnosis=error.diagnosis)
-        nominated = None
-        if framework.has("postFilter"):
-            result, status = framework.run_post_filter(state, pod, error.diagnosis)
-            error.diagnosis.post_filter_msg = status.message()
-            if result is not None and result.nominating is not None:
-                nominated = result.nominating.node_name
-        self._record(pod, None, str(error), dataclasses.replace(why, message=str(error)))
-        if nominated:
-            pod.pod.setdefault("status", {})["nominatedNodeName"] = nominated
+    def nominate(self, pod: PodInfo, node: str) -> None:
+        if node:
+            pod.pod.setdefault("status", {})["nominatedNodeName"] = node
             self.nominated[pod.key] = pod
+
+    def wait_on_permit(self, framework: Framework, pod: PodInfo) -> Status:
+        """One pod at a time: nothing can allow a waiting pod later, so it is judged now."""
+        if framework.waiting_pods.get(pod.uid) is None:
+            return SUCCESS
+        framework.waiting_pods.remove(pod.uid)
+        return Status.unschedulable("pod waits on permit, which simulation does not grant")
+
+    def start_binding(
+        self,
+        binding_cycle: Callable[[Attempt[QueuedPodInfo]], None],
+        attempt: Attempt[QueuedPodInfo],
+    ) -> None:
+        binding_cycle(attempt)  # the assumed pod already counts on its node
+
+    def bound(self, attempt: Attempt[QueuedPodInfo]) -> None:
+        self._record(attempt.pod, attempt.node, None, attempt.explanation)
+
+    def failed(self, attempt: Attempt[QueuedPodInfo], status: Status) -> None:
+        """The FailedScheduling message; a nominated pod tries again at once, an
+        unschedulable one once preemption has made room somewhere."""
+        pod = attempt.pod
+        self._record(pod, None, status.message(), attempt.explanation)
+        if status.code == Code.ERROR:
+            return
+        if attempt.nomination:
             self._enqueue(pod)
         else:
-            self._unschedulable.append(queued)
+            self._unschedulable.append(attempt.queued)
 
 
 def simulate(

@@ -15,9 +15,14 @@ from kubernetes.utils import parse_quantity
 
 INTEGRATION = Path(__file__).parent / "integration"
 AS_SHIPPED = Path(__file__).parent / "e2e"
-# The operator's fixtures (its RBAC, the operator under KopfRunner) and the real node's live in
-# their own modules.
-pytest_plugins = ["operator_support", "replay_parity", "real_node_support"]
+# Fixtures live with the support module of their concern; all are registered here, once.
+pytest_plugins = [
+    "operator_support",
+    "prometheus_support",
+    "real_node_support",
+    "replay_parity",
+    "runtime_support",
+]
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

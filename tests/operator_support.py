@@ -5,10 +5,8 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import ssl
 import subprocess
-import time
 import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -20,6 +18,8 @@ import yaml
 from cluster import REPO, Cluster, wait_for
 from kopf.testing import KopfRunner
 from lease_player import LeasePlayer
+
+from benchmarks.processes import free_port
 
 OPERATOR_NAMESPACE = "scheduler-operator"
 OPERATOR_ACCOUNT = "scheduler-operator"
@@ -210,13 +210,6 @@ def wait_condition(
     return dict(wait_for(f"{name} {kind}={status}", probe, timeout=timeout))
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
 def start_kube_scheduler(
     cluster: Cluster, config: dict[str, Any], workdir: Path
 ) -> tuple[subprocess.Popen[bytes], int, Path]:
@@ -242,15 +235,6 @@ def start_kube_scheduler(
     return process, port, log
 
 
-def stop(process: subprocess.Popen[bytes]) -> None:
-    process.terminate()
-    try:
-        process.wait(timeout=20)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait()
-
-
 def healthz(port: int) -> bool:
     """The scheduler's own health endpoint (self-signed certificate, always-allowed path)."""
     insecure = ssl.create_default_context()
@@ -263,8 +247,3 @@ def healthz(port: int) -> bool:
             return bool(answer.read() == b"ok")
     except OSError:
         return False
-
-
-def settle(seconds: float) -> None:
-    """Gives controllers time to act on something they should not act on."""
-    time.sleep(seconds)

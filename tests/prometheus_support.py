@@ -1,6 +1,7 @@
-"""A real Prometheus for the tests (Debian's `prometheus`, started per test on a free port with
-its own configuration and storage) scraping an exporter the test controls: per node, the
-node-exporter series NetworkTraffic reads, at the receive rates the test sets."""
+"""Prometheus for the tests: a real one (Debian's `prometheus`, started per test on a free port
+with its own configuration and storage) scraping an exporter the test controls (per node, the
+node-exporter series NetworkTraffic reads, at the receive rates the test sets), and a fake one
+that answers queries with whatever the test sets."""
 
 from __future__ import annotations
 
@@ -11,16 +12,47 @@ import threading
 import time
 import urllib.parse
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 import yaml
 from cluster import wait_for
-from runtime_support import free_port
+
+from benchmarks.processes import free_port, stop_process
 
 SCRAPE_INTERVAL_SECONDS = 1
+# (path) -> (status, content type, body)
+Responder = Callable[[str], tuple[int, str, bytes]]
+
+
+def serve(respond: Responder) -> ThreadingHTTPServer:
+    """A quiet HTTP server on a free local port, answering each GET with `respond(path)`."""
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            status, content_type, body = respond(self.path)
+            self.send_response(status)
+            self.send_header("Content-Type", content_type)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, format: str, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+def stop_serving(server: ThreadingHTTPServer) -> None:
+    server.shutdown()
+    server.server_close()
 
 
 class TrafficExporter:
@@ -33,23 +65,9 @@ class TrafficExporter:
         self._totals: dict[str, float] = {}
         self._since = time.monotonic()
         self._lock = threading.Lock()
-        exporter = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:
-                body = exporter.exposition().encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "text/plain; version=0.0.4")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, format: str, *args: object) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.server = serve(
+            lambda path: (200, "text/plain; version=0.0.4", self.exposition().encode())
+        )
 
     @property
     def address(self) -> str:
@@ -85,8 +103,7 @@ class TrafficExporter:
         return "\n".join(lines) + "\n"
 
     def stop(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        stop_serving(self.server)
 
 
 class Prometheus:
@@ -151,13 +168,7 @@ class Prometheus:
         return {s["metric"].get("nodename", ""): float(s["value"][1]) for s in result}
 
     def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(20)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(10)
+        stop_process(self.process)
         self._log.close()
 
 
@@ -175,3 +186,45 @@ def prometheus(traffic_exporter: TrafficExporter, tmp_path: Path) -> Iterator[Pr
     server = Prometheus(traffic_exporter, workdir)
     yield server
     server.stop()
+
+
+class FakePrometheus:
+    """Answers /api/v1/query with `traffic` ({node: bytes per second}), or with `status` and
+    an error when that is not 200, after `delay` seconds; records the queries."""
+
+    def __init__(self) -> None:
+        self.traffic: dict[str, float] = {}
+        self.status = 200
+        self.delay = 0.0
+        self.queries: list[str] = []
+        self.server = serve(self._answer)
+
+    def _answer(self, path: str) -> tuple[int, str, bytes]:
+        self.queries.append(parse_qs(urlsplit(path).query)["query"][0])
+        time.sleep(self.delay)
+        document: dict[str, Any] = (
+            {
+                "status": "success",
+                "data": {
+                    "resultType": "vector",
+                    "result": [
+                        {"metric": {"nodename": node}, "value": [1.0, str(value)]}
+                        for node, value in self.traffic.items()
+                    ],
+                },
+            }
+            if self.status == 200
+            else {"status": "error", "error": "overloaded"}
+        )
+        return self.status, "application/json", json.dumps(document).encode()
+
+    @property
+    def address(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}"
+
+
+@pytest.fixture
+def fake_prometheus() -> Iterator[FakePrometheus]:
+    fake = FakePrometheus()
+    yield fake
+    stop_serving(fake.server)

@@ -16,8 +16,10 @@ from typing import Any
 import kubernetes
 import pytest
 import yaml
-from cluster import REPO, TOOLS, Cluster, cluster_tool, kwok_node, wait_for
+from cluster import REPO, Cluster, kwok_node, wait_for
 from operator_support import get_json
+
+from benchmarks.tools import TOOLS, cluster_tool
 
 OPERATOR_NAMESPACE = "scheduler-operator"
 KWOK_TAINT = {"key": "kwok.x-k8s.io/node", "value": "fake", "effect": "NoSchedule"}

@@ -7,9 +7,7 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
-import time
 import urllib.error
 import urllib.request
 import uuid
@@ -21,18 +19,14 @@ import kubernetes
 import pytest
 import yaml
 from cluster import REPO, Cluster, wait_for
+from timing import settle
 
+from benchmarks.processes import free_port, stop_process
 from scheduler_runtime.config.defaults import DEFAULT_MULTI_POINT
 from scheduler_runtime.framework.registry import PluginLoadError, registry
 
 DEFAULT_PLUGINS = [name for name, _ in DEFAULT_MULTI_POINT]
 RUNTIME = REPO / ".venv" / "bin" / "scheduler-runtime"
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def plugins_not_installed() -> list[str]:
@@ -140,15 +134,9 @@ class RuntimeProcess:
 
     def stop(self) -> int:
         """SIGTERM, as the kubelet sends it; the exit status."""
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(30)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(10)
+        status = stop_process(self.process, timeout=30)
         self._log.close()
-        return int(self.process.returncode)
+        return status
 
 
 @pytest.fixture
@@ -284,8 +272,3 @@ class Pods:
 @pytest.fixture
 def pods(cluster: Cluster, namespace: str) -> Pods:
     return Pods(cluster, namespace)
-
-
-def settle(seconds: float) -> None:
-    """Gives the scheduler time to act when the test checks that nothing happened."""
-    time.sleep(seconds)

@@ -5,10 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
-from scheduler_runtime.config import ConfigError, load_configuration
+from scheduler_runtime.config import ConfigError, check_profiles, load_configuration
 from scheduler_runtime.framework.registry import PluginLoadError
 from scheduler_runtime.framework.runtime import FrameworkError
-from scheduler_runtime.live.scheduler import check_profiles
 
 from .model import Engine, Profile, SchedulerProfile, SpecError, extension_points
 from .render.config import scheduler_configuration

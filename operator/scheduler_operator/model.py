@@ -10,9 +10,15 @@ from typing import Annotated, Any, Final
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, TypeAdapter, ValidationError
 
-from scheduler_runtime.config.errors import ConfigError, field_path
-from scheduler_runtime.config.model import ConfigModel as ApiModel
-from scheduler_runtime.config.types import Plugin, PluginConfig, Plugins, PluginSet
+from scheduler_runtime.config import (
+    ApiModel,
+    ConfigError,
+    Plugin,
+    PluginConfig,
+    Plugins,
+    PluginSet,
+    field_path,
+)
 
 GROUP = "scheduling.schedops.io"
 VERSION = "v1alpha1"

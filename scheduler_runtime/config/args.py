@@ -7,10 +7,10 @@ from typing import Any, Literal, Self
 
 from pydantic import Field, model_validator
 
-from scheduler_runtime.config.model import ConfigModel
+from scheduler_runtime.config.model import ApiModel
 
 
-class ResourceSpec(ConfigModel):
+class ResourceSpec(ApiModel):
     """A resource and its weight in a scoring strategy."""
 
     name: str = Field(min_length=1)
@@ -34,14 +34,14 @@ def _check_resources(resources: tuple[ResourceSpec, ...], *, fixed_weight: int |
             )
 
 
-class UtilizationShapePoint(ConfigModel):
+class UtilizationShapePoint(ApiModel):
     """One point of a RequestedToCapacityRatio shape: utilization 0-100 maps to score 0-10."""
 
     utilization: int = Field(ge=0, le=100)
     score: int = Field(ge=0, le=10)
 
 
-class RequestedToCapacityRatioParam(ConfigModel):
+class RequestedToCapacityRatioParam(ApiModel):
     shape: tuple[UtilizationShapePoint, ...] = Field(min_length=1)
 
     @model_validator(mode="after")
@@ -54,7 +54,7 @@ class RequestedToCapacityRatioParam(ConfigModel):
         return self
 
 
-class ScoringStrategy(ConfigModel):
+class ScoringStrategy(ApiModel):
     type: Literal["LeastAllocated", "MostAllocated", "RequestedToCapacityRatio"] = "LeastAllocated"
     resources: tuple[ResourceSpec, ...] = DEFAULT_RESOURCES
     requested_to_capacity_ratio: RequestedToCapacityRatioParam | None = None
@@ -71,7 +71,7 @@ class ScoringStrategy(ConfigModel):
         return self
 
 
-class NodeResourcesFitArgs(ConfigModel):
+class NodeResourcesFitArgs(ApiModel):
     ignored_resources: tuple[str, ...] = ()
     ignored_resource_groups: tuple[str, ...] = ()
     scoring_strategy: ScoringStrategy = ScoringStrategy()
@@ -84,7 +84,7 @@ class NodeResourcesFitArgs(ConfigModel):
         return self
 
 
-class NodeResourcesBalancedAllocationArgs(ConfigModel):
+class NodeResourcesBalancedAllocationArgs(ApiModel):
     resources: tuple[ResourceSpec, ...] = DEFAULT_RESOURCES
 
     @model_validator(mode="after")
@@ -93,7 +93,7 @@ class NodeResourcesBalancedAllocationArgs(ConfigModel):
         return self
 
 
-class DefaultPreemptionArgs(ConfigModel):
+class DefaultPreemptionArgs(ApiModel):
     min_candidate_nodes_percentage: int = Field(default=10, ge=0, le=100)
     min_candidate_nodes_absolute: int = Field(default=100, ge=0)
 
@@ -106,18 +106,18 @@ class DefaultPreemptionArgs(ConfigModel):
         return self
 
 
-class InterPodAffinityArgs(ConfigModel):
+class InterPodAffinityArgs(ApiModel):
     hard_pod_affinity_weight: int = Field(default=1, ge=0, le=100)
     ignore_preferred_terms_of_existing_pods: bool = False
 
 
-class NodeAffinityArgs(ConfigModel):
+class NodeAffinityArgs(ApiModel):
     """`addedAffinity` is a core/v1 NodeAffinity applied to every pod of the profile."""
 
     added_affinity: dict[str, Any] | None = None
 
 
-class TopologySpreadConstraint(ConfigModel):
+class TopologySpreadConstraint(ApiModel):
     max_skew: int = Field(gt=0)
     topology_key: str = Field(min_length=1)
     when_unsatisfiable: Literal["DoNotSchedule", "ScheduleAnyway"]
@@ -147,7 +147,7 @@ SYSTEM_DEFAULT_CONSTRAINTS = (
 )
 
 
-class PodTopologySpreadArgs(ConfigModel):
+class PodTopologySpreadArgs(ApiModel):
     default_constraints: tuple[TopologySpreadConstraint, ...] = ()
     defaulting_type: Literal["System", "List"] = "System"
 
@@ -168,17 +168,6 @@ class PodTopologySpreadArgs(ConfigModel):
         return self.default_constraints
 
 
-class VolumeBindingArgs(ConfigModel):
+class VolumeBindingArgs(ApiModel):
     bind_timeout_seconds: int = Field(default=600, ge=0)
     shape: tuple[UtilizationShapePoint, ...] = ()
-
-
-IN_TREE_ARGS: dict[str, type[ConfigModel]] = {
-    "NodeResourcesFit": NodeResourcesFitArgs,
-    "NodeResourcesBalancedAllocation": NodeResourcesBalancedAllocationArgs,
-    "DefaultPreemption": DefaultPreemptionArgs,
-    "InterPodAffinity": InterPodAffinityArgs,
-    "NodeAffinity": NodeAffinityArgs,
-    "PodTopologySpread": PodTopologySpreadArgs,
-    "VolumeBinding": VolumeBindingArgs,
-}

@@ -12,7 +12,6 @@ from pydantic import ValidationError
 
 from scheduler_runtime.config.errors import ConfigError, from_validation_error
 from scheduler_runtime.config.resolve import (
-    ResolvedProfile,
     check_common_queue_sort,
     resolve_profile,
     scheduler_names,
@@ -23,7 +22,11 @@ from scheduler_runtime.config.types import (
     KubeSchedulerProfile,
     LeaderElectionConfiguration,
 )
+from scheduler_runtime.framework.interface import Handle
+from scheduler_runtime.framework.profile import ResolvedProfile
 from scheduler_runtime.framework.registry import PluginLoadError
+from scheduler_runtime.framework.runtime import Framework
+from scheduler_runtime.framework.snapshot import Snapshot
 
 
 @dataclass(frozen=True)
@@ -135,3 +138,10 @@ def load_configuration_file(path: str | Path) -> SchedulerConfiguration:
     if not isinstance(doc, Mapping):
         raise ConfigError(str(path), "must hold one KubeSchedulerConfiguration mapping")
     return load_configuration(doc)
+
+
+def check_profiles(config: SchedulerConfiguration) -> None:
+    """Builds every profile's plugins once, so a plugin that cannot start is reported before
+    the scheduler touches the cluster (raises FrameworkError or PluginLoadError)."""
+    for profile in config.profiles:
+        Framework(profile, Handle(snapshot=Snapshot()))

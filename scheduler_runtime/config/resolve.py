@@ -5,7 +5,7 @@ getScoreWeights) do it, with every mistake reported against the field that cause
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
@@ -20,6 +20,7 @@ from scheduler_runtime.config.types import (
     PluginConfig,
     Plugins,
 )
+from scheduler_runtime.framework.profile import ResolvedProfile
 from scheduler_runtime.framework.registry import EXTENSION_POINTS, PluginEntry, registry
 
 MULTI_POINT = "multiPoint"
@@ -38,26 +39,6 @@ class _Ref:
 class _MergedSet:
     enabled: tuple[_Ref, ...]
     disabled: frozenset[str]
-
-
-@dataclass(frozen=True)
-class ResolvedProfile:
-    """One profile, ready for the framework: plugins per extension point, in run order."""
-
-    scheduler_name: str
-    percentage_of_nodes_to_score: int | None
-    plugins: Mapping[str, tuple[str, ...]]
-    score_weights: Mapping[str, int]
-    plugin_args: Mapping[str, BaseModel | None] = field(repr=False)
-
-    def enabled(self, extension_point: str) -> tuple[str, ...]:
-        return self.plugins.get(extension_point, ())
-
-    @property
-    def plugin_names(self) -> tuple[str, ...]:
-        """Every plugin the profile runs, once, in first-use order."""
-        ordered = dict.fromkeys(name for names in self.plugins.values() for name in names)
-        return tuple(ordered)
 
 
 def _profile_path(index: int) -> str:

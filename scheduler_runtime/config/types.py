@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
-from scheduler_runtime.config.model import ConfigModel
+from scheduler_runtime.config.model import ApiModel
 
 API_VERSION = "kubescheduler.config.k8s.io/v1"
 KIND = "KubeSchedulerConfiguration"
@@ -44,7 +44,7 @@ def _duration(value: Any) -> float:
     raise ValueError("must be a duration string like 15s")
 
 
-class LeaderElectionConfiguration(ConfigModel):
+class LeaderElectionConfiguration(ApiModel):
     leader_elect: bool = True
     lease_duration: float = 15.0
     renew_deadline: float = 10.0
@@ -59,7 +59,7 @@ class LeaderElectionConfiguration(ConfigModel):
         return _duration(value)
 
 
-class ClientConnectionConfiguration(ConfigModel):
+class ClientConnectionConfiguration(ApiModel):
     kubeconfig: str = ""
     accept_content_types: str = ""
     content_type: str = "application/vnd.kubernetes.protobuf"
@@ -67,17 +67,17 @@ class ClientConnectionConfiguration(ConfigModel):
     burst: int = Field(default=100, ge=0)
 
 
-class Plugin(ConfigModel):
+class Plugin(ApiModel):
     name: str = Field(min_length=1)
     weight: int = Field(default=0, ge=0)
 
 
-class PluginSet(ConfigModel):
+class PluginSet(ApiModel):
     enabled: tuple[Plugin, ...] = ()
     disabled: tuple[Plugin, ...] = ()
 
 
-class Plugins(ConfigModel):
+class Plugins(ApiModel):
     pre_enqueue: PluginSet = PluginSet()
     queue_sort: PluginSet = PluginSet()
     pre_filter: PluginSet = PluginSet()
@@ -93,12 +93,12 @@ class Plugins(ConfigModel):
     multi_point: PluginSet = PluginSet()
 
 
-class PluginConfig(ConfigModel):
+class PluginConfig(ApiModel):
     name: str = Field(min_length=1)
     args: dict[str, Any] | None = None
 
 
-class KubeSchedulerProfile(ConfigModel):
+class KubeSchedulerProfile(ApiModel):
     # Unset means `default-scheduler` when it is the only profile, and is an error otherwise.
     scheduler_name: str | None = None
     percentage_of_nodes_to_score: int | None = Field(default=None, ge=0, le=100)
@@ -106,7 +106,7 @@ class KubeSchedulerProfile(ConfigModel):
     plugin_config: tuple[PluginConfig, ...] = ()
 
 
-class KubeSchedulerConfiguration(ConfigModel):
+class KubeSchedulerConfiguration(ApiModel):
     api_version: Literal["kubescheduler.config.k8s.io/v1"]
     kind: Literal["KubeSchedulerConfiguration"]
     parallelism: int = Field(default=16, gt=0)

@@ -9,10 +9,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from scheduler_runtime.framework.interface import Code, CycleState, Status
+from scheduler_runtime.framework.interface import CycleState
 from scheduler_runtime.framework.podinfo import PodInfo
 from scheduler_runtime.framework.runtime import Framework, FrameworkError, verdicts_from_statuses
 from scheduler_runtime.framework.snapshot import Int64s, Slots, Snapshot
+from scheduler_runtime.framework.status import Code, Status
 from scheduler_runtime.framework.types import (
     Diagnosis,
     FitError,

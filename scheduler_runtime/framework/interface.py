@@ -1,99 +1,40 @@
 """The framework's extension points, as upstream's pkg/scheduler/framework/interface.go.
 
-A plugin is a class built as `Plugin(args, handle)` with a `name`. It takes part in every
-extension point whose method it defines. In-tree plugins also define the batch methods
-(`filter_nodes`, `score_nodes`) that work on all candidate nodes of the columnar snapshot at
-once; user plugins may define only the per-node `filter` / `score`, which the framework adapts.
+A plugin is a class built as `Plugin(args, handle)` with a `name` (in-tree plugins derive
+from `PluginBase`). It takes part in every extension point whose method it defines. In-tree
+plugins also define the batch methods (`filter_nodes`, `score_nodes`) that work on all
+candidate nodes of the columnar snapshot at once; user plugins may define only the per-node
+`filter` / `score`, which the framework adapts.
 """
 
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
-from enum import IntEnum
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
+from typing import Any, ClassVar, Generic, Protocol, TypeVar, cast, runtime_checkable
 
 import numpy as np
+from prometheus_client import CollectorRegistry
+from pydantic import BaseModel
 
 from scheduler_runtime.framework.nodeinfo import NodeInfo
 from scheduler_runtime.framework.podinfo import PodInfo
-from scheduler_runtime.framework.snapshot import Int64s, Mask, Slots, Snapshot
-
-if TYPE_CHECKING:
-    from pydantic import BaseModel
-
-    from scheduler_runtime.framework.types import Diagnosis, QueuedPodInfo
+from scheduler_runtime.framework.snapshot import Int64s, Slots, Snapshot
+from scheduler_runtime.framework.status import (  # noqa: F401 - found here too, with the rest
+    SKIP,
+    SUCCESS,
+    Code,
+    NodeVerdicts,
+    Status,
+)
+from scheduler_runtime.framework.types import Diagnosis, QueuedPodInfo
+from scheduler_runtime.framework.volumes import ChosenVolumes
+from scheduler_runtime.framework.waiting import WaitingPod
 
 MAX_NODE_SCORE = 100
 DEFAULT_PLUGIN_TIME_BUDGET = 1.0  # seconds an out-of-tree plugin may take per call
 MIN_NODE_SCORE = 0
-
-
-class Code(IntEnum):
-    """Upstream's status codes, same values."""
-
-    SUCCESS = 0
-    ERROR = 1
-    UNSCHEDULABLE = 2
-    UNSCHEDULABLE_AND_UNRESOLVABLE = 3
-    WAIT = 4
-    SKIP = 5
-    PENDING = 6
-
-    @property
-    def upstream_name(self) -> str:
-        """Upstream's Code.String(): "Success", ..., "UnschedulableAndUnresolvable"."""
-        return "".join(part.capitalize() for part in self.name.split("_"))
-
-
-@dataclass(frozen=True, slots=True)
-class Status:
-    """The outcome of running a plugin; reasons are what users read in events."""
-
-    code: Code = Code.SUCCESS
-    reasons: tuple[str, ...] = ()
-    plugin: str = ""
-    error: BaseException | None = None
-
-    @classmethod
-    def unschedulable(cls, *reasons: str, plugin: str = "") -> Status:
-        return cls(Code.UNSCHEDULABLE, reasons, plugin)
-
-    @classmethod
-    def unresolvable(cls, *reasons: str, plugin: str = "") -> Status:
-        return cls(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, reasons, plugin)
-
-    @classmethod
-    def as_error(cls, error: BaseException, plugin: str = "") -> Status:
-        return cls(Code.ERROR, (str(error),), plugin, error)
-
-    @property
-    def is_success(self) -> bool:
-        return self.code == Code.SUCCESS
-
-    @property
-    def is_skip(self) -> bool:
-        return self.code == Code.SKIP
-
-    @property
-    def is_rejected(self) -> bool:
-        """Unschedulable, UnschedulableAndUnresolvable or Pending."""
-        return self.code in (
-            Code.UNSCHEDULABLE,
-            Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
-            Code.PENDING,
-        )
-
-    def message(self) -> str:
-        return ", ".join(self.reasons)
-
-    def with_plugin(self, plugin: str) -> Status:
-        return Status(self.code, self.reasons, plugin, self.error)
-
-
-SUCCESS = Status()
-SKIP = Status(Code.SKIP)
 
 
 class CycleState:
@@ -147,32 +88,6 @@ class PreFilterResult:
         return PreFilterResult(self.node_names & other.node_names)
 
 
-@dataclass(slots=True)
-class NodeVerdicts:
-    """A batch filter's outcome over candidate slots; masks are aligned with those slots.
-
-    `reasons` pairs each failure reason with the nodes it applies to (a node may have several,
-    in the order listed); `unresolvable` marks rejections preemption cannot fix.
-    """
-
-    rejected: Mask
-    unresolvable: Mask
-    reasons: list[tuple[str, Mask]]
-
-    @classmethod
-    def passing(cls, count: int) -> NodeVerdicts:
-        none = np.zeros(count, dtype=np.bool_)
-        return cls(rejected=none, unresolvable=none, reasons=[])
-
-    @classmethod
-    def rejecting(cls, mask: Mask, reason: str, *, unresolvable: bool) -> NodeVerdicts:
-        return cls(
-            rejected=mask,
-            unresolvable=mask if unresolvable else np.zeros(len(mask), dtype=np.bool_),
-            reasons=[(reason, mask)],
-        )
-
-
 @dataclass(frozen=True, slots=True)
 class NominatingInfo:
     """The node a pod is nominated to after preemption ("" clears the nomination)."""
@@ -197,6 +112,51 @@ Nominator = Callable[[str], "list[PodInfo]"]
 # (extension point, status code, profile, seconds): upstream's
 # scheduler_framework_extension_point_duration_seconds, which the live scheduler exports.
 ExtensionPointRecorder = Callable[[str, Code, str, float], None]
+PodAction = Callable[[PodInfo], None]
+# (pod, node, the volumes VolumeBinding chose there, timeout in seconds) -> its PreBind status
+VolumeBinder = Callable[[PodInfo, str, ChosenVolumes, float], Status]
+
+
+@dataclass(frozen=True)
+class Services:
+    """What the scheduler around the framework does for plugins; None where it does not
+    (a bare framework does nothing, simulate binds no volumes).
+
+    `delete_pod` evicts a preemption victim; `clear_nomination` withdraws a lower-priority
+    pod's nomination; `bind_pod_volumes` writes VolumeBinding's choice in PreBind;
+    `metrics_registry` is where plugins register their own metrics (served on /metrics).
+    """
+
+    delete_pod: PodAction | None = None
+    clear_nomination: PodAction | None = None
+    bind_pod_volumes: VolumeBinder | None = None
+    metrics_registry: CollectorRegistry | None = None
+
+
+class FrameworkHandle(Protocol):
+    """What a plugin may ask of its profile's framework (upstream's framework.Handle):
+    preemption runs the filters again on node copies; Permit plugins manage waiting pods."""
+
+    @property
+    def scheduler_name(self) -> str: ...
+
+    def run_pre_filter_extension_add_pod(
+        self, state: CycleState, pod: PodInfo, pod_to_add: PodInfo, node: NodeInfo
+    ) -> Status: ...
+
+    def run_pre_filter_extension_remove_pod(
+        self, state: CycleState, pod: PodInfo, pod_to_remove: PodInfo, node: NodeInfo
+    ) -> Status: ...
+
+    def run_filters_with_nominated_pods(
+        self, state: CycleState, pod: PodInfo, node: NodeInfo
+    ) -> Status: ...
+
+    def get_waiting_pod(self, uid: str) -> WaitingPod | None: ...
+
+    def iterate_over_waiting_pods(self, callback: Callable[[WaitingPod], None]) -> None: ...
+
+    def reject_waiting_pod(self, uid: str) -> bool: ...
 
 
 @dataclass
@@ -205,12 +165,11 @@ class Handle:
 
     `binder` binds a pod through the API (the live scheduler provides it); `nominator` lists
     the pods nominated to a node (after preemption), and `nominated_nodes`, when given, the
-    nodes that have any (so the others are not asked); `services` holds anything else a plugin
-    needs (listers for PVCs, PDBs, a pod deleter for preemption, ...). `framework` is the
-    profile's own framework (set when it builds its plugins): preemption runs the filters
-    again on node copies through it. `plugin_time_budget` bounds each call of an out-of-tree
-    plugin (a plugin class may set its own `time_budget`). `record_extension_point`, when
-    given, is told how long each extension point took.
+    nodes that have any (so the others are not asked); `services` are what else the scheduler
+    does for plugins. `framework` is the profile's own framework (set when it builds its
+    plugins). `plugin_time_budget` bounds each call of an out-of-tree plugin (a plugin class
+    may set its own `time_budget`). `record_extension_point`, when given, is told how long
+    each extension point took.
     """
 
     snapshot: Snapshot
@@ -219,10 +178,32 @@ class Handle:
     nominated_nodes: Callable[[], Collection[str]] | None = None
     rng: random.Random = field(default_factory=random.Random)
     parallelism: int = 16
-    services: Mapping[str, Any] = field(default_factory=dict)
-    framework: Any = None
+    services: Services = field(default_factory=Services)
+    framework: FrameworkHandle | None = None
     plugin_time_budget: float = DEFAULT_PLUGIN_TIME_BUDGET
     record_extension_point: ExtensionPointRecorder | None = None
+
+
+ArgsT = TypeVar("ArgsT", bound="BaseModel | None")
+
+
+class PluginBase(Generic[ArgsT]):
+    """The constructor plugins share: `Plugin(args, handle)` keeps the validated args (the
+    args model's defaults when the configuration gives none) and the handle.
+
+        class Spread(PluginBase[SpreadArgs]):
+            name = "Spread"
+            args_type = SpreadArgs
+    """
+
+    name: ClassVar[str]
+    args_type: ClassVar[type[BaseModel] | None] = None
+
+    def __init__(self, args: BaseModel | None, handle: Handle) -> None:
+        if args is None and self.args_type is not None:
+            args = self.args_type()
+        self.args = cast(ArgsT, args)
+        self.handle = handle
 
 
 class Plugin(Protocol):
@@ -330,9 +311,6 @@ class BindPlugin(Plugin, Protocol):
 @runtime_checkable
 class PostBindPlugin(Plugin, Protocol):
     def post_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> None: ...
-
-
-PluginFactory = Callable[["BaseModel | None", Handle], Any]
 
 
 def default_normalize_score(scores: Int64s, *, reverse: bool) -> None:

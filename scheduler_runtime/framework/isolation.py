@@ -17,15 +17,10 @@ from typing import Any, NoReturn
 
 import numpy as np
 
-from scheduler_runtime.framework.interface import (
-    Code,
-    NodeVerdicts,
-    PostFilterResult,
-    PreFilterResult,
-    Status,
-)
+from scheduler_runtime.framework.interface import PostFilterResult, PreFilterResult
 from scheduler_runtime.framework.podinfo import PodInfo
 from scheduler_runtime.framework.snapshot import Int64s, Slots, Snapshot
+from scheduler_runtime.framework.status import Code, NodeVerdicts, Status
 
 log = logging.getLogger("scheduler_runtime.plugins")
 

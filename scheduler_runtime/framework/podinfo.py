@@ -235,11 +235,6 @@ class PodInfo:
         return bool(self.affinity.get("podAffinity") or self.affinity.get("podAntiAffinity"))
 
     @property
-    def has_required_anti_affinity(self) -> bool:
-        anti = self.affinity.get("podAntiAffinity") or {}
-        return bool(anti.get("requiredDuringSchedulingIgnoredDuringExecution"))
-
-    @property
     def preemption_policy(self) -> str:
         return self.spec.get("preemptionPolicy") or "PreemptLowerPriority"
 

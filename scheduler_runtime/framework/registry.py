@@ -1,18 +1,21 @@
-"""Plugins by name: the in-tree plugins and out-of-tree ones installed under the Python
-entry-point group `scheduler_runtime.plugins` (name = plugin name, value = `module:Class`).
+"""Plugins by name (upstream's Registry): the in-tree plugins, each by the module that holds
+it, and out-of-tree ones installed under the Python entry-point group
+`scheduler_runtime.plugins` (name = plugin name, value = `module:Class`).
 
 A plugin is a class constructed as `Class(args, handle)`, with a `name` and an optional
-`args_type` (a pydantic model for its `pluginConfig` args). The extension points it implements
-follow from the methods it defines (see `EXTENSION_POINT_METHODS`). In-tree plugins are
-imported lazily from `scheduler_runtime.plugins.<folder>`, where `<folder>` is the lower-cased
-plugin name as upstream spells its package (`noderesources` holds two plugins).
+`args_type` (a pydantic model for its `pluginConfig` args). The class is the one source of
+what the configuration needs to know: the extension points it implements follow from the
+methods it defines (see `EXTENSION_POINT_METHODS`), its args from `args_type`. Classes are
+imported on first use: listing the registry imports none, resolving a profile imports the
+plugins it names. An in-tree plugin lives in `scheduler_runtime.plugins.<folder>`, where
+`<folder>` is upstream's package name for it (`noderesources` holds two plugins).
 """
 
 from __future__ import annotations
 
 import importlib
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import cache
 from importlib.metadata import entry_points
 from typing import Any
@@ -57,79 +60,6 @@ class PluginLoadError(ImportError):
     """A plugin named in the registry cannot be imported."""
 
 
-# The typed args of in-tree plugins live with the configuration, which imports this module.
-IN_TREE_ARGS_MODULE = "scheduler_runtime.config.args"
-
-
-@dataclass(frozen=True)
-class PluginEntry:
-    """What the configuration needs to know about a plugin before it is built."""
-
-    name: str
-    extension_points: frozenset[str]
-    target: str  # "module:attribute" of the plugin class
-    in_tree: bool = False
-    own_args_type: type[BaseModel] | None = None  # an out-of-tree plugin's `args_type`
-
-    @property
-    def args_type(self) -> type[BaseModel] | None:
-        """The pydantic model of the plugin's `pluginConfig` args (None: it takes none)."""
-        if not self.in_tree:
-            return self.own_args_type
-        args: Mapping[str, type[BaseModel]] = importlib.import_module(
-            IN_TREE_ARGS_MODULE
-        ).IN_TREE_ARGS
-        return args.get(self.name)
-
-    def load(self) -> Any:
-        """The plugin class (imported on first use)."""
-        module_name, _, attribute = self.target.partition(":")
-        try:
-            return getattr(importlib.import_module(module_name), attribute)
-        except Exception as error:  # a broken plugin module must not take the loader down
-            raise PluginLoadError(
-                f"plugin {self.name!r} is not available ({self.target}): {error}"
-            ) from error
-
-
-def _in_tree(name: str, folder: str, points: set[str]) -> PluginEntry:
-    return PluginEntry(
-        name=name,
-        extension_points=frozenset(points),
-        target=f"scheduler_runtime.plugins.{folder}:{name}",
-        in_tree=True,
-    )
-
-
-IN_TREE: tuple[PluginEntry, ...] = (
-    _in_tree("SchedulingGates", "schedulinggates", {"preEnqueue"}),
-    _in_tree("PrioritySort", "queuesort", {"queueSort"}),
-    _in_tree("NodeUnschedulable", "nodeunschedulable", {"filter"}),
-    _in_tree("NodeName", "nodename", {"filter"}),
-    _in_tree("TaintToleration", "tainttoleration", {"filter", "preScore", "score"}),
-    _in_tree("NodeAffinity", "nodeaffinity", {"preFilter", "filter", "preScore", "score"}),
-    _in_tree("NodePorts", "nodeports", {"preFilter", "filter"}),
-    _in_tree("NodeResourcesFit", "noderesources", {"preFilter", "filter", "preScore", "score"}),
-    _in_tree("VolumeRestrictions", "volumerestrictions", {"preFilter", "filter"}),
-    _in_tree("NodeVolumeLimits", "nodevolumelimits", {"preFilter", "filter"}),
-    _in_tree(
-        "VolumeBinding",
-        "volumebinding",
-        {"preFilter", "filter", "reserve", "preBind", "preScore", "score"},
-    ),
-    _in_tree("VolumeZone", "volumezone", {"preFilter", "filter"}),
-    _in_tree(
-        "PodTopologySpread", "podtopologyspread", {"preFilter", "filter", "preScore", "score"}
-    ),
-    _in_tree("InterPodAffinity", "interpodaffinity", {"preFilter", "filter", "preScore", "score"}),
-    _in_tree("DynamicResources", "dynamicresources", {"preFilter", "postFilter"}),
-    _in_tree("DefaultPreemption", "defaultpreemption", {"postFilter"}),
-    _in_tree("NodeResourcesBalancedAllocation", "noderesources", {"preScore", "score"}),
-    _in_tree("ImageLocality", "imagelocality", {"score"}),
-    _in_tree("DefaultBinder", "defaultbinder", {"bind"}),
-)
-
-
 def extension_points_of(plugin_class: type) -> frozenset[str]:
     """The extension points a plugin class implements, judged by the methods it defines."""
     return frozenset(
@@ -139,51 +69,74 @@ def extension_points_of(plugin_class: type) -> frozenset[str]:
     )
 
 
-def _out_of_tree() -> list[PluginEntry]:
-    found = []
-    for entry_point in entry_points(group=ENTRY_POINT_GROUP):
+@dataclass(frozen=True)
+class PluginEntry:
+    """A plugin by name; its class is imported when first asked about."""
+
+    name: str
+    target: str  # "module:attribute" of the plugin class
+    in_tree: bool = False
+
+    def load(self) -> Any:
+        """The plugin class."""
+        module_name, _, attribute = self.target.partition(":")
         try:
-            plugin_class = entry_point.load()
-        except Exception as error:
-            raise PluginLoadError(
-                f"plugin {entry_point.name!r} from entry point {entry_point.value!r} "
-                f"cannot be loaded: {error}"
-            ) from error
-        found.append(
-            PluginEntry(
-                name=entry_point.name,
-                extension_points=extension_points_of(plugin_class),
-                target=entry_point.value,
-                own_args_type=getattr(plugin_class, "args_type", None),
+            return getattr(importlib.import_module(module_name), attribute)
+        except Exception as error:  # a broken plugin module must not take the loader down
+            where = (
+                f"is not available ({self.target})"
+                if self.in_tree
+                else f"from entry point {self.target!r} cannot be loaded"
             )
-        )
-    return found
+            raise PluginLoadError(f"plugin {self.name!r} {where}: {error}") from error
+
+    @property
+    def extension_points(self) -> frozenset[str]:
+        return extension_points_of(self.load())
+
+    @property
+    def args_type(self) -> type[BaseModel] | None:
+        """The pydantic model of the plugin's `pluginConfig` args (None: it takes none)."""
+        args_type: type[BaseModel] | None = getattr(self.load(), "args_type", None)
+        return args_type
 
 
-def _as_implemented(entry: PluginEntry) -> PluginEntry:
-    """An in-tree entry with the extension points its class really implements (the table's
-    when the class cannot be imported: building a framework with it will then say why)."""
-    try:
-        plugin_class = entry.load()
-    except PluginLoadError:
-        return entry
-    return replace(entry, extension_points=extension_points_of(plugin_class))
+def _in_tree(name: str, folder: str) -> PluginEntry:
+    return PluginEntry(name, f"scheduler_runtime.plugins.{folder}:{name}", in_tree=True)
+
+
+IN_TREE: tuple[PluginEntry, ...] = (
+    _in_tree("SchedulingGates", "schedulinggates"),
+    _in_tree("PrioritySort", "queuesort"),
+    _in_tree("NodeUnschedulable", "nodeunschedulable"),
+    _in_tree("NodeName", "nodename"),
+    _in_tree("TaintToleration", "tainttoleration"),
+    _in_tree("NodeAffinity", "nodeaffinity"),
+    _in_tree("NodePorts", "nodeports"),
+    _in_tree("NodeResourcesFit", "noderesources"),
+    _in_tree("VolumeRestrictions", "volumerestrictions"),
+    _in_tree("NodeVolumeLimits", "nodevolumelimits"),
+    _in_tree("VolumeBinding", "volumebinding"),
+    _in_tree("VolumeZone", "volumezone"),
+    _in_tree("PodTopologySpread", "podtopologyspread"),
+    _in_tree("InterPodAffinity", "interpodaffinity"),
+    _in_tree("DynamicResources", "dynamicresources"),
+    _in_tree("DefaultPreemption", "defaultpreemption"),
+    _in_tree("NodeResourcesBalancedAllocation", "noderesources"),
+    _in_tree("ImageLocality", "imagelocality"),
+    _in_tree("DefaultBinder", "defaultbinder"),
+)
 
 
 @cache
 def registry() -> Mapping[str, PluginEntry]:
     """Every plugin this scheduler can run, by name (in-tree first; out-of-tree may not shadow)."""
-    entries = {entry.name: _as_implemented(entry) for entry in IN_TREE}
-    for entry in _out_of_tree():
-        if entry.name in entries:
+    entries = {entry.name: entry for entry in IN_TREE}
+    for entry_point in entry_points(group=ENTRY_POINT_GROUP):
+        if entry_point.name in entries:
             raise PluginLoadError(
-                f"plugin {entry.name!r} from entry point {entry.target!r} "
+                f"plugin {entry_point.name!r} from entry point {entry_point.value!r} "
                 "has the name of an in-tree plugin"
             )
-        entries[entry.name] = entry
+        entries[entry_point.name] = PluginEntry(entry_point.name, entry_point.value)
     return entries
-
-
-def known_plugins() -> frozenset[str]:
-    """The names a configuration may use."""
-    return frozenset(registry())

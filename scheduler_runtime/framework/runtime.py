@@ -11,24 +11,21 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 
 import numpy as np
 
-from scheduler_runtime.config.resolve import ResolvedProfile
 from scheduler_runtime.framework.interface import (
     MAX_NODE_SCORE,
     MIN_NODE_SCORE,
-    SUCCESS,
-    Code,
     CycleState,
     Handle,
-    NodeVerdicts,
     PostFilterResult,
     PreFilterResult,
-    Status,
 )
 from scheduler_runtime.framework.isolation import FrameworkError, GuardedPlugin
 from scheduler_runtime.framework.nodeinfo import NodeInfo
 from scheduler_runtime.framework.podinfo import PodInfo
+from scheduler_runtime.framework.profile import ResolvedProfile
 from scheduler_runtime.framework.registry import EXTENSION_POINT_METHODS, registry
 from scheduler_runtime.framework.snapshot import Int64s, Slots
+from scheduler_runtime.framework.status import SUCCESS, Code, NodeVerdicts, Status
 from scheduler_runtime.framework.types import Diagnosis, QueuedPodInfo, Rejection
 from scheduler_runtime.framework.waiting import WaitingPod, WaitingPods
 

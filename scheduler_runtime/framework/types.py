@@ -9,9 +9,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from scheduler_runtime.framework.interface import Code, NodeVerdicts, Status
 from scheduler_runtime.framework.podinfo import PodInfo
 from scheduler_runtime.framework.snapshot import Slots, Snapshot
+from scheduler_runtime.framework.status import Code, NodeVerdicts, Status
 
 NO_NODE_AVAILABLE = "0/{} nodes are available"
 NO_NODES_REGISTERED = "no nodes available to schedule pods"

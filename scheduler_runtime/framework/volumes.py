@@ -5,12 +5,20 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from scheduler_runtime.framework.podinfo import PodInfo
 from scheduler_runtime.framework.snapshot import Snapshot
 
 BETA_CLASS_ANNOTATION = "volume.beta.kubernetes.io/storage-class"
+
+
+class ChosenVolumes(Protocol):
+    """VolumeBinding's choice for a pod on one node: volumes to bind to claims, claims to
+    provision; PreBind writes it (the `bind_pod_volumes` service)."""
+
+    bindings: list[tuple[Mapping[str, Any], Mapping[str, Any]]]
+    provisions: list[Mapping[str, Any]]
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,8 +8,8 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 
-from scheduler_runtime.framework.interface import SUCCESS, Status
 from scheduler_runtime.framework.podinfo import PodInfo
+from scheduler_runtime.framework.status import SUCCESS, Status
 
 
 def go_duration(seconds: float) -> str:

@@ -7,7 +7,7 @@ import functools
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, disable_created_metrics
 
-from scheduler_runtime.framework.interface import Code
+from scheduler_runtime.framework.status import Code
 
 SCHEDULED, UNSCHEDULABLE, ERROR = "scheduled", "unschedulable", "error"
 

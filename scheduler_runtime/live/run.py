@@ -164,8 +164,8 @@ class Runtime:
 
     # ----- lifecycle
 
-    def run(self) -> int:
-        """Runs until SIGTERM/SIGINT (status 0) or until the lease is lost (status 1)."""
+    def run(self) -> None:
+        """Runs until SIGTERM/SIGINT, or until the lease is lost (`lost_lease` then says so)."""
         for sig in (signal.SIGTERM, signal.SIGINT):
             signal.signal(sig, self._on_signal)
         self.server.start()
@@ -183,7 +183,6 @@ class Runtime:
                 threading.Thread(target=self.elector.run, name="leader", daemon=True).start()
         self.done.wait()
         self._shutdown()
-        return 1 if self.lost_lease else 0
 
     def _start_leading(self) -> None:
         if self.elector is not None:

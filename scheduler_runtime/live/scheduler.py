@@ -1,43 +1,35 @@
-"""The live scheduler: upstream's scheduleOne. One scheduling cycle at a time (the core's
-algorithm over the frozen snapshot), then assume, reserve and permit; the binding cycle
+"""The live scheduler: upstream's scheduleOne (framework/schedule_one.py) with the cluster as
+its outcome sink. One scheduling cycle at a time over the frozen cache; the binding cycle
 (preBind, bind, postBind) runs on a thread pool so the next pod is scheduled meanwhile.
 Failures are reported as upstream reports them and the pod goes back to the queue."""
 
 from __future__ import annotations
 
-import dataclasses
-import json
 import logging
 import random
 import threading
 import time
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from contextlib import contextmanager
 from typing import Any
 
 import urllib3
 
 from scheduler_runtime.config import SchedulerConfiguration
 from scheduler_runtime.framework.algorithm import SchedulingAlgorithm
-from scheduler_runtime.framework.explain import Explanation, annotation, explain
+from scheduler_runtime.framework.explain import Explanation, annotation
 from scheduler_runtime.framework.interface import (
     DEFAULT_PLUGIN_TIME_BUDGET,
-    SUCCESS,
-    Code,
-    CycleState,
     Handle,
-    Status,
+    Services,
 )
 from scheduler_runtime.framework.podinfo import PodInfo
-from scheduler_runtime.framework.runtime import Framework, FrameworkError
+from scheduler_runtime.framework.runtime import Framework
+from scheduler_runtime.framework.schedule_one import Attempt, ScheduleOne, fields
 from scheduler_runtime.framework.snapshot import Snapshot
-from scheduler_runtime.framework.types import (
-    Diagnosis,
-    FitError,
-    NodeToStatus,
-    NoNodesAvailableError,
-    ScheduleResult,
-)
+from scheduler_runtime.framework.status import Code, Status
+from scheduler_runtime.framework.types import ScheduleResult
 from scheduler_runtime.live.cache import ClusterCache
 from scheduler_runtime.live.explanations import ExplanationStore, annotation_patch
 from scheduler_runtime.live.kube import STRATEGIC_MERGE_PATCH, ApiError, Kube
@@ -54,43 +46,16 @@ log = logging.getLogger("scheduler_runtime.scheduler")
 BINDING_WORKERS = 64
 REPORTING_WORKERS = 8
 PREEMPTION = "DefaultPreemption"
-
-
-def fields(**values: Any) -> str:
-    """key="value" pairs for one structured log line, quoted as klog quotes them."""
-    return " ".join(
-        f"{key}={json.dumps(value) if isinstance(value, str) else value}"
-        for key, value in values.items()
-    )
-
-
-def check_profiles(config: SchedulerConfiguration) -> None:
-    """Builds every profile's plugins once, so a plugin that cannot start is reported before
-    the scheduler touches the cluster (raises FrameworkError or PluginLoadError)."""
-    for profile in config.profiles:
-        Framework(profile, Handle(snapshot=Snapshot()))
-
-
-@dataclass
-class Attempt:
-    """One pod's way through a scheduling and binding cycle."""
-
-    queued: QueuedPod
-    framework: Framework
-    state: CycleState
-    started: float
-    node: str = ""
-    nomination: str | None = None  # from postFilter; "" withdraws an earlier nomination
-    why: dict[str, Any] = field(default_factory=dict)  # for the pod's log line
-    explanation: Explanation | None = None
-
-    @property
-    def pod(self) -> PodInfo:
-        return self.queued.pod_info
+# Failures of a binding's API calls: the pod's Error, not a bug.
+API_ERRORS = (ApiError, urllib3.exceptions.HTTPError, OSError)
 
 
 class Scheduler:
-    """Profiles, queue and cache, and the loop that drives them."""
+    """Profiles, queue and cache, and the loop that drives them; the outcome sink of its
+    scheduling sequence."""
+
+    binding_errors: tuple[type[BaseException], ...] = API_ERRORS
+    contains_bugs = True
 
     def __init__(
         self,
@@ -134,6 +99,9 @@ class Scheduler:
         self.reporting = ThreadPoolExecutor(REPORTING_WORKERS, thread_name_prefix="reporting")
         self.stopping = threading.Event()
         self._cycle_pod: PodInfo | None = None  # the pod of the running scheduling cycle
+        self.sequence: ScheduleOne[QueuedPod] = ScheduleOne(
+            self.frameworks, self.algorithm, self, explaining=self.explaining
+        )
 
     def _handle(self, config: SchedulerConfiguration) -> Handle:
         return Handle(
@@ -145,13 +113,12 @@ class Scheduler:
             rng=self.rng,
             parallelism=config.parallelism,
             record_extension_point=self.metrics.extension_point,
-            services={
-                "kube": self.kube,
-                "delete_pod": self._evict,
-                "clear_nomination": self._clear_nomination,
-                "bind_pod_volumes": VolumeBinder(self.kube),
-                "metrics_registry": self.metrics.registry,  # plugins' own metrics
-            },
+            services=Services(
+                delete_pod=self._evict,
+                clear_nomination=self._clear_nomination,
+                bind_pod_volumes=VolumeBinder(self.kube),
+                metrics_registry=self.metrics.registry,  # plugins' own metrics
+            ),
         )
 
     def _evict(self, victim: PodInfo) -> None:
@@ -194,131 +161,59 @@ class Scheduler:
 
     def schedule_one(self, queued: QueuedPod) -> None:
         pod = queued.pod_info
-        framework = self.frameworks[pod.scheduler_name]
-        attempt = Attempt(queued, framework, CycleState(), time.monotonic())
         if self.cache.is_assumed(pod.key) or (pod.pod.get("metadata") or {}).get(
             "deletionTimestamp"
         ):
             self.queue.done(pod.key)
             return
+        self.sequence.schedule_one(queued)
+
+    # ----- the sequence's outcome sink: the cluster
+
+    @contextmanager
+    def scheduling(self, pod: PodInfo) -> Iterator[None]:
+        """The scheduling cycle runs under the cache lock, so the snapshot stays still."""
         with self.cache.frozen():
             self._cycle_pod = pod
             try:
-                status = self._scheduling_cycle(attempt)
-            except Exception as bug:
-                status = self._abandon(attempt, bug)
+                yield
             finally:
                 self._cycle_pod = None
-        if not status.is_success:
-            self._fail(attempt, status)
-            return
-        # The pod stays in flight until bound, so a deletion meanwhile is not requeued.
-        self.binding.submit(self._binding_cycle, attempt)
 
-    def _scheduling_cycle(self, attempt: Attempt) -> Status:
-        """Runs under the cache lock: find a node, assume the pod there, reserve, permit."""
-        pod, framework, state = attempt.pod, attempt.framework, attempt.state
-        try:
-            result = self.algorithm.schedule_pod(framework, state, pod)
-        except FitError as error:
-            return self._post_filter(attempt, error)
-        except NoNodesAvailableError as error:
-            return Status.unresolvable(str(error))
-        except FrameworkError as error:
-            if self.explaining:
-                failed = Explanation(pod.namespace, pod.name, pod.scheduler_name, None, str(error))
-                self._explained(attempt, failed)
-            return Status.as_error(error)
+    def node_found(self, attempt: Attempt[QueuedPod], result: ScheduleResult) -> None:
         # As upstream: from the cycle's start (here, including the wait for the cache lock,
         # as upstream's includes its snapshot update) to a suggested host.
         self.metrics.algorithm_duration.observe(time.monotonic() - attempt.started)
-        attempt.node = result.suggested_host
-        if self.explaining:
-            self._explained(attempt, explain(pod, framework, self.algorithm, node=attempt.node))
-        self.cache.assume(pod, attempt.node)
-        status = _located(framework.run_reserve(state, pod, attempt.node), "Reserve")
-        if status.is_success:
-            status = framework.run_permit(state, pod, attempt.node)
-            if status.code == Code.WAIT:
-                status = SUCCESS  # the binding cycle waits for it, off the scheduling loop
-            status = _located(status, "Permit")
-            if status.is_rejected:
-                status = _permit_rejection(attempt, status)
-        if not status.is_success:
-            framework.run_unreserve(state, pod, attempt.node)
-            self.cache.forget(pod)
-            if status.code not in (Code.ERROR, Code.UNSCHEDULABLE_AND_UNRESOLVABLE):
-                status = Status(Code.UNSCHEDULABLE, status.reasons, status.plugin)
-            return status
         if log.isEnabledFor(logging.INFO):  # the why costs a pass over the scores
-            attempt.why = self._why(attempt, result)
-        return status
+            attempt.why = self._why(result)
 
-    def _abandon(self, attempt: Attempt, bug: Exception) -> Status:
-        """A bug met while scheduling one pod costs that pod's attempt (an Error, retried
-        with backoff), never the scheduling loop, which would otherwise stop silently."""
-        log.exception("Error scheduling pod %s", fields(pod=attempt.pod.key))
-        if self.cache.is_assumed(attempt.pod.key):
-            self.cache.forget(attempt.pod)
-        attempt.node = ""
-        return Status.as_error(bug)
+    def post_filter_started(self, attempt: Attempt[QueuedPod]) -> None:
+        if PREEMPTION in attempt.framework.profile.enabled("postFilter"):
+            self.metrics.preemption_attempts.inc()
 
-    def _post_filter(self, attempt: Attempt, error: FitError) -> Status:
-        """No node fits: let postFilter plugins (preemption) try; the FitError message,
-        with theirs appended, is what the user reads."""
-        framework, pod = attempt.framework, attempt.pod
-        attempt.queued.unschedulable_plugins = set(error.diagnosis.unschedulable_plugins)
-        why = (
-            explain(pod, framework, self.algorithm, node=None, diagnosis=error.diagnosis)
-            if self.explaining
-            else None
-        )
-        if framework.has("postFilter"):
-            if PREEMPTION in framework.profile.enabled("postFilter"):
-                self.metrics.preemption_attempts.inc()
-            try:
-                result, status = framework.run_post_filter(attempt.state, pod, error.diagnosis)
-            except FrameworkError as failure:
-                return Status.as_error(failure)
-            error.diagnosis.post_filter_msg = status.message()
-            if result is not None and result.nominating is not None:
-                attempt.nomination = result.nominating.node_name
-                self.cache.nominate(pod, attempt.nomination)
-        if why is not None:
-            self._explained(attempt, dataclasses.replace(why, message=str(error)))
-        return Status(Code.UNSCHEDULABLE, (str(error),), "", error)
-
-    def _explained(self, attempt: Attempt, explanation: Explanation) -> None:
-        attempt.explanation = explanation
+    def explained(self, explanation: Explanation) -> None:
         self.explanations.add(explanation)
 
-    # ----- the binding cycle (thread pool)
+    def assume(self, pod: PodInfo, node: str) -> None:
+        self.cache.assume(pod, node)
 
-    def _binding_cycle(self, attempt: Attempt) -> None:
-        pod, framework, state, node = attempt.pod, attempt.framework, attempt.state, attempt.node
-        try:
-            status = _located(framework.wait_on_permit(pod), "Permit")
-            if status.is_rejected:
-                status = _permit_rejection(attempt, status)
-            if status.is_success:
-                status = _located(framework.run_pre_bind(state, pod, node), "PreBind")
-            if status.is_success:
-                status = _located(framework.run_bind(state, pod, node), "Bind")
-                if status.is_skip:
-                    status = Status(Code.ERROR, ("no bind plugin bound the pod",))
-        except (FrameworkError, ApiError, urllib3.exceptions.HTTPError, OSError) as error:
-            status = Status.as_error(error)
-        except Exception as bug:  # the pod must not stay in flight forever
-            log.exception("Error binding pod %s", fields(pod=pod.key, node=node))
-            status = Status.as_error(bug)
-        if not status.is_success:
-            framework.run_unreserve(state, pod, node)
-            self.cache.forget(pod)
-            attempt.node = ""
-            self._fail(attempt, _binding_status(status))
-            return
+    def forget(self, pod: PodInfo) -> None:
+        self.cache.forget(pod)
+
+    def nominate(self, pod: PodInfo, node: str) -> None:
+        self.cache.nominate(pod, node)
+
+    def wait_on_permit(self, framework: Framework, pod: PodInfo) -> Status:
+        return framework.wait_on_permit(pod)
+
+    def start_binding(
+        self, binding_cycle: Callable[[Attempt[QueuedPod]], None], attempt: Attempt[QueuedPod]
+    ) -> None:
+        self.binding.submit(binding_cycle, attempt)
+
+    def bound(self, attempt: Attempt[QueuedPod]) -> None:
+        pod, node = attempt.pod, attempt.node
         self.queue.done(pod.key)
-        framework.run_post_bind(state, pod, node)
         elapsed = time.monotonic() - attempt.started
         self.metrics.attempt(SCHEDULED, pod.scheduler_name, elapsed)
         queued_at = attempt.queued.initial_attempt_timestamp or attempt.started
@@ -331,9 +226,7 @@ class Scheduler:
         self._report(self.outcomes.scheduled, pod, node)
         self._annotate(attempt)
 
-    # ----- failures
-
-    def _fail(self, attempt: Attempt, status: Status) -> None:
+    def failed(self, attempt: Attempt[QueuedPod], status: Status) -> None:
         """handleSchedulingFailure: event, condition, nominated node, back to the queue."""
         pod = attempt.pod
         error = status.code == Code.ERROR
@@ -357,7 +250,7 @@ class Scheduler:
             self._report(self.outcomes.failed, pod, message, error=error, nominated_node=nominated)
             self._annotate(attempt)
 
-    def _annotate(self, attempt: Attempt) -> None:
+    def _annotate(self, attempt: Attempt[QueuedPod]) -> None:
         """With --explain-annotation: the compact explanation on the pod itself."""
         if self.explain_annotation and attempt.explanation is not None:
             self._report(self._write_annotation, attempt.pod, annotation(attempt.explanation))
@@ -376,10 +269,10 @@ class Scheduler:
     def _write(write: Any, *args: Any, **kwargs: Any) -> None:
         try:
             write(*args, **kwargs)
-        except (ApiError, urllib3.exceptions.HTTPError, OSError) as failure:
+        except API_ERRORS as failure:
             log.warning("reporting the outcome for pod %s failed: %s", args[0].key, failure)
 
-    def _why(self, attempt: Attempt, result: ScheduleResult) -> dict[str, Any]:
+    def _why(self, result: ScheduleResult) -> dict[str, Any]:
         """Why the node was chosen: how many nodes were weighed and, when several fit, the
         chosen node's total and per-plugin scores."""
         why: dict[str, Any] = {
@@ -388,32 +281,10 @@ class Scheduler:
         }
         placement = self.algorithm.last_placement
         if placement is not None and result.feasible_nodes > 1:
-            slot = self.snapshot.slot(attempt.node)
+            slot = self.snapshot.slot(result.suggested_host)
             position = int((placement.slots == slot).argmax())
             why["score"] = int(placement.totals[position])
             why["scores"] = ",".join(
                 f"{name}:{int(values[position])}" for name, values in placement.by_plugin.items()
             )
         return why
-
-
-def _permit_rejection(attempt: Attempt, status: Status) -> Status:
-    """A Permit rejection reads as upstream's: a FitError over the one suggested node."""
-    diagnosis = Diagnosis(NodeToStatus(attempt.framework.handle.snapshot), {status.plugin})
-    diagnosis.node_to_status.set(attempt.node, status)
-    error = FitError(attempt.pod, 1, diagnosis)
-    return Status(status.code, (str(error),), status.plugin, error)
-
-
-def _located(status: Status, point: str) -> Status:
-    """An error names the extension point and plugin, as upstream's messages do."""
-    if status.code != Code.ERROR or not status.plugin:
-        return status
-    message = f'running {point} plugin "{status.plugin}": {status.message()}'
-    return Status(Code.ERROR, (message,), status.plugin, status.error)
-
-
-def _binding_status(status: Status) -> Status:
-    if status.code == Code.ERROR:
-        return status
-    return Status(Code.UNSCHEDULABLE, status.reasons, status.plugin)

@@ -6,24 +6,18 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
-from typing import Any, Protocol
+from typing import Any
 
 import urllib3
 
-from scheduler_runtime.framework.interface import Status
 from scheduler_runtime.framework.podinfo import PodInfo
+from scheduler_runtime.framework.status import Status
+from scheduler_runtime.framework.volumes import ChosenVolumes
 from scheduler_runtime.live.kube import STRATEGIC_MERGE_PATCH, ApiError, Kube
 
 SELECTED_NODE = "volume.kubernetes.io/selected-node"
 BIND_COMPLETED = "pv.kubernetes.io/bind-completed"
 POLL_SECONDS = 1.0
-
-
-class PodVolumes(Protocol):
-    """The VolumeBinding plugin's decision for one node."""
-
-    bindings: list[tuple[Mapping[str, Any], Mapping[str, Any]]]
-    provisions: list[Mapping[str, Any]]
 
 
 def _claim_path(claim: Mapping[str, Any]) -> str:
@@ -59,7 +53,7 @@ class VolumeBinder:
         self.kube = kube
 
     def __call__(
-        self, pod: PodInfo, node_name: str, volumes: PodVolumes, timeout_seconds: float
+        self, pod: PodInfo, node_name: str, volumes: ChosenVolumes, timeout_seconds: float
     ) -> Status:
         try:
             claims = self._write(node_name, volumes)
@@ -67,7 +61,7 @@ class VolumeBinder:
         except (ApiError, urllib3.exceptions.HTTPError, OSError) as error:
             return Status.as_error(RuntimeError(f"binding volumes: {error}"))
 
-    def _write(self, node_name: str, volumes: PodVolumes) -> list[str]:
+    def _write(self, node_name: str, volumes: ChosenVolumes) -> list[str]:
         claims = []
         for volume, claim in volumes.bindings:
             name = (volume.get("metadata") or {}).get("name")

@@ -7,7 +7,9 @@ from pathlib import Path
 
 import kubernetes
 import yaml
-from cluster import Cluster, kwok_node, pinned_versions, wait_for
+from cluster import Cluster, kwok_node, wait_for
+
+from benchmarks.tools import pinned_versions
 
 
 def test_api_server_reports_the_pinned_version(cluster: Cluster) -> None:

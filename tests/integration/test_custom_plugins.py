@@ -13,26 +13,21 @@ from typing import Any
 import kubernetes
 from cluster import REPO, Cluster, kwok_node, wait_for
 from operator_support import condition, wait_condition
-from prometheus_support import Prometheus, TrafficExporter, prometheus, traffic_exporter
+from prometheus_support import Prometheus, TrafficExporter
 from runtime_support import (
     Pods,
     RuntimeProcess,
     make_pod,
-    pods,
-    schedulable_nodes,
     scheduler_config,
-    settle,
-    start_runtime,
     unique_scheduler_name,
 )
 from scheduler_operator.engines import validate
 from scheduler_operator.model import parse
 from scheduler_operator.render import render
+from timing import settle
 
+from scheduler_plugins.networktraffic.prometheus import traffic_query
 from scheduler_runtime.live.explanations import ANNOTATION
-from scheduler_runtime.plugins.networktraffic.prometheus import traffic_query
-
-__all__ = ["pods", "prometheus", "schedulable_nodes", "start_runtime", "traffic_exporter"]
 
 RUNTIME_CLI = REPO / ".venv" / "bin" / "scheduler-runtime"
 TIME_RANGE_SECONDS = 5

@@ -10,7 +10,9 @@ from pathlib import Path
 
 from cluster import Cluster, wait_for
 from kopf.testing import KopfRunner
-from operator_support import free_port, service_account_kubeconfig
+from operator_support import service_account_kubeconfig
+
+from benchmarks.processes import free_port
 
 
 def alive(url: str) -> bool:

@@ -18,14 +18,15 @@ from operator_support import (
     healthz,
     operand_namespace,
     profile_body,
-    settle,
     start_kube_scheduler,
-    stop,
     wait_condition,
 )
 from scheduler_operator.engines import validate
 from scheduler_operator.model import parse
 from scheduler_operator.render import HASH_ANNOTATION, render
+from timing import settle
+
+from benchmarks.processes import stop_process
 
 Apply = Callable[[dict[str, Any]], str]
 
@@ -235,7 +236,7 @@ def test_pre_enqueue_is_kept_and_both_engines_take_it(
     except AssertionError as error:
         raise AssertionError(f"{error}\n{log.read_text()[-3000:]}") from None
     finally:
-        stop(process)
+        stop_process(process)
 
 
 def test_the_target_namespace_cannot_be_moved(
@@ -300,7 +301,7 @@ def test_the_leader_is_reported_from_the_schedulers_lease(
             timeout=30,
         )
     finally:
-        stop(process)
+        stop_process(process)
     assert get_json(cluster, "lease", "kube-scheduler", "-n", namespace) is None
 
 

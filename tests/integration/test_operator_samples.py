@@ -14,12 +14,13 @@ from operator_support import (
     get_json,
     healthz,
     start_kube_scheduler,
-    stop,
     wait_condition,
 )
 from scheduler_operator.engines import validate
 from scheduler_operator.model import SpecError, parse
 from scheduler_operator.render import render
+
+from benchmarks.processes import stop_process
 
 SAMPLES = sorted((REPO / "manifests" / "samples").glob("*.yaml"))
 IN_TREE_SAMPLES = ["extra-scheduler.yaml", "image-locality.yaml", "multi-profile.yaml"]
@@ -116,7 +117,7 @@ def test_the_generated_configuration_is_accepted_by_upstream_kube_scheduler(
     except AssertionError as error:
         raise AssertionError(f"{error}\n{log.read_text()[-3000:]}") from None
     finally:
-        stop(process)
+        stop_process(process)
 
 
 def test_upstream_kube_scheduler_refuses_the_custom_plugin_the_operator_refuses(
@@ -131,7 +132,7 @@ def test_upstream_kube_scheduler_refuses_the_custom_plugin_the_operator_refuses(
     try:
         assert process.wait(timeout=60) != 0
     finally:
-        stop(process)
+        stop_process(process)
     assert "NodeLabelPreference" in log.read_text()
 
 

@@ -16,14 +16,9 @@ from runtime_support import (
     Pods,
     RuntimeProcess,
     make_pod,
-    pods,
-    schedulable_nodes,
     scheduler_config,
-    start_runtime,
     unique_scheduler_name,
 )
-
-__all__ = ["pods", "schedulable_nodes", "start_runtime"]  # fixtures
 
 UPSTREAM = "default-scheduler"
 HOST = "kubernetes.io/hostname"

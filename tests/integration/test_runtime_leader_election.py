@@ -16,14 +16,9 @@ from runtime_support import (
     Pods,
     RuntimeProcess,
     make_pod,
-    pods,
-    schedulable_nodes,
     scheduler_config,
-    start_runtime,
     unique_scheduler_name,
 )
-
-__all__ = ["pods", "schedulable_nodes", "start_runtime"]  # fixtures
 
 LEASE_SECONDS, RENEW_SECONDS, RETRY_SECONDS = 6, 4, 1
 # The test polls the lease every 0.2s and the candidates jitter their retries by up to 10%.

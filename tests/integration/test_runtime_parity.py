@@ -11,7 +11,6 @@ computed with the upstream formulas as the runtime's framework implements them."
 from __future__ import annotations
 
 import random
-import signal
 import subprocess
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -25,20 +24,17 @@ from cluster import Cluster, kwok_node, wait_for
 from runtime_support import (
     RuntimeProcess,
     make_pod,
-    schedulable_nodes,
     scheduler_config,
-    start_runtime,
     unique_scheduler_name,
 )
 
+from benchmarks.processes import stop_process
 from scheduler_runtime.config import load_configuration
 from scheduler_runtime.framework.algorithm import SchedulingAlgorithm
 from scheduler_runtime.framework.interface import CycleState, Handle
 from scheduler_runtime.framework.podinfo import pod_info
 from scheduler_runtime.framework.runtime import Framework
 from scheduler_runtime.framework.snapshot import Snapshot
-
-__all__ = ["schedulable_nodes", "start_runtime"]  # fixtures
 
 NODES, PODS = 50, 200
 SEED = 20261122
@@ -189,12 +185,7 @@ class Upstream:
             )
 
     def stop(self) -> None:
-        self.process.send_signal(signal.SIGTERM)
-        try:
-            self.process.wait(20)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait(10)
+        stop_process(self.process)
 
 
 @pytest.fixture

@@ -5,20 +5,17 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from cluster import Cluster, cluster_tool, kwok_node, wait_for
+from cluster import Cluster, kwok_node, wait_for
 from cluster import test_cluster_name as cluster_name
 from runtime_support import (
     Pods,
     RuntimeProcess,
     make_pod,
-    pods,
-    schedulable_nodes,
     scheduler_config,
-    start_runtime,
     unique_scheduler_name,
 )
 
-__all__ = ["pods", "schedulable_nodes", "start_runtime"]  # fixtures
+from benchmarks.tools import cluster_tool
 
 
 def test_runtime_survives_a_control_plane_restart(

@@ -15,15 +15,10 @@ from runtime_support import (
     Pods,
     RuntimeProcess,
     make_pod,
-    pods,
-    schedulable_nodes,
     scheduler_config,
-    settle,
-    start_runtime,
     unique_scheduler_name,
 )
-
-__all__ = ["pods", "schedulable_nodes", "start_runtime"]  # fixtures
+from timing import settle
 
 MiB = 1024 * 1024
 

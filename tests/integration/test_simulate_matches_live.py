@@ -17,15 +17,11 @@ from cluster import Cluster, kwok_node, wait_for
 from runtime_support import (
     RuntimeProcess,
     make_pod,
-    schedulable_nodes,
     scheduler_config,
-    start_runtime,
     unique_scheduler_name,
 )
 
 from scheduler_runtime.cli import main
-
-__all__ = ["schedulable_nodes", "start_runtime"]  # fixtures
 
 SEEDS = ("1", "2", "3")
 

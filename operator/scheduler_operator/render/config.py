@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from scheduler_runtime.config.types import PluginSet
+from scheduler_runtime.config import PluginSet
 
 from ..model import LeaderElection, Profile, SchedulerProfile, extension_points
 

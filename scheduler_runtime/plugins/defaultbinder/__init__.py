@@ -5,18 +5,13 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from pydantic import BaseModel
-
-from scheduler_runtime.framework.interface import SUCCESS, CycleState, Handle, Status
+from scheduler_runtime.framework.interface import CycleState, PluginBase
 from scheduler_runtime.framework.podinfo import PodInfo
+from scheduler_runtime.framework.status import SUCCESS, Status
 
 
-class DefaultBinder:
+class DefaultBinder(PluginBase[None]):
     name: ClassVar[str] = "DefaultBinder"
-
-    def __init__(self, args: BaseModel | None, handle: Handle) -> None:
-        del args
-        self.handle = handle
 
     def bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status:
         binder = self.handle.binder

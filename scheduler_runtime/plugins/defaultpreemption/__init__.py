@@ -13,20 +13,16 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from pydantic import BaseModel
-
 from scheduler_runtime.config.args import DefaultPreemptionArgs
 from scheduler_runtime.framework.interface import (
-    SUCCESS,
-    Code,
     CycleState,
-    Handle,
     NominatingInfo,
+    PluginBase,
     PostFilterResult,
-    Status,
 )
 from scheduler_runtime.framework.nodeinfo import NodeInfo
 from scheduler_runtime.framework.podinfo import PodInfo
+from scheduler_runtime.framework.status import SUCCESS, Code, Status
 from scheduler_runtime.framework.types import Diagnosis, FitError, NodeToStatus
 from scheduler_runtime.plugins.defaultpreemption.pdb import Budgets, split_by_pdb_violation
 
@@ -97,12 +93,9 @@ def pick_one_node(candidates: Sequence[Candidate]) -> Candidate:
     return remaining[0]
 
 
-class DefaultPreemption:
+class DefaultPreemption(PluginBase[DefaultPreemptionArgs]):
     name: ClassVar[str] = "DefaultPreemption"
-
-    def __init__(self, args: BaseModel | None, handle: Handle) -> None:
-        self.args = args if isinstance(args, DefaultPreemptionArgs) else DefaultPreemptionArgs()
-        self.handle = handle
+    args_type = DefaultPreemptionArgs
 
     def post_filter(
         self, state: CycleState, pod: PodInfo, diagnosis: Diagnosis
@@ -208,6 +201,7 @@ class DefaultPreemption:
     ) -> tuple[list[PodInfo], int, Status]:
         """SelectVictimsOnNode on a copy of the node and the cycle state."""
         framework = self.handle.framework
+        assert framework is not None, "DefaultPreemption runs inside a profile's framework"
         lower = [p for p in node.pods.values() if p.priority < pod.priority]
         if not lower:
             return [], 0, Status.unresolvable(NO_VICTIMS)
@@ -246,14 +240,14 @@ class DefaultPreemption:
         )
 
     def _evict(self, best: Candidate) -> None:
-        delete = self.handle.services.get("delete_pod")
+        delete = self.handle.services.delete_pod
         if delete is None:
             return
         for victim in best.victims:
             delete(victim)
 
     def _clear_nominations(self, pods: Sequence[PodInfo]) -> None:
-        clear = self.handle.services.get("clear_nomination")
+        clear = self.handle.services.clear_nomination
         if clear is None:
             return
         for pod in pods:

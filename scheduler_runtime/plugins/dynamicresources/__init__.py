@@ -8,18 +8,15 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from pydantic import BaseModel
-
 from scheduler_runtime.framework.interface import (
-    SKIP,
     CycleState,
-    Handle,
+    PluginBase,
     PostFilterResult,
     PreFilterResult,
-    Status,
 )
 from scheduler_runtime.framework.podinfo import PodInfo
 from scheduler_runtime.framework.snapshot import Snapshot
+from scheduler_runtime.framework.status import SKIP, Status
 from scheduler_runtime.framework.types import Diagnosis
 
 NO_CLAIMS_TO_DEALLOCATE = "no new claims to deallocate"
@@ -27,11 +24,8 @@ CLAIMS_NOT_SUPPORTED = "pod has resource claims, which this scheduler does not a
 STATE_KEY = "PreFilterDynamicResources"
 
 
-class DynamicResources:
+class DynamicResources(PluginBase[None]):
     name: ClassVar[str] = "DynamicResources"
-
-    def __init__(self, args: BaseModel | None, handle: Handle) -> None:
-        del args, handle
 
     def pre_filter(
         self, state: CycleState, pod: PodInfo, snapshot: Snapshot

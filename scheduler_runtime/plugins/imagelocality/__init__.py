@@ -6,18 +6,12 @@ from __future__ import annotations
 from typing import ClassVar
 
 import numpy as np
-from pydantic import BaseModel
 
-from scheduler_runtime.framework.interface import (
-    MAX_NODE_SCORE,
-    SUCCESS,
-    CycleState,
-    Handle,
-    Status,
-)
+from scheduler_runtime.framework.interface import MAX_NODE_SCORE, CycleState, PluginBase
 from scheduler_runtime.framework.nodeinfo import NodeInfo
 from scheduler_runtime.framework.podinfo import PodInfo
 from scheduler_runtime.framework.snapshot import Int64s, Slots, Snapshot
+from scheduler_runtime.framework.status import SUCCESS, Status
 
 MB = 1024 * 1024
 MIN_THRESHOLD = 23 * MB
@@ -32,12 +26,8 @@ def calculate_priority(sum_scores: Int64s, containers: int) -> Int64s:
     return scores
 
 
-class ImageLocality:
+class ImageLocality(PluginBase[None]):
     name: ClassVar[str] = "ImageLocality"
-
-    def __init__(self, args: BaseModel | None, handle: Handle) -> None:
-        del args
-        self.handle = handle
 
     def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> tuple[int, Status]:
         snapshot = self.handle.snapshot

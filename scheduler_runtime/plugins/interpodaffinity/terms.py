@@ -3,16 +3,19 @@ Required/Preferred(Anti)AffinityTerms) and kept on the PodInfo."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from scheduler_runtime.framework.labelselector import LabelSelector, parse_selector
 from scheduler_runtime.framework.podinfo import PodInfo
+from scheduler_runtime.framework.snapshot import Snapshot
 
 PARSED_KEY = "InterPodAffinity"
 REQUIRED = "requiredDuringSchedulingIgnoredDuringExecution"
 PREFERRED = "preferredDuringSchedulingIgnoredDuringExecution"
+
+NamespaceLabels = Callable[[str], "Mapping[str, str] | None"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,3 +132,15 @@ def matches_all(
 ) -> bool:
     """podMatchesAllAffinityTerms: false without terms."""
     return bool(terms) and all(term.matches(pod, namespace_labels) for term in terms)
+
+
+def namespace_labels_of(snapshot: Snapshot) -> NamespaceLabels:
+    """Namespace labels with a per-cycle cache."""
+    cache: dict[str, Mapping[str, str] | None] = {}
+
+    def lookup(namespace: str) -> Mapping[str, str] | None:
+        if namespace not in cache:
+            cache[namespace] = snapshot.objects.namespace_labels(namespace)
+        return cache[namespace]
+
+    return lookup

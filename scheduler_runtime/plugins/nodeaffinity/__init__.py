@@ -12,18 +12,16 @@ from pydantic import BaseModel
 
 from scheduler_runtime.config.args import NodeAffinityArgs
 from scheduler_runtime.framework.interface import (
-    SKIP,
-    SUCCESS,
     CycleState,
     Handle,
-    NodeVerdicts,
+    PluginBase,
     PreFilterResult,
-    Status,
     default_normalize_score,
 )
 from scheduler_runtime.framework.nodeinfo import NodeInfo
 from scheduler_runtime.framework.podinfo import PodInfo
 from scheduler_runtime.framework.snapshot import Int64s, Slots, Snapshot
+from scheduler_runtime.framework.status import SKIP, SUCCESS, NodeVerdicts, Status
 from scheduler_runtime.plugins.nodeaffinity.selector import (
     NAME_FIELD,
     Term,
@@ -101,12 +99,13 @@ def _names_from_fields(raw_terms: list[dict[str, Any]]) -> set[str] | None:
     return names
 
 
-class NodeAffinity:
+class NodeAffinity(PluginBase[NodeAffinityArgs]):
     name: ClassVar[str] = "NodeAffinity"
+    args_type = NodeAffinityArgs
 
     def __init__(self, args: BaseModel | None, handle: Handle) -> None:
-        added = args.added_affinity if isinstance(args, NodeAffinityArgs) else None
-        added = added or {}
+        super().__init__(args, handle)
+        added = self.args.added_affinity or {}
         enforced = added.get("requiredDuringSchedulingIgnoredDuringExecution")
         self.enforced: tuple[Term, ...] | None = (
             None if enforced is None else parse_terms(enforced.get("nodeSelectorTerms"))

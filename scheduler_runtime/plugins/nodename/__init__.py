@@ -5,21 +5,18 @@ from __future__ import annotations
 from typing import ClassVar
 
 import numpy as np
-from pydantic import BaseModel
 
-from scheduler_runtime.framework.interface import SUCCESS, CycleState, Handle, NodeVerdicts, Status
+from scheduler_runtime.framework.interface import CycleState, PluginBase
 from scheduler_runtime.framework.nodeinfo import NodeInfo
 from scheduler_runtime.framework.podinfo import PodInfo
 from scheduler_runtime.framework.snapshot import Slots, Snapshot
+from scheduler_runtime.framework.status import SUCCESS, NodeVerdicts, Status
 
 REASON = "node(s) didn't match the requested node name"
 
 
-class NodeName:
+class NodeName(PluginBase[None]):
     name: ClassVar[str] = "NodeName"
-
-    def __init__(self, args: BaseModel | None, handle: Handle) -> None:
-        del args, handle
 
     def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status:
         if pod.node_name and pod.node_name != node.name:

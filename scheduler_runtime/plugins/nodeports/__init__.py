@@ -5,20 +5,12 @@ from __future__ import annotations
 from typing import ClassVar
 
 import numpy as np
-from pydantic import BaseModel
 
-from scheduler_runtime.framework.interface import (
-    SKIP,
-    SUCCESS,
-    CycleState,
-    Handle,
-    NodeVerdicts,
-    PreFilterResult,
-    Status,
-)
+from scheduler_runtime.framework.interface import CycleState, PluginBase, PreFilterResult
 from scheduler_runtime.framework.nodeinfo import NodeInfo
 from scheduler_runtime.framework.podinfo import PodInfo
 from scheduler_runtime.framework.snapshot import Slots, Snapshot
+from scheduler_runtime.framework.status import SKIP, SUCCESS, NodeVerdicts, Status
 
 REASON = "node(s) didn't have free ports for the requested pod ports"
 
@@ -27,11 +19,8 @@ def fits_ports(pod: PodInfo, node: NodeInfo) -> bool:
     return not any(node.port_conflicts(port) for port in pod.host_ports)
 
 
-class NodePorts:
+class NodePorts(PluginBase[None]):
     name: ClassVar[str] = "NodePorts"
-
-    def __init__(self, args: BaseModel | None, handle: Handle) -> None:
-        del args, handle
 
     def pre_filter(
         self, state: CycleState, pod: PodInfo, snapshot: Snapshot

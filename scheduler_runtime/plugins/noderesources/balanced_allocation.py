@@ -10,16 +10,10 @@ from typing import ClassVar
 from pydantic import BaseModel
 
 from scheduler_runtime.config.args import NodeResourcesBalancedAllocationArgs
-from scheduler_runtime.framework.interface import (
-    MAX_NODE_SCORE,
-    SKIP,
-    SUCCESS,
-    CycleState,
-    Handle,
-    Status,
-)
+from scheduler_runtime.framework.interface import MAX_NODE_SCORE, CycleState, Handle, PluginBase
 from scheduler_runtime.framework.podinfo import PodInfo
 from scheduler_runtime.framework.snapshot import Int64s, Slots, Snapshot
+from scheduler_runtime.framework.status import SKIP, SUCCESS, Status
 from scheduler_runtime.plugins.noderesources.resources import (
     allocatable_and_requested,
     pod_scoring_request,
@@ -30,15 +24,15 @@ PRE_SCORE_KEY = "PreScoreNodeResourcesBalancedAllocation"
 HALF_SCORE = MAX_NODE_SCORE // 2
 
 
-class BalancedAllocation:
+class BalancedAllocation(PluginBase[NodeResourcesBalancedAllocationArgs]):
     """Registered as NodeResourcesBalancedAllocation."""
 
     name: ClassVar[str] = "NodeResourcesBalancedAllocation"
+    args_type = NodeResourcesBalancedAllocationArgs
 
     def __init__(self, args: BaseModel | None, handle: Handle) -> None:
-        if not isinstance(args, NodeResourcesBalancedAllocationArgs):
-            args = NodeResourcesBalancedAllocationArgs()
-        self.resources = tuple(r.name for r in args.resources)
+        super().__init__(args, handle)
+        self.resources = tuple(r.name for r in self.args.resources)
 
     def _requests(self, pod: PodInfo) -> list[int]:
         return [

@@ -9,18 +9,12 @@ import numpy as np
 from pydantic import BaseModel
 
 from scheduler_runtime.config.args import NodeResourcesFitArgs
-from scheduler_runtime.framework.interface import (
-    SUCCESS,
-    CycleState,
-    Handle,
-    NodeVerdicts,
-    PreFilterResult,
-    Status,
-)
+from scheduler_runtime.framework.interface import CycleState, Handle, PluginBase, PreFilterResult
 from scheduler_runtime.framework.nodeinfo import NodeInfo
 from scheduler_runtime.framework.podinfo import PodInfo
 from scheduler_runtime.framework.quantity import CPU, EPHEMERAL_STORAGE, MEMORY, PODS
 from scheduler_runtime.framework.snapshot import Int64s, Slots, Snapshot
+from scheduler_runtime.framework.status import SUCCESS, NodeVerdicts, Status
 from scheduler_runtime.plugins.noderesources.resources import (
     allocatable_and_requested,
     is_extended,
@@ -53,13 +47,14 @@ def _checked_requests(
     return [(name, value) for name, value in checked if value > 0]
 
 
-class Fit:
+class Fit(PluginBase[NodeResourcesFitArgs]):
     """Registered as NodeResourcesFit."""
 
     name: ClassVar[str] = "NodeResourcesFit"
+    args_type = NodeResourcesFitArgs
 
     def __init__(self, args: BaseModel | None, handle: Handle) -> None:
-        self.args = args if isinstance(args, NodeResourcesFitArgs) else NodeResourcesFitArgs()
+        super().__init__(args, handle)
         self.ignored = frozenset(self.args.ignored_resources)
         self.ignored_groups = frozenset(self.args.ignored_resource_groups)
         self.strategy = self.args.scoring_strategy

@@ -5,12 +5,12 @@ from __future__ import annotations
 from typing import ClassVar
 
 import numpy as np
-from pydantic import BaseModel
 
-from scheduler_runtime.framework.interface import SUCCESS, CycleState, Handle, NodeVerdicts, Status
+from scheduler_runtime.framework.interface import CycleState, PluginBase
 from scheduler_runtime.framework.nodeinfo import NodeInfo
 from scheduler_runtime.framework.podinfo import PodInfo, Taint
 from scheduler_runtime.framework.snapshot import Slots, Snapshot
+from scheduler_runtime.framework.status import SUCCESS, NodeVerdicts, Status
 
 REASON = "node(s) were unschedulable"
 UNSCHEDULABLE_TAINT = Taint("node.kubernetes.io/unschedulable", "", "NoSchedule")
@@ -20,11 +20,8 @@ def _tolerates_cordon(pod: PodInfo) -> bool:
     return any(t.tolerates(UNSCHEDULABLE_TAINT) for t in pod.tolerations)
 
 
-class NodeUnschedulable:
+class NodeUnschedulable(PluginBase[None]):
     name: ClassVar[str] = "NodeUnschedulable"
-
-    def __init__(self, args: BaseModel | None, handle: Handle) -> None:
-        del args, handle
 
     def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status:
         if node.unschedulable and not _tolerates_cordon(pod):

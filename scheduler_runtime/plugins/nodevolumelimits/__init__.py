@@ -7,19 +7,11 @@ import hashlib
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from pydantic import BaseModel
-
-from scheduler_runtime.framework.interface import (
-    SKIP,
-    SUCCESS,
-    CycleState,
-    Handle,
-    PreFilterResult,
-    Status,
-)
+from scheduler_runtime.framework.interface import CycleState, PluginBase, PreFilterResult
 from scheduler_runtime.framework.nodeinfo import NodeInfo
 from scheduler_runtime.framework.podinfo import PodInfo
 from scheduler_runtime.framework.snapshot import Snapshot
+from scheduler_runtime.framework.status import SKIP, SUCCESS, Status
 from scheduler_runtime.framework.volumes import Volumes, claim_class, claim_refs, not_found
 
 REASON = "node(s) exceed max volume count"
@@ -50,12 +42,8 @@ class MissingClaimError(LookupError):
     """A pod being scheduled names a claim that does not exist."""
 
 
-class NodeVolumeLimits:
+class NodeVolumeLimits(PluginBase[None]):
     name: ClassVar[str] = "NodeVolumeLimits"
-
-    def __init__(self, args: BaseModel | None, handle: Handle) -> None:
-        del args
-        self.handle = handle
 
     def pre_filter(
         self, state: CycleState, pod: PodInfo, snapshot: Snapshot

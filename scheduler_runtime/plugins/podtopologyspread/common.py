@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from scheduler_runtime.config.args import TopologySpreadConstraint
+from scheduler_runtime.framework.interface import Handle
 from scheduler_runtime.framework.labelselector import (
     LabelSelector,
     parse_selector,
@@ -17,7 +18,7 @@ from scheduler_runtime.framework.labelselector import (
 )
 from scheduler_runtime.framework.nodeinfo import NodeInfo
 from scheduler_runtime.framework.podinfo import PodInfo
-from scheduler_runtime.framework.snapshot import Int64s, Mask, Snapshot
+from scheduler_runtime.framework.snapshot import ABSENT, Int64s, Mask, Snapshot
 from scheduler_runtime.plugins.nodeaffinity import required_affinity
 from scheduler_runtime.plugins.tainttoleration import untolerated_taint
 
@@ -202,3 +203,43 @@ __all__ = [
     "matching_pods_per_slot",
     "pod_constraints",
 ]
+
+
+def domain_counts(snapshot: Snapshot, key: str, eligible: Mask, per_slot: Int64s) -> dict[str, int]:
+    """Matching pods summed per domain (label value) over the eligible nodes; every domain
+    of an eligible node appears, with 0 when no pod matches."""
+    column = snapshot.label(key)
+    if column is None:
+        return {}
+    codes = column.codes[eligible]
+    totals = np.bincount(codes, weights=per_slot[eligible], minlength=len(column.values))
+    return {column.values[int(code)]: int(totals[code]) for code in np.unique(codes)}
+
+
+def per_code(snapshot: Snapshot, key: str, domains: dict[str, int]) -> tuple[Int64s, Int64s]:
+    """(value code of each slot, count of each code), so counts index by code; absent
+    labels map to a trailing 0."""
+    column = snapshot.label(key)
+    if column is None:
+        return np.full(snapshot.capacity, 0, dtype=np.int64), np.zeros(1, dtype=np.int64)
+    by_code = np.zeros(len(column.values) + 1, dtype=np.int64)
+    for value, count in domains.items():
+        code = column.ids.get(value)
+        if code is not None:
+            by_code[code] = count
+    codes = np.where(column.codes == ABSENT, len(column.values), column.codes)
+    return codes.astype(np.int64), by_code
+
+
+class Spreading:
+    """What PodTopologySpread's filtering and scoring share: the constraints a pod spreads
+    by, its own or the profile's defaults."""
+
+    defaults: tuple[TopologySpreadConstraint, ...]
+    system_defaulted: bool
+    handle: Handle
+
+    def _constraints(self, pod: PodInfo, action: str, snapshot: Snapshot) -> tuple[Constraint, ...]:
+        if pod.spec.get("topologySpreadConstraints"):
+            return pod_constraints(pod, action)
+        return default_constraints(self.defaults, pod, action, snapshot)

@@ -4,17 +4,12 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from pydantic import BaseModel
-
-from scheduler_runtime.framework.interface import Handle
+from scheduler_runtime.framework.interface import PluginBase
 from scheduler_runtime.framework.types import QueuedPodInfo
 
 
-class PrioritySort:
+class PrioritySort(PluginBase[None]):
     name: ClassVar[str] = "PrioritySort"
-
-    def __init__(self, args: BaseModel | None, handle: Handle) -> None:
-        del args, handle
 
     def less(self, first: QueuedPodInfo, second: QueuedPodInfo) -> bool:
         p1, p2 = first.pod_info.priority, second.pod_info.priority

@@ -4,17 +4,13 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from pydantic import BaseModel
-
-from scheduler_runtime.framework.interface import SUCCESS, Handle, Status
+from scheduler_runtime.framework.interface import PluginBase
 from scheduler_runtime.framework.podinfo import PodInfo
+from scheduler_runtime.framework.status import SUCCESS, Status
 
 
-class SchedulingGates:
+class SchedulingGates(PluginBase[None]):
     name: ClassVar[str] = "SchedulingGates"
-
-    def __init__(self, args: BaseModel | None, handle: Handle) -> None:
-        del args, handle
 
     def pre_enqueue(self, pod: PodInfo) -> Status:
         if not pod.scheduling_gates:

@@ -6,19 +6,12 @@ from __future__ import annotations
 from typing import ClassVar
 
 import numpy as np
-from pydantic import BaseModel
 
-from scheduler_runtime.framework.interface import (
-    SUCCESS,
-    CycleState,
-    Handle,
-    NodeVerdicts,
-    Status,
-    default_normalize_score,
-)
+from scheduler_runtime.framework.interface import CycleState, PluginBase, default_normalize_score
 from scheduler_runtime.framework.nodeinfo import NodeInfo
 from scheduler_runtime.framework.podinfo import PodInfo, Taint, Toleration
 from scheduler_runtime.framework.snapshot import Int64s, Slots, Snapshot
+from scheduler_runtime.framework.status import SUCCESS, NodeVerdicts, Status
 
 HARD_EFFECTS = ("NoSchedule", "NoExecute")
 PREFER_NO_SCHEDULE = "PreferNoSchedule"
@@ -51,11 +44,8 @@ def prefer_no_schedule_tolerations(pod: PodInfo) -> tuple[Toleration, ...]:
     return tuple(t for t in pod.tolerations if t.effect in ("", PREFER_NO_SCHEDULE))
 
 
-class TaintToleration:
+class TaintToleration(PluginBase[None]):
     name: ClassVar[str] = "TaintToleration"
-
-    def __init__(self, args: BaseModel | None, handle: Handle) -> None:
-        del args, handle
 
     def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status:
         taint = untolerated_taint(node.taints, pod.tolerations)

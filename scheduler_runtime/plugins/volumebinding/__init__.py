@@ -13,21 +13,13 @@ import copy
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from pydantic import BaseModel
-
 from scheduler_runtime.config.args import VolumeBindingArgs
-from scheduler_runtime.framework.interface import (
-    SKIP,
-    SUCCESS,
-    CycleState,
-    Handle,
-    PreFilterResult,
-    Status,
-)
+from scheduler_runtime.framework.interface import CycleState, PluginBase, PreFilterResult
 from scheduler_runtime.framework.nodeinfo import NodeInfo
 from scheduler_runtime.framework.objects import object_key
 from scheduler_runtime.framework.podinfo import PodInfo
 from scheduler_runtime.framework.snapshot import Slots, Snapshot
+from scheduler_runtime.framework.status import SKIP, SUCCESS, Status
 from scheduler_runtime.framework.volumes import Volumes, claim_refs
 from scheduler_runtime.plugins.volumebinding.binder import (
     SELECTED_NODE,
@@ -51,12 +43,9 @@ class BindingState:
     replaced: list[tuple[str, dict[str, Any], dict[str, Any]]] = field(default_factory=list)
 
 
-class VolumeBinding:
+class VolumeBinding(PluginBase[VolumeBindingArgs]):
     name: ClassVar[str] = "VolumeBinding"
-
-    def __init__(self, args: BaseModel | None, handle: Handle) -> None:
-        self.args = args if isinstance(args, VolumeBindingArgs) else VolumeBindingArgs()
-        self.handle = handle
+    args_type = VolumeBindingArgs
 
     def pre_filter(
         self, state: CycleState, pod: PodInfo, snapshot: Snapshot
@@ -147,7 +136,7 @@ class VolumeBinding:
         chosen = None if found is None else found.by_node.get(node_name)
         if chosen is None or not (chosen.bindings or chosen.provisions):
             return SUCCESS
-        bind = self.handle.services.get("bind_pod_volumes")
+        bind = self.handle.services.bind_pod_volumes
         if bind is None:
             return SUCCESS
         status: Status = bind(pod, node_name, chosen, self.args.bind_timeout_seconds)

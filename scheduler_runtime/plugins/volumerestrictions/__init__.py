@@ -7,19 +7,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from pydantic import BaseModel
-
-from scheduler_runtime.framework.interface import (
-    SKIP,
-    SUCCESS,
-    CycleState,
-    Handle,
-    PreFilterResult,
-    Status,
-)
+from scheduler_runtime.framework.interface import CycleState, PluginBase, PreFilterResult
 from scheduler_runtime.framework.nodeinfo import NodeInfo
 from scheduler_runtime.framework.podinfo import PodInfo
 from scheduler_runtime.framework.snapshot import Snapshot
+from scheduler_runtime.framework.status import SKIP, SUCCESS, Status
 from scheduler_runtime.framework.volumes import Volumes, not_found
 
 REASON_DISK_CONFLICT = "node(s) had no available disk"
@@ -94,12 +86,8 @@ class RestrictionsState:
                 self.conflicts += delta
 
 
-class VolumeRestrictions:
+class VolumeRestrictions(PluginBase[None]):
     name: ClassVar[str] = "VolumeRestrictions"
-
-    def __init__(self, args: BaseModel | None, handle: Handle) -> None:
-        del args
-        self.handle = handle
 
     def pre_filter(
         self, state: CycleState, pod: PodInfo, snapshot: Snapshot

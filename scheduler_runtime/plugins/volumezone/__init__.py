@@ -8,20 +8,12 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
-from pydantic import BaseModel
 
-from scheduler_runtime.framework.interface import (
-    SKIP,
-    SUCCESS,
-    CycleState,
-    Handle,
-    NodeVerdicts,
-    PreFilterResult,
-    Status,
-)
+from scheduler_runtime.framework.interface import CycleState, PluginBase, PreFilterResult
 from scheduler_runtime.framework.nodeinfo import NodeInfo
 from scheduler_runtime.framework.podinfo import PodInfo
 from scheduler_runtime.framework.snapshot import Mask, Slots, Snapshot
+from scheduler_runtime.framework.status import SKIP, SUCCESS, NodeVerdicts, Status
 from scheduler_runtime.framework.volumes import Volumes, claim_class, claim_refs, not_found
 
 REASON = "node(s) had no available volume zone"
@@ -51,12 +43,8 @@ def volume_topologies(volume: Mapping[str, Any]) -> list[VolumeTopology]:
     ]
 
 
-class VolumeZone:
+class VolumeZone(PluginBase[None]):
     name: ClassVar[str] = "VolumeZone"
-
-    def __init__(self, args: BaseModel | None, handle: Handle) -> None:
-        del args
-        self.handle = handle
 
     def _topologies(self, pod: PodInfo, snapshot: Snapshot) -> tuple[list[VolumeTopology], Status]:
         """getPVbyPod: unbound claims that wait for their first consumer are skipped."""

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from scheduler_runtime.config import ConfigError, load_configuration, load_configuration_file
 from scheduler_runtime.config.args import NodeResourcesFitArgs, PodTopologySpreadArgs
 from scheduler_runtime.config.types import parse_go_duration
-from scheduler_runtime.framework.registry import known_plugins
+from scheduler_runtime.framework.registry import registry
 
 HEADER = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration"}
 
@@ -363,7 +363,7 @@ def test_load_configuration_file(tmp_path: Path) -> None:
 
 
 def test_known_plugins_include_every_default() -> None:
-    assert {"PrioritySort", "InterPodAffinity", "DefaultBinder", "VolumeZone"} <= known_plugins()
+    assert {"PrioritySort", "InterPodAffinity", "DefaultBinder", "VolumeZone"} <= registry().keys()
 
 
 @given(st.integers(min_value=0, max_value=10**6), st.sampled_from(["ms", "s", "m", "h"]))

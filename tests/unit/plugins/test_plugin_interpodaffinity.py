@@ -14,11 +14,11 @@ from scheduler_runtime.config.args import InterPodAffinityArgs
 from scheduler_runtime.framework.interface import Code, CycleState, Handle
 from scheduler_runtime.framework.podinfo import PodInfo, pod_info
 from scheduler_runtime.framework.snapshot import Snapshot
-from scheduler_runtime.plugins.interpodaffinity import (
+from scheduler_runtime.plugins.interpodaffinity import InterPodAffinity
+from scheduler_runtime.plugins.interpodaffinity.filtering import (
     REASON_AFFINITY,
     REASON_ANTI_AFFINITY,
     REASON_EXISTING_ANTI_AFFINITY,
-    InterPodAffinity,
 )
 from scheduler_runtime.plugins.interpodaffinity.index import INDEX_NAME, ExistingTerms
 from scheduler_runtime.plugins.interpodaffinity.terms import pod_terms

@@ -11,11 +11,8 @@ from scheduler_runtime.config.args import PodTopologySpreadArgs, TopologySpreadC
 from scheduler_runtime.framework.interface import Code, CycleState, Handle
 from scheduler_runtime.framework.podinfo import PodInfo, pod_info
 from scheduler_runtime.framework.snapshot import Snapshot
-from scheduler_runtime.plugins.podtopologyspread import (
-    REASON,
-    REASON_MISSING_LABEL,
-    PodTopologySpread,
-)
+from scheduler_runtime.plugins.podtopologyspread import PodTopologySpread
+from scheduler_runtime.plugins.podtopologyspread.filtering import REASON, REASON_MISSING_LABEL
 
 ZONE = "topology.kubernetes.io/zone"
 HOST = "kubernetes.io/hostname"

@@ -11,10 +11,10 @@ import urllib.request
 
 import orjson
 
+from scheduler_runtime.cli.command import Command, ExitCode
 from scheduler_runtime.framework.explain import format_explanation
 
 DEFAULT_ENDPOINT = "http://127.0.0.1:10251"
-USAGE_ERROR = 2
 TIMEOUT = 10.0
 
 
@@ -25,14 +25,7 @@ def pod_key(text: str) -> str:
     return text
 
 
-def add_explain_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = commands.add_parser(
-        "explain",
-        help="why a pod went where it went, from a running scheduler",
-        description="Print the filter verdict of every node that did not fit the pod and the "
-        "per-plugin scores of the best candidates, as the running scheduler at --endpoint "
-        "recorded them in the pod's last scheduling attempt.",
-    )
+def arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("pod", type=pod_key, metavar="NAMESPACE/POD")
     parser.add_argument(
         "--endpoint",
@@ -40,14 +33,13 @@ def add_explain_command(commands: argparse._SubParsersAction[argparse.ArgumentPa
         help=f"the scheduler's HTTP address (its --listen; default {DEFAULT_ENDPOINT})",
     )
     parser.add_argument("-o", "--output", choices=("table", "json"), default="table")
-    parser.set_defaults(handler=explain_command)
 
 
 def explain_command(args: argparse.Namespace) -> int:
     endpoint = args.endpoint.rstrip("/")
     if urllib.parse.urlsplit(endpoint).scheme not in ("http", "https"):
         print(f"error: --endpoint {args.endpoint!r}: expected an http:// URL", file=sys.stderr)
-        return USAGE_ERROR
+        return ExitCode.USAGE_ERROR
     url = f"{endpoint}/explain/{urllib.parse.quote(args.pod)}"
     try:
         with urllib.request.urlopen(url, timeout=TIMEOUT) as answer:  # noqa: S310 - scheme checked
@@ -61,11 +53,11 @@ def explain_command(args: argparse.Namespace) -> int:
             )
         else:
             print(f"error: {url}: HTTP {error.code}", file=sys.stderr)
-        return 1
+        return ExitCode.FAILURE
     except (urllib.error.URLError, OSError) as error:
         reason = getattr(error, "reason", error)
         print(f"error: cannot reach the scheduler at {endpoint}: {reason}", file=sys.stderr)
-        return 1
+        return ExitCode.FAILURE
     try:
         document = orjson.loads(body)
         text = (
@@ -75,6 +67,17 @@ def explain_command(args: argparse.Namespace) -> int:
         )
     except (orjson.JSONDecodeError, KeyError, TypeError) as error:
         print(f"error: {url}: not an explanation: {error}", file=sys.stderr)
-        return 1
+        return ExitCode.FAILURE
     print(text)
-    return 0
+    return ExitCode.OK
+
+
+COMMAND = Command(
+    name="explain",
+    help="why a pod went where it went, from a running scheduler",
+    description="Print the filter verdict of every node that did not fit the pod and the "
+    "per-plugin scores of the best candidates, as the running scheduler at --endpoint "
+    "recorded them in the pod's last scheduling attempt.",
+    arguments=arguments,
+    run=explain_command,
+)

@@ -29,6 +29,11 @@ import numpy as np
 from prometheus_client import CollectorRegistry, Counter
 from pydantic import Field, field_validator
 
+from scheduler_plugins.networktraffic.prometheus import (
+    PrometheusError,
+    query,
+    traffic_query,
+)
 from scheduler_runtime.plugin_api import (
     MAX_NODE_SCORE,
     SUCCESS,
@@ -41,11 +46,6 @@ from scheduler_runtime.plugin_api import (
     Slots,
     Snapshot,
     Status,
-)
-from scheduler_runtime.plugins.networktraffic.prometheus import (
-    PrometheusError,
-    query,
-    traffic_query,
 )
 
 log = logging.getLogger(__name__)
@@ -129,7 +129,7 @@ class NetworkTraffic(PluginBase[NetworkTrafficArgs]):
         self._cached: Traffic | None = None
         self._last_warning = -WARNING_INTERVAL
         self._suppressed = 0
-        registry = handle.services.get("metrics_registry") or CollectorRegistry()
+        registry = handle.services.metrics_registry or CollectorRegistry()
         self.query_failures, self.nodes_without_data = failure_counters(registry)
         framework = handle.framework
         self.profile = framework.scheduler_name if framework is not None else ""

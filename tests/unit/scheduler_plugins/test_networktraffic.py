@@ -1,95 +1,37 @@
 """NetworkTraffic: the query it builds, how it reads Prometheus' answer, normalization, the
-per-cycle cache and every way Prometheus can fail, against a tiny local HTTP server."""
+per-cycle cache and every way Prometheus can fail, against a fake Prometheus."""
 
 from __future__ import annotations
 
 import logging
 import random
-import threading
-import time
-from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
 
 import numpy as np
 import orjson
 import pytest
 from prometheus_client import CollectorRegistry
+from prometheus_support import FakePrometheus
 
-from scheduler_runtime.config import ConfigError, load_configuration
-from scheduler_runtime.framework.algorithm import SchedulingAlgorithm
-from scheduler_runtime.framework.podinfo import pod_info
-from scheduler_runtime.framework.runtime import Framework
-from scheduler_runtime.framework.snapshot import Snapshot
-from scheduler_runtime.plugin_api import CycleState, Handle
-from scheduler_runtime.plugins.networktraffic import (
+from scheduler_plugins.networktraffic import (
     NEUTRAL_SCORE,
     NO_DATA,
     NetworkTraffic,
     NetworkTrafficArgs,
     normalize,
 )
-from scheduler_runtime.plugins.networktraffic.prometheus import (
+from scheduler_plugins.networktraffic.prometheus import (
     PrometheusError,
     parse_vector,
     query,
     traffic_query,
 )
-
-
-class FakePrometheus:
-    """Answers /api/v1/query with `traffic` ({node: bytes per second}); records the queries."""
-
-    def __init__(self) -> None:
-        self.traffic: dict[str, float] = {}
-        self.status = 200
-        self.delay = 0.0
-        self.queries: list[str] = []
-        fake = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:
-                parts = urlsplit(self.path)
-                fake.queries.append(parse_qs(parts.query)["query"][0])
-                time.sleep(fake.delay)
-                body = orjson.dumps(
-                    {
-                        "status": "success",
-                        "data": {
-                            "resultType": "vector",
-                            "result": [
-                                {"metric": {"nodename": node}, "value": [1.0, str(value)]}
-                                for node, value in fake.traffic.items()
-                            ],
-                        },
-                    }
-                    if fake.status == 200
-                    else {"status": "error", "error": "overloaded"}
-                )
-                self.send_response(fake.status)
-                self.send_header("Content-Type", "application/json")
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, format: str, *args: object) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    @property
-    def address(self) -> str:
-        return f"http://127.0.0.1:{self.server.server_address[1]}"
-
-
-@pytest.fixture
-def prometheus() -> Iterator[FakePrometheus]:
-    fake = FakePrometheus()
-    yield fake
-    fake.server.shutdown()
-    fake.server.server_close()
+from scheduler_runtime.config import ConfigError, load_configuration
+from scheduler_runtime.framework.algorithm import SchedulingAlgorithm
+from scheduler_runtime.framework.podinfo import pod_info
+from scheduler_runtime.framework.runtime import Framework
+from scheduler_runtime.framework.snapshot import Snapshot
+from scheduler_runtime.plugin_api import CycleState, Handle, Services
 
 
 def test_one_query_for_all_nodes_joined_to_node_names() -> None:
@@ -150,25 +92,25 @@ def test_busiest_scores_0_and_idlest_100(raw: list[int], normalized: list[int]) 
     assert scores.tolist() == normalized
 
 
-def test_query_against_a_server(prometheus: FakePrometheus) -> None:
-    prometheus.traffic = {"a": 1.0, "b": 2.5}
-    assert query(prometheus.address, "up", 2) == {"a": 1.0, "b": 2.5}
-    assert prometheus.queries == ["up"]
+def test_query_against_a_server(fake_prometheus: FakePrometheus) -> None:
+    fake_prometheus.traffic = {"a": 1.0, "b": 2.5}
+    assert query(fake_prometheus.address, "up", 2) == {"a": 1.0, "b": 2.5}
+    assert fake_prometheus.queries == ["up"]
 
 
-def test_query_failures_are_named(prometheus: FakePrometheus) -> None:
-    prometheus.status = 503
+def test_query_failures_are_named(fake_prometheus: FakePrometheus) -> None:
+    fake_prometheus.status = 503
     with pytest.raises(PrometheusError, match="HTTP 503") as caught:
-        query(prometheus.address, "up", 2)
+        query(fake_prometheus.address, "up", 2)
     assert caught.value.reason == "http_error"
-    prometheus.status, prometheus.delay = 200, 1.0
+    fake_prometheus.status, fake_prometheus.delay = 200, 1.0
     with pytest.raises(PrometheusError, match=r"within 0\.2s") as caught:
-        query(prometheus.address, "up", 0.2)
+        query(fake_prometheus.address, "up", 0.2)
     assert caught.value.reason == "timeout"
-    prometheus.server.shutdown()
-    prometheus.server.server_close()
+    fake_prometheus.server.shutdown()
+    fake_prometheus.server.server_close()
     with pytest.raises(PrometheusError) as caught:
-        query(prometheus.address, "up", 1)
+        query(fake_prometheus.address, "up", 1)
     assert caught.value.reason == "unreachable"
 
 
@@ -196,7 +138,7 @@ def plugin(
     address: str, clock: Clock, registry: CollectorRegistry, **args: Any
 ) -> tuple[NetworkTraffic, Snapshot]:
     nodes = snapshot("a", "b", "c")
-    handle = Handle(nodes, services={"metrics_registry": registry})
+    handle = Handle(nodes, services=Services(metrics_registry=registry))
     model = NetworkTrafficArgs.model_validate({"prometheusAddress": address, **args})
     return NetworkTraffic(model, handle, clock=clock), nodes
 
@@ -210,26 +152,26 @@ def scores(traffic: NetworkTraffic, nodes: Snapshot) -> list[int]:
     return [int(score) for score in raw]
 
 
-def test_answers_are_cached_for_the_ttl(prometheus: FakePrometheus) -> None:
+def test_answers_are_cached_for_the_ttl(fake_prometheus: FakePrometheus) -> None:
     clock, registry = Clock(), CollectorRegistry()
-    traffic, nodes = plugin(prometheus.address, clock, registry, cacheTTLSeconds=5)
-    prometheus.traffic = {"a": 500, "b": 100, "c": 300}
+    traffic, nodes = plugin(fake_prometheus.address, clock, registry, cacheTTLSeconds=5)
+    fake_prometheus.traffic = {"a": 500, "b": 100, "c": 300}
     assert scores(traffic, nodes) == [0, 100, 50]
-    prometheus.traffic = {"a": 100, "b": 500, "c": 300}
+    fake_prometheus.traffic = {"a": 100, "b": 500, "c": 300}
     clock.now += 4.9
     assert scores(traffic, nodes) == [0, 100, 50]
-    assert len(prometheus.queries) == 1
+    assert len(fake_prometheus.queries) == 1
     clock.now += 0.2
     assert scores(traffic, nodes) == [100, 0, 50]
-    assert len(prometheus.queries) == 2
+    assert len(fake_prometheus.queries) == 2
 
 
 def test_prometheus_down_gives_neutral_scores_a_warning_and_a_metric(
-    prometheus: FakePrometheus, caplog: pytest.LogCaptureFixture
+    fake_prometheus: FakePrometheus, caplog: pytest.LogCaptureFixture
 ) -> None:
     clock, registry = Clock(), CollectorRegistry()
-    traffic, nodes = plugin(prometheus.address, clock, registry, cacheTTLSeconds=1)
-    prometheus.status = 500
+    traffic, nodes = plugin(fake_prometheus.address, clock, registry, cacheTTLSeconds=1)
+    fake_prometheus.status = 500
     with caplog.at_level(logging.WARNING):
         assert scores(traffic, nodes) == [NEUTRAL_SCORE] * 3
         clock.now += 2
@@ -241,8 +183,8 @@ def test_prometheus_down_gives_neutral_scores_a_warning_and_a_metric(
     assert failures == 2
     # Rate-limited: two failures within a minute log one warning.
     assert [r.getMessage()[:33] for r in caplog.records] == ["Prometheus query failed, network "]
-    prometheus.status = 200
-    prometheus.traffic = {"a": 10, "b": 20}
+    fake_prometheus.status = 200
+    fake_prometheus.traffic = {"a": 10, "b": 20}
     clock.now += 2
     assert scores(traffic, nodes) == [100, 0, NEUTRAL_SCORE]
     without_data = registry.get_sample_value(
@@ -251,13 +193,13 @@ def test_prometheus_down_gives_neutral_scores_a_warning_and_a_metric(
     assert without_data == 1
 
 
-def test_a_failure_is_cached_too(prometheus: FakePrometheus) -> None:
+def test_a_failure_is_cached_too(fake_prometheus: FakePrometheus) -> None:
     clock = Clock()
-    traffic, nodes = plugin(prometheus.address, clock, CollectorRegistry(), cacheTTLSeconds=5)
-    prometheus.status = 500
+    traffic, nodes = plugin(fake_prometheus.address, clock, CollectorRegistry(), cacheTTLSeconds=5)
+    fake_prometheus.status = 500
     scores(traffic, nodes)
     scores(traffic, nodes)
-    assert len(prometheus.queries) == 1
+    assert len(fake_prometheus.queries) == 1
 
 
 def config(args: dict[str, Any]) -> Any:
@@ -297,12 +239,12 @@ def test_bad_args_are_refused_by_field(args: dict[str, Any], path: str) -> None:
     assert caught.value.path == f"profiles[0].pluginConfig[0].{path}"
 
 
-def test_the_pod_goes_to_the_quietest_node(prometheus: FakePrometheus) -> None:
-    prometheus.traffic = {"a": 9e6, "b": 1e3, "c": 5e6}
-    resolved = config({"prometheusAddress": prometheus.address}).profiles[0]
+def test_the_pod_goes_to_the_quietest_node(fake_prometheus: FakePrometheus) -> None:
+    fake_prometheus.traffic = {"a": 9e6, "b": 1e3, "c": 5e6}
+    resolved = config({"prometheusAddress": fake_prometheus.address}).profiles[0]
     nodes = snapshot("a", "b", "c")
     fwk = Framework(resolved, Handle(nodes))
     algorithm = SchedulingAlgorithm(nodes, 0, random.Random(1))
     pod = pod_info({"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c"}]}})
     assert algorithm.schedule_pod(fwk, CycleState(), pod).suggested_host == "b"
-    assert len(prometheus.queries) == 1
+    assert len(fake_prometheus.queries) == 1

@@ -1,4 +1,4 @@
-"""The `run` subcommand's arguments and entry point."""
+"""`scheduler-runtime run`: schedule the pods that name one of the configuration's profiles."""
 
 from __future__ import annotations
 
@@ -8,25 +8,19 @@ import sys
 
 from kubernetes.config import ConfigException
 
-from scheduler_runtime.config import ConfigError, load_configuration_file
+from scheduler_runtime.cli.command import Command, ExitCode
+from scheduler_runtime.config import ConfigError, check_profiles, load_configuration_file
 from scheduler_runtime.framework.interface import DEFAULT_PLUGIN_TIME_BUDGET
 from scheduler_runtime.framework.registry import PluginLoadError
 from scheduler_runtime.framework.runtime import FrameworkError
 from scheduler_runtime.live.explanations import ANNOTATION, DEFAULT_KEPT
 from scheduler_runtime.live.run import RunOptions, Runtime
-from scheduler_runtime.live.scheduler import check_profiles
 from scheduler_runtime.live.server import parse_listen
 
-USAGE_ERROR = 2
 DEFAULT_LISTEN = "0.0.0.0:10251"
 
 
-def add_run_command(subcommands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = subcommands.add_parser(
-        "run",
-        help="schedule pods in a cluster",
-        description="Schedule the pods that name one of the configuration's profiles.",
-    )
+def arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--config", required=True, help="KubeSchedulerConfiguration file")
     parser.add_argument(
         "--kubeconfig", help="kubeconfig file (default: the pod's in-cluster configuration)"
@@ -61,7 +55,6 @@ def add_run_command(subcommands: argparse._SubParsersAction[argparse.ArgumentPar
         action="store_true",
         help=f"write a one-line explanation on each pod ({ANNOTATION}); needs patch on pods",
     )
-    parser.set_defaults(handler=run_command)
 
 
 def _seconds(text: str) -> float:
@@ -91,12 +84,12 @@ def run_command(args: argparse.Namespace) -> int:
         config = load_configuration_file(args.config)
     except (ConfigError, ValueError) as error:
         print(f"scheduler-runtime run: {error}", file=sys.stderr)
-        return USAGE_ERROR
+        return ExitCode.USAGE_ERROR
     try:
         check_profiles(config)
     except (FrameworkError, PluginLoadError) as error:
         print(f"scheduler-runtime run: {args.config}: {error}", file=sys.stderr)
-        return USAGE_ERROR
+        return ExitCode.USAGE_ERROR
     configure_logging(args.verbosity)
     try:
         options = RunOptions(
@@ -112,5 +105,15 @@ def run_command(args: argparse.Namespace) -> int:
             f"scheduler-runtime run: cannot load the cluster configuration: {error}",
             file=sys.stderr,
         )
-        return 1
-    return runtime.run()
+        return ExitCode.FAILURE
+    runtime.run()
+    return ExitCode.FAILURE if runtime.lost_lease else ExitCode.OK
+
+
+COMMAND = Command(
+    name="run",
+    help="schedule pods in a cluster",
+    description="Schedule the pods that name one of the configuration's profiles.",
+    arguments=arguments,
+    run=run_command,
+)

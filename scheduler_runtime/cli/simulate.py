@@ -1,0 +1,57 @@
+"""`scheduler-runtime simulate`: place the pending pods of a state file without a cluster."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+import orjson
+
+from scheduler_runtime.cli.command import Command, ExitCode
+from scheduler_runtime.config import ConfigError, load_configuration_file
+from scheduler_runtime.framework.registry import PluginLoadError
+from scheduler_runtime.framework.runtime import FrameworkError
+from scheduler_runtime.simulate import StateError, format_table, read_state, simulate
+
+
+def simulate_command(args: argparse.Namespace) -> int:
+    try:
+        config = load_configuration_file(args.config)
+    except ConfigError as error:
+        print(f"error: {args.config}: {error}", file=sys.stderr)
+        return ExitCode.USAGE_ERROR
+    try:
+        placements = simulate(config, read_state(args.state), seed=args.seed)
+    except (StateError, FrameworkError, PluginLoadError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return ExitCode.USAGE_ERROR
+    except Exception as error:  # a state the parsers did not foresee: still one line
+        print(
+            f"error: {args.state}: cannot simulate: {type(error).__name__}: {error}",
+            file=sys.stderr,
+        )
+        return ExitCode.USAGE_ERROR
+    if args.output == "json":
+        document = {"placements": [p.as_json() for p in placements]}
+        sys.stdout.write(orjson.dumps(document, option=orjson.OPT_INDENT_2).decode() + "\n")
+    else:
+        print(format_table(placements))
+    return ExitCode.OK
+
+
+def arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--config", required=True, help="KubeSchedulerConfiguration file")
+    parser.add_argument("--state", required=True, help="Nodes and Pods (YAML)")
+    parser.add_argument("--seed", type=int, default=None, help="seed for tie-breaking")
+    parser.add_argument("-o", "--output", choices=("json", "table"), default="table")
+
+
+COMMAND = Command(
+    name="simulate",
+    help="place the pending pods of a state file without a cluster",
+    description="Schedule the pending pods of --state (a YAML stream or v1 List of Nodes "
+    "and Pods, as `kubectl get nodes,pods -A -o yaml` prints) with --config, as the live "
+    "scheduler would, and print where each pod goes.",
+    arguments=arguments,
+    run=simulate_command,
+)

@@ -1,0 +1,2 @@
+"""The live scheduler: informers, cache, queue, leader election and the API writes of one
+`scheduler-runtime run` process."""
