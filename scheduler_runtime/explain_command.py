@@ -1,5 +1,7 @@
 """`scheduler-runtime explain NAMESPACE/POD`: asks a running scheduler why a pod went where it
-went (its /explain endpoint) and prints the answer as tables."""
+went (its /explain endpoint) and prints the answer as tables. On the secure port it presents a
+bearer token (--token, or --kubeconfig's user) or the kubeconfig's client certificate, as
+Prometheus does to scrape /metrics."""
 
 from __future__ import annotations
 
@@ -12,8 +14,9 @@ import urllib.request
 import orjson
 
 from scheduler_runtime.framework.explain import format_explanation
+from scheduler_runtime.live.client import Credentials, fetch
 
-DEFAULT_ENDPOINT = "http://127.0.0.1:10251"
+DEFAULT_ENDPOINT = "https://127.0.0.1:10259"
 USAGE_ERROR = 2
 TIMEOUT = 10.0
 
@@ -37,8 +40,10 @@ def add_explain_command(commands: argparse._SubParsersAction[argparse.ArgumentPa
     parser.add_argument(
         "--endpoint",
         default=DEFAULT_ENDPOINT,
-        help=f"the scheduler's HTTP address (its --listen; default {DEFAULT_ENDPOINT})",
+        help=f"the scheduler's secure port (or its plain --listen port, as http://...; "
+        f"default {DEFAULT_ENDPOINT})",
     )
+    Credentials.add_arguments(parser)
     parser.add_argument("-o", "--output", choices=("table", "json"), default="table")
     parser.set_defaults(handler=explain_command)
 
@@ -50,8 +55,7 @@ def explain_command(args: argparse.Namespace) -> int:
         return USAGE_ERROR
     url = f"{endpoint}/explain/{urllib.parse.quote(args.pod)}"
     try:
-        with urllib.request.urlopen(url, timeout=TIMEOUT) as answer:  # noqa: S310 - scheme checked
-            body = answer.read()
+        body = fetch(url, Credentials.from_arguments(args), TIMEOUT)
     except urllib.error.HTTPError as error:
         if error.code == 404:
             print(
@@ -60,7 +64,7 @@ def explain_command(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
         else:
-            print(f"error: {url}: HTTP {error.code}", file=sys.stderr)
+            print(f"error: {url}: HTTP {error.code}{refusal(error)}", file=sys.stderr)
         return 1
     except (urllib.error.URLError, OSError) as error:
         reason = getattr(error, "reason", error)
@@ -78,3 +82,16 @@ def explain_command(args: argparse.Namespace) -> int:
         return 1
     print(text)
     return 0
+
+
+def refusal(error: urllib.error.HTTPError) -> str:
+    """The message of a refusal (401, 403: a metav1.Status), with a hint for each."""
+    try:
+        message = str(orjson.loads(error.read()).get("message", ""))
+    except (orjson.JSONDecodeError, AttributeError, OSError):
+        message = ""
+    hint = {
+        401: "pass --token or --kubeconfig",
+        403: "the user needs get on the nonResourceURL /explain/*",
+    }.get(error.code, "")
+    return "".join(f": {part}" for part in (message, hint) if part)

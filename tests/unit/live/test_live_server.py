@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime
 import http.client
+import json
 import resource
 import socket
 import ssl
@@ -23,6 +24,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 from prometheus_client import CollectorRegistry, Counter
 
+from scheduler_runtime.cli import main
 from scheduler_runtime.live.certs import ServingTLS, serving_pair
 from scheduler_runtime.live.delegated import AccessReviewer, Gate, TokenReviewer
 from scheduler_runtime.live.server import HealthServer, Limits, Secure
@@ -115,8 +117,8 @@ class Served:
         self.api = api
         self.tmp_path = tmp_path
         # Trusts the self-signed serving certificate's CA, and checks the name (127.0.0.1).
-        serving_ca = x509.load_pem_x509_certificates(tls.pair.cert_pem)[1]
-        self.client_context = ssl.create_default_context(cadata=pem(serving_ca))
+        self.serving_ca = pem(x509.load_pem_x509_certificates(tls.pair.cert_pem)[1])
+        self.client_context = ssl.create_default_context(cadata=self.serving_ca)
 
     def connection(self, context: ssl.SSLContext | None = None) -> http.client.HTTPSConnection:
         return http.client.HTTPSConnection(
@@ -208,11 +210,11 @@ def test_the_plain_port_serves_everything_without_credentials(served: Served) ->
 
 def test_a_client_certificate_from_the_client_ca_authenticates(served: Served) -> None:
     cert, key = client_certificate(CLIENT_CA, "client", served.tmp_path)
-    with_cert = ssl.create_default_context(cadata=served.client_context.get_ca_certs(True)[0])
+    with_cert = ssl.create_default_context(cadata=served.serving_ca)
     with_cert.load_cert_chain(cert, key)
     assert served.get("/metrics", context=with_cert)[0] == 200
     other, other_key = client_certificate(certificate_authority(), "client", served.tmp_path)
-    foreign = ssl.create_default_context(cadata=served.client_context.get_ca_certs(True)[0])
+    foreign = ssl.create_default_context(cadata=served.serving_ca)
     foreign.load_cert_chain(other, other_key)
     with pytest.raises((ssl.SSLError, ConnectionError)):
         served.get("/metrics", context=foreign)
@@ -423,3 +425,69 @@ def test_an_unspecified_bind_address_serves_both_families(tmp_path: Path) -> Non
             assert connection.getresponse().status == 200
     finally:
         server.stop()
+
+
+def kubeconfig(path: Path, user: dict[str, Any]) -> Path:
+    path.write_text(
+        json.dumps(
+            {
+                "apiVersion": "v1",
+                "kind": "Config",
+                "clusters": [{"name": "c", "cluster": {"server": "https://127.0.0.1:1"}}],
+                "users": [{"name": "u", "user": user}],
+                "contexts": [{"name": "x", "context": {"cluster": "c", "user": "u"}}],
+                "current-context": "x",
+            }
+        )
+    )
+    return path
+
+
+def test_the_explain_command_presents_a_token_or_a_client_certificate(
+    served: Served, capsys: pytest.CaptureFixture[str]
+) -> None:
+    endpoint = f"https://127.0.0.1:{served.server.secure_port}"
+    serving_ca = served.tmp_path / "serving-ca.crt"
+    serving_ca.write_text(served.serving_ca)
+
+    def explain(*flags: str) -> tuple[int, str]:
+        code = main(["explain", "default/web", "--endpoint", endpoint, "-o", "json", *flags])
+        out, err = capsys.readouterr()
+        return code, out + err
+
+    assert explain("--token", "reader", "--insecure-skip-tls-verify") == (
+        0,
+        '{\n  "pod": "default/web"\n}\n',
+    )
+    assert explain("--token", "reader", "--certificate-authority", str(serving_ca))[0] == 0
+    cert, key = client_certificate(CLIENT_CA, "client", served.tmp_path)
+    with_cert = kubeconfig(
+        served.tmp_path / "cert.kubeconfig",
+        {"client-certificate": str(cert), "client-key": str(key)},
+    )
+    assert explain("--kubeconfig", str(with_cert), "--insecure-skip-tls-verify")[0] == 0
+    with_token = kubeconfig(served.tmp_path / "token.kubeconfig", {"token": "reader"})
+    assert explain("--kubeconfig", str(with_token), "--insecure-skip-tls-verify")[0] == 0
+
+    code, text = explain("--insecure-skip-tls-verify")
+    assert code == 1
+    assert text == (
+        f"error: {endpoint}/explain/default/web: HTTP 401: Unauthorized: "
+        "pass --token or --kubeconfig\n"
+    )
+    code, text = explain("--token", "nobody", "--insecure-skip-tls-verify")
+    assert code == 1
+    assert text == (
+        f'error: {endpoint}/explain/default/web: HTTP 403: forbidden: User "nobody" cannot '
+        'get path "/explain/default/web": the user needs get on the nonResourceURL /explain/*\n'
+    )
+    code, text = explain("--token", "reader")
+    assert code == 1
+    assert text.startswith(f"error: cannot reach the scheduler at {endpoint}: its certificate is ")
+    assert "pass --certificate-authority, or --insecure-skip-tls-verify" in text
+    plain = f"http://127.0.0.1:{served.server.port}"
+    code = main(["explain", "default/web", "--endpoint", plain, "--token", "reader"])
+    assert code == 1
+    assert "a token is only sent over https://" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["explain", "default/web", "--kubeconfig", str(served.tmp_path / "absent")])
