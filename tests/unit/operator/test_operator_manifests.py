@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from scheduler_operator.handlers import CHILDREN
 
 REPO = Path(__file__).resolve().parents[3]
 MANIFESTS = REPO / "manifests"
@@ -43,6 +44,19 @@ def test_bind_is_limited_to_the_roles_a_scheduler_needs() -> None:
     ]
     verbs = {verb for rule in cluster_role()["rules"] for verb in rule["verbs"]}
     assert not verbs & {"escalate", "impersonate", "delete", "deletecollection"}
+
+
+def test_the_operator_may_apply_and_watch_every_kind_of_child() -> None:
+    rules = cluster_role()["rules"]
+    for group, _, plural in CHILDREN:
+        verbs = {
+            verb
+            for rule in rules
+            if group in rule["apiGroups"] and plural in rule["resources"]
+            for verb in rule["verbs"]
+        }
+        assert {"get", "list", "watch", "create", "patch"} <= verbs, plural
+    assert ("networking.k8s.io", "v1", "networkpolicies") in CHILDREN
 
 
 def test_the_operator_pod_runs_restricted() -> None:
