@@ -45,6 +45,7 @@ Address = tuple[str, int]
 EXPLAIN_PREFIX = "/explain/"
 HEALTH_PATHS = ("/healthz", "/livez", "/readyz")
 TEXT = "text/plain; charset=utf-8"
+SHUTDOWN_TIMEOUT = 5.0  # for the client's part of closing a TLS connection
 UNSPECIFIED = ("", "0.0.0.0", "::")  # noqa: S104 - the addresses meaning "all interfaces"
 
 
@@ -99,7 +100,6 @@ class _Listener:
 @dataclass(eq=False)
 class _Connection:
     task: asyncio.Task[None] | None = None
-    busy: bool = False  # a request is being answered (not evictable)
 
 
 class _UnreadableError(Exception):
@@ -243,6 +243,7 @@ class HealthServer:
             if len(self.connections) >= self.limits.max_connections and not self._evict():
                 sock.close()  # every connection is busy answering: no room
                 continue
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             connection = _Connection()
             self.connections[connection] = None
             self.waiting[connection] = None
@@ -261,7 +262,11 @@ class HealthServer:
     async def _connection(
         self, connection: _Connection, sock: socket.socket, listener: _Listener
     ) -> None:
+        """Serves one connection's requests in turn. It ends gracefully after an answer or when
+        the client closes or idles out; on a timeout, an error or eviction it is cut at once,
+        so a client that never completes the TLS shutdown does not keep its socket."""
         writer: asyncio.StreamWriter | None = None
+        graceful = False
         try:
             reader, writer, credentials = await self._open(sock, listener)
             first = True
@@ -271,30 +276,32 @@ class HealthServer:
                 try:
                     request = await self._read_request(reader, first)
                 except _UnreadableError as refused:
-                    connection.busy = True
                     self.waiting.pop(connection, None)
                     await self._write(writer, "GET", refused.response)
+                    graceful = True
                     return
                 if request is None:
+                    graceful = True
                     return
-                connection.busy = True
                 self.waiting.pop(connection, None)
                 response = await self._answer(request, listener, credentials)
                 close = response.close or request.close
                 await self._write(writer, request.method, response, close)
-                connection.busy = False
                 first = False
                 if close:
+                    graceful = True
                     return
         except (TimeoutError, ConnectionError, ssl.SSLError, OSError, asyncio.IncompleteReadError):
             return
         finally:
             self.waiting.pop(connection, None)
             self.connections.pop(connection, None)
-            if writer is not None:
+            if writer is None:
+                sock.close()
+            elif graceful:
                 writer.close()
             else:
-                sock.close()
+                writer.transport.abort()
 
     async def _open(
         self, sock: socket.socket, listener: _Listener
@@ -310,7 +317,11 @@ class HealthServer:
             timeout = self.limits.read_timeout
             transport, _ = await asyncio.wait_for(
                 loop.connect_accepted_socket(
-                    lambda: protocol, sock, ssl=secure.tls(), ssl_handshake_timeout=timeout
+                    lambda: protocol,
+                    sock,
+                    ssl=secure.tls(),
+                    ssl_handshake_timeout=timeout,
+                    ssl_shutdown_timeout=SHUTDOWN_TIMEOUT,
                 ),
                 timeout,
             )
@@ -378,9 +389,9 @@ class HealthServer:
             headers += ["Cache-Control: no-cache, private", "X-Content-Type-Options: nosniff"]
         if close:
             headers.append("Connection: close")
-        writer.write(("\r\n".join(headers) + "\r\n\r\n").encode("latin-1"))
-        if method != "HEAD":
-            writer.write(response.body)
+        head = ("\r\n".join(headers) + "\r\n\r\n").encode("latin-1")
+        # One write: a head and a body sent apart could wait out the client's delayed ACK.
+        writer.write(head if method == "HEAD" else head + response.body)
         await asyncio.wait_for(writer.drain(), self.limits.write_timeout)
 
     # ----- answering (on a worker thread, or on the loop for a probe that needs no review)
