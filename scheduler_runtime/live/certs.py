@@ -165,8 +165,11 @@ def _load_chain(context: ssl.SSLContext, pair: KeyPair) -> None:
     if pair.cert_file is not None and pair.key_file is not None:
         context.load_cert_chain(pair.cert_file, pair.key_file)
         return
-    if hasattr(os, "memfd_create"):
+    try:
         cert_fd, key_fd = os.memfd_create("tls-cert"), os.memfd_create("tls-key")
+    except (AttributeError, OSError):  # not Linux, or a sandbox that forbids it
+        pass
+    else:
         try:
             os.write(cert_fd, pair.cert_pem)
             os.write(key_fd, pair.key_pem)

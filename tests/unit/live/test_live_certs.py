@@ -166,3 +166,14 @@ def test_a_bad_rotated_pair_keeps_the_current_context(tmp_path: Path) -> None:
     os.utime(key_file, (2, 2))
     assert not tls.refresh()
     assert tls.context() is context
+
+
+def test_where_anonymous_memory_files_are_refused_a_private_temporary_directory_serves(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def refused(name: str) -> int:
+        raise PermissionError("memfd_create: operation not permitted")
+
+    monkeypatch.setattr(os, "memfd_create", refused)
+    tls = ServingTLS(serving_pair(None, None, None, ""), lambda: None)
+    assert tls.context().verify_mode == ssl.CERT_NONE
