@@ -30,12 +30,6 @@ DEFAULT_PLUGINS = [name for name, _ in DEFAULT_MULTI_POINT]
 RUNTIME = REPO / ".venv" / "bin" / "scheduler-runtime"
 
 
-def admin_certificate(cluster: Cluster) -> tuple[str, str]:
-    """The cluster admin's client certificate and key (system:masters), from its kubeconfig."""
-    user = yaml.safe_load(cluster.kubeconfig.read_text())["users"][0]["user"]
-    return user["client-certificate"], user["client-key"]
-
-
 def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -81,6 +75,12 @@ def scheduler_config(
         else {"leaderElect": True, **lease},
         "profiles": [profile],
     }
+
+
+def admin_certificate(cluster: Cluster) -> tuple[str, str]:
+    """The cluster admin's client certificate and key (system:masters), from its kubeconfig."""
+    user = yaml.safe_load(cluster.kubeconfig.read_text())["users"][0]["user"]
+    return user["client-certificate"], user["client-key"]
 
 
 class RuntimeProcess:
