@@ -62,13 +62,17 @@ def upstream_command(binary: Path, config: Path, port: int) -> list[str]:
 
 
 def runtime_command(config: Path, kubeconfig: Path, port: int) -> list[str]:
-    """This runtime's `run` command, from the same environment as the benchmark."""
+    """This runtime's `run` command, from the same environment as the benchmark, serving as
+    upstream's does: its secure port on loopback, /metrics open (no token review)."""
     return [
         str(Path(sys.executable).parent / "scheduler-runtime"),
         "run",
         f"--config={config}",
         f"--kubeconfig={kubeconfig}",
-        f"--listen=127.0.0.1:{port}",
+        "--bind-address=127.0.0.1",
+        f"--secure-port={port}",
+        "--authentication-skip-lookup",
+        "--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics",
         "--v=0",
     ]
 
@@ -93,11 +97,9 @@ class SchedulerProcess:
         port = free_port()
         if label == UPSTREAM:
             command = upstream_command(bin_dir / "kube-scheduler", config, port)
-            base_url = f"https://127.0.0.1:{port}"
         else:
             command = runtime_command(config, kubeconfig, port)
-            base_url = f"http://127.0.0.1:{port}"
-        return cls(label, command, base_url, workdir / f"{label}.log")
+        return cls(label, command, f"https://127.0.0.1:{port}", workdir / f"{label}.log")
 
     def start(self) -> None:
         self.log = self.log_path.open("ab")

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import ssl
 import subprocess
 import urllib.error
 import urllib.request
@@ -70,8 +71,15 @@ def scheduler_config(
     }
 
 
+def admin_certificate(cluster: Cluster) -> tuple[str, str]:
+    """The cluster admin's client certificate and key (system:masters), from its kubeconfig."""
+    user = yaml.safe_load(cluster.kubeconfig.read_text())["users"][0]["user"]
+    return user["client-certificate"], user["client-key"]
+
+
 class RuntimeProcess:
-    """One `scheduler-runtime run` process; its log is kept for failure reports."""
+    """One `scheduler-runtime run` process; its log is kept for failure reports. It serves on
+    its secure port (on loopback), and on a plain port only when the test asks for one."""
 
     def __init__(
         self,
@@ -80,10 +88,14 @@ class RuntimeProcess:
         workdir: Path,
         name: str,
         args: tuple[str, ...] = (),
+        plain: bool = False,
     ) -> None:
         self.name = name
         self.scheduler_names = [profile["schedulerName"] for profile in config["profiles"]]
-        self.port = free_port()
+        self.secure_port = free_port()
+        self.port = free_port() if plain else None
+        self.kubeconfig = cluster.kubeconfig
+        self.admin = admin_certificate(cluster)
         self.config_path = workdir / f"{name}.yaml"
         self.config_path.write_text(yaml.safe_dump(config))
         self.log_path = workdir / f"{name}.log"
@@ -96,8 +108,9 @@ class RuntimeProcess:
                 str(self.config_path),
                 "--kubeconfig",
                 str(cluster.kubeconfig),
-                "--listen",
-                f"127.0.0.1:{self.port}",
+                "--bind-address=127.0.0.1",
+                f"--secure-port={self.secure_port}",
+                *([f"--listen=127.0.0.1:{self.port}"] if plain else []),
                 *args,
             ],
             stdout=self._log,
@@ -105,11 +118,25 @@ class RuntimeProcess:
             env={**os.environ, "POD_NAME": name},
         )
 
-    def get(self, path: str) -> tuple[int, str]:
-        """An HTTP GET on the runtime's own server ((0, reason) while it is not listening)."""
-        url = f"http://127.0.0.1:{self.port}{path}"
+    def get(
+        self, path: str, *, token: str | None = None, as_admin: bool = False, plain: bool = False
+    ) -> tuple[int, str]:
+        """A GET on the runtime's own server ((0, reason) while it is not listening): on the
+        secure port with a bearer token, the cluster admin's client certificate or nothing;
+        on the plain port when asked (and started with one)."""
+        if plain:
+            url, opener = f"http://127.0.0.1:{self.port}{path}", urllib.request.build_opener()
+        else:
+            context = ssl.create_default_context()
+            context.check_hostname = False
+            context.verify_mode = ssl.CERT_NONE  # its self-signed certificate
+            if as_admin:
+                context.load_cert_chain(*self.admin)
+            url = f"https://127.0.0.1:{self.secure_port}{path}"
+            opener = urllib.request.build_opener(urllib.request.HTTPSHandler(context=context))
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
         try:
-            with urllib.request.urlopen(url, timeout=5) as answer:
+            with opener.open(urllib.request.Request(url, headers=headers), timeout=5) as answer:
                 return answer.status, answer.read().decode()
         except urllib.error.HTTPError as error:
             return error.code, error.read().decode()
@@ -151,8 +178,9 @@ def start_runtime(
         name: str = "runtime",
         ready: bool = True,
         args: tuple[str, ...] = (),
+        plain: bool = False,
     ) -> RuntimeProcess:
-        runtime = RuntimeProcess(cluster, config, tmp_path, name, args)
+        runtime = RuntimeProcess(cluster, config, tmp_path, name, args, plain)
         started.append(runtime)
         if ready:
             runtime.wait_ready()

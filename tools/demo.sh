@@ -129,7 +129,7 @@ k apply -f manifests/samples/extra-scheduler.yaml
 wait_until 60 "the generated configuration" k -n kube-system get configmap extra-scheduler-config
 
 step "What the operator created for it"
-k -n kube-system get serviceaccount,role,rolebinding,configmap,deployment \
+k -n kube-system get serviceaccount,role,rolebinding,configmap,networkpolicy,deployment \
   -l app.kubernetes.io/instance=extra-scheduler
 k get clusterrolebinding -l app.kubernetes.io/instance=extra-scheduler
 
@@ -139,9 +139,10 @@ if [ -z "$real" ]; then
     >"$work/config.yaml"
   service_account_kubeconfig kube-system extra-scheduler "$work/scheduler.kubeconfig"
   POD_NAME=extra-scheduler-local "$venv/scheduler-runtime" run --config "$work/config.yaml" \
-    --kubeconfig "$work/scheduler.kubeconfig" --listen 127.0.0.1:10251 >"$work/scheduler.log" 2>&1 &
+    --kubeconfig "$work/scheduler.kubeconfig" --bind-address 127.0.0.1 >"$work/scheduler.log" 2>&1 &
   pids+=($!)
-  wait_until 60 "the scheduler to be ready" curl -sf http://127.0.0.1:10251/readyz
+  # Its secure port, with a self-signed certificate; /readyz needs no credentials.
+  wait_until 60 "the scheduler to be ready" curl -sfk https://127.0.0.1:10259/readyz
 fi
 wait_until 180 "the SchedulerProfile to be Ready" \
   k wait --for=condition=Ready schedulerprofile/extra-scheduler --timeout=1s

@@ -32,6 +32,7 @@ CHILDREN: Final = (
     ("rbac.authorization.k8s.io", "v1", "roles"),
     ("rbac.authorization.k8s.io", "v1", "rolebindings"),
     ("rbac.authorization.k8s.io", "v1", "clusterrolebindings"),
+    ("networking.k8s.io", "v1", "networkpolicies"),
 )
 
 

@@ -1,5 +1,7 @@
 """`scheduler-runtime explain NAMESPACE/POD`: asks a running scheduler why a pod went where it
-went (its /explain endpoint) and prints the answer as tables."""
+went (its /explain endpoint) and prints the answer as tables. On the secure port it presents a
+bearer token (--token, or --kubeconfig's user) or the kubeconfig's client certificate, as
+Prometheus does to scrape /metrics."""
 
 from __future__ import annotations
 
@@ -13,8 +15,9 @@ import orjson
 
 from scheduler_runtime.cli.command import Command, ExitCode
 from scheduler_runtime.framework.explain import format_explanation
+from scheduler_runtime.live.client import Credentials, fetch
 
-DEFAULT_ENDPOINT = "http://127.0.0.1:10251"
+DEFAULT_ENDPOINT = "https://127.0.0.1:10259"
 TIMEOUT = 10.0
 
 
@@ -30,8 +33,10 @@ def arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--endpoint",
         default=DEFAULT_ENDPOINT,
-        help=f"the scheduler's HTTP address (its --listen; default {DEFAULT_ENDPOINT})",
+        help=f"the scheduler's secure port (or its plain --listen port, as http://...; "
+        f"default {DEFAULT_ENDPOINT})",
     )
+    Credentials.add_arguments(parser)
     parser.add_argument("-o", "--output", choices=("table", "json"), default="table")
 
 
@@ -42,8 +47,7 @@ def explain_command(args: argparse.Namespace) -> int:
         return ExitCode.USAGE_ERROR
     url = f"{endpoint}/explain/{urllib.parse.quote(args.pod)}"
     try:
-        with urllib.request.urlopen(url, timeout=TIMEOUT) as answer:  # noqa: S310 - scheme checked
-            body = answer.read()
+        body = fetch(url, Credentials.from_arguments(args), TIMEOUT)
     except urllib.error.HTTPError as error:
         if error.code == 404:
             print(
@@ -52,7 +56,7 @@ def explain_command(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
         else:
-            print(f"error: {url}: HTTP {error.code}", file=sys.stderr)
+            print(f"error: {url}: HTTP {error.code}{refusal(error)}", file=sys.stderr)
         return ExitCode.FAILURE
     except (urllib.error.URLError, OSError) as error:
         reason = getattr(error, "reason", error)
@@ -70,6 +74,19 @@ def explain_command(args: argparse.Namespace) -> int:
         return ExitCode.FAILURE
     print(text)
     return ExitCode.OK
+
+
+def refusal(error: urllib.error.HTTPError) -> str:
+    """The message of a refusal (401, 403: a metav1.Status), with a hint for each."""
+    try:
+        message = str(orjson.loads(error.read()).get("message", ""))
+    except (orjson.JSONDecodeError, AttributeError, OSError):
+        message = ""
+    hint = {
+        401: "pass --token or --kubeconfig",
+        403: "the user needs get on the nonResourceURL /explain/*",
+    }.get(error.code, "")
+    return "".join(f": {part}" for part in (message, hint) if part)
 
 
 COMMAND = Command(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import re
 import sys
 
 from kubernetes.config import ConfigException
@@ -13,11 +14,13 @@ from scheduler_runtime.config import ConfigError, check_profiles, load_configura
 from scheduler_runtime.framework.interface import DEFAULT_PLUGIN_TIME_BUDGET
 from scheduler_runtime.framework.registry import PluginLoadError
 from scheduler_runtime.framework.runtime import FrameworkError
+from scheduler_runtime.live.delegated import DEFAULT_ALWAYS_ALLOW, DEFAULT_TTL
 from scheduler_runtime.live.explanations import ANNOTATION, DEFAULT_KEPT
 from scheduler_runtime.live.run import RunOptions, Runtime
 from scheduler_runtime.live.server import parse_listen
+from scheduler_runtime.live.serving import DEFAULT_BIND_ADDRESS, DEFAULT_SECURE_PORT, ServingOptions
 
-DEFAULT_LISTEN = "0.0.0.0:10251"
+DEFAULT_ALWAYS_ALLOW_PATHS = ",".join(DEFAULT_ALWAYS_ALLOW)
 
 
 def arguments(parser: argparse.ArgumentParser) -> None:
@@ -25,11 +28,7 @@ def arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--kubeconfig", help="kubeconfig file (default: the pod's in-cluster configuration)"
     )
-    parser.add_argument(
-        "--listen",
-        default=DEFAULT_LISTEN,
-        help=f"HOST:PORT for /healthz, /readyz and /metrics (default {DEFAULT_LISTEN})",
-    )
+    _serving_arguments(parser)
     parser.add_argument(
         "-v", "--v", dest="verbosity", type=int, default=2, help="log verbosity, as klog's -v"
     )
@@ -57,6 +56,134 @@ def arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _serving_arguments(parser: argparse.ArgumentParser) -> None:
+    """kube-scheduler's secure serving flags, and the plain port for local use."""
+    serving = parser.add_argument_group(
+        "serving",
+        "/healthz, /livez, /readyz, /metrics and /explain are served over HTTPS on the secure "
+        "port. Requests are authenticated by bearer token (TokenReview) or client certificate "
+        "and authorized by SubjectAccessReview (verb get on the path), as kube-scheduler does; "
+        "without credentials only the always-allowed paths answer.",
+    )
+    serving.add_argument(
+        "--secure-port",
+        type=int,
+        default=DEFAULT_SECURE_PORT,
+        help=f"the HTTPS port (default {DEFAULT_SECURE_PORT}); 0 serves no HTTPS at all",
+    )
+    serving.add_argument(
+        "--bind-address",
+        default=DEFAULT_BIND_ADDRESS,
+        help="the IP address the secure port listens on; blank or an unspecified address "
+        f"(0.0.0.0 or ::) means every interface and IP family (default {DEFAULT_BIND_ADDRESS})",
+    )
+    serving.add_argument(
+        "--tls-cert-file",
+        help="x509 certificate for HTTPS (any CA certificates after it); without it and "
+        "--tls-private-key-file a self-signed certificate is made, in --cert-dir if given, "
+        "else in memory",
+    )
+    serving.add_argument("--tls-private-key-file", help="the key of --tls-cert-file")
+    serving.add_argument(
+        "--cert-dir",
+        help="where the self-signed certificate is kept (kube-scheduler.crt and "
+        "kube-scheduler.key, made when absent); ignored with --tls-cert-file",
+    )
+    serving.add_argument(
+        "--client-ca-file",
+        help="accept client certificates signed by these CAs (default: the client-ca-file of "
+        "the kube-system/extension-apiserver-authentication ConfigMap)",
+    )
+    serving.add_argument(
+        "--authentication-kubeconfig",
+        help="kubeconfig for TokenReviews and the client CA lookup (default: --kubeconfig, "
+        "else the pod's in-cluster configuration)",
+    )
+    serving.add_argument(
+        "--authorization-kubeconfig",
+        help="kubeconfig for SubjectAccessReviews (default: as --authentication-kubeconfig)",
+    )
+    serving.add_argument(
+        "--authentication-skip-lookup",
+        action="store_true",
+        help="do not look the client CA up in the cluster (no --client-ca-file: no client "
+        "certificates)",
+    )
+    serving.add_argument(
+        "--authentication-token-webhook-cache-ttl",
+        type=_duration,
+        default=DEFAULT_TTL,
+        metavar="DURATION",
+        help="how long a TokenReview's answer is kept (default 10s)",
+    )
+    serving.add_argument(
+        "--authorization-webhook-cache-authorized-ttl",
+        type=_duration,
+        default=DEFAULT_TTL,
+        metavar="DURATION",
+        help="how long an allowing SubjectAccessReview is kept (default 10s)",
+    )
+    serving.add_argument(
+        "--authorization-webhook-cache-unauthorized-ttl",
+        type=_duration,
+        default=DEFAULT_TTL,
+        metavar="DURATION",
+        help="how long a refusing SubjectAccessReview is kept (default 10s)",
+    )
+    serving.add_argument(
+        "--authorization-always-allow-paths",
+        default=DEFAULT_ALWAYS_ALLOW_PATHS,
+        metavar="PATHS",
+        help="comma-separated paths anyone may get, credentials or not; a trailing * matches "
+        f"a prefix (default {DEFAULT_ALWAYS_ALLOW_PATHS})",
+    )
+    serving.add_argument(
+        "--listen",
+        metavar="HOST:PORT",
+        help="also serve every endpoint over plain HTTP here, without authentication: for "
+        "local use only (default: no plain port)",
+    )
+
+
+_DURATION = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)")
+_UNIT_SECONDS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
+
+
+def _duration(text: str) -> float:
+    """A Go duration (10s, 1m30s, 500ms, 0) in seconds."""
+    if text == "0":
+        return 0.0
+    parts = _DURATION.findall(text)
+    if not parts or "".join(number + unit for number, unit in parts) != text:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a duration such as 10s or 1m30s")
+    return sum(float(number) * _UNIT_SECONDS[unit] for number, unit in parts)
+
+
+def serving_options(args: argparse.Namespace) -> ServingOptions:
+    """The secure port's options from the flags; ValueError names a bad one."""
+    options = ServingOptions(
+        secure_port=args.secure_port,
+        bind_address=args.bind_address,
+        tls_cert_file=args.tls_cert_file,
+        tls_private_key_file=args.tls_private_key_file,
+        cert_dir=args.cert_dir,
+        client_ca_file=args.client_ca_file,
+        authentication_kubeconfig=args.authentication_kubeconfig,
+        authorization_kubeconfig=args.authorization_kubeconfig,
+        authentication_skip_lookup=args.authentication_skip_lookup,
+        token_cache_ttl=args.authentication_token_webhook_cache_ttl,
+        authorized_ttl=args.authorization_webhook_cache_authorized_ttl,
+        unauthorized_ttl=args.authorization_webhook_cache_unauthorized_ttl,
+        always_allow_paths=tuple(
+            path.strip()
+            for path in args.authorization_always_allow_paths.split(",")
+            if path.strip()
+        ),
+    )
+    options.check()
+    return options
+
+
 def _seconds(text: str) -> float:
     try:
         value = float(text)
@@ -80,7 +207,8 @@ def configure_logging(verbosity: int) -> None:
 def run_command(args: argparse.Namespace) -> int:
     """Validates everything before touching the cluster; one clear line on bad input."""
     try:
-        listen = parse_listen(args.listen)
+        listen = parse_listen(args.listen) if args.listen is not None else None
+        serving = serving_options(args)
         config = load_configuration_file(args.config)
     except (ConfigError, ValueError) as error:
         print(f"scheduler-runtime run: {error}", file=sys.stderr)
@@ -95,6 +223,7 @@ def run_command(args: argparse.Namespace) -> int:
         options = RunOptions(
             kubeconfig=args.kubeconfig,
             listen=listen,
+            serving=serving,
             explanations=args.explanations,
             explain_annotation=args.explain_annotation,
             plugin_time_budget=args.plugin_time_budget,

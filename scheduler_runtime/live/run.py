@@ -12,7 +12,7 @@ import signal
 import socket
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import FrameType
 
 from scheduler_runtime.config import SchedulerConfiguration
@@ -26,6 +26,7 @@ from scheduler_runtime.live.outcomes import Outcomes
 from scheduler_runtime.live.reflector import Reflector, start
 from scheduler_runtime.live.scheduler import Scheduler
 from scheduler_runtime.live.server import HealthServer
+from scheduler_runtime.live.serving import ServingOptions, secure_serving
 
 log = logging.getLogger(__name__)
 
@@ -35,7 +36,8 @@ FLUSH_SECONDS = 30.0  # upstream flushes leftover unschedulable pods every 30s
 @dataclass(frozen=True)
 class RunOptions:
     kubeconfig: str | None
-    listen: tuple[str, int]
+    listen: tuple[str, int] | None = None  # the plain HTTP port, for local use only
+    serving: ServingOptions = field(default_factory=ServingOptions)  # the secure port
     explanations: int = DEFAULT_KEPT  # pods whose explanation /explain serves
     explain_annotation: bool = False
     plugin_time_budget: float = DEFAULT_PLUGIN_TIME_BUDGET  # per call of an out-of-tree plugin
@@ -112,12 +114,15 @@ class Runtime:
         self.heap = HeapKeeper()
         self.lost_lease = False
         self.elector = self._elector()
+        secure = secure_serving(options.serving, options.kubeconfig)
+        self.tls = secure[1] if secure is not None else None
         self.server = HealthServer(
             options.listen,
             live=self.live,
             ready=self.ready,
             registry=self.metrics.registry,
             explanations=self.scheduler.explanations.lookup,
+            secure=secure[0] if secure is not None else None,
         )
         self._loop = threading.Thread(target=self.scheduler.run, name="scheduling", daemon=True)
 
@@ -169,9 +174,12 @@ class Runtime:
         for sig in (signal.SIGTERM, signal.SIGINT):
             signal.signal(sig, self._on_signal)
         self.server.start()
+        if self.tls is not None:
+            self.tls.start()
         start(self.reflectors)
         threading.Thread(target=self._flush, name="flush", daemon=True).start()
-        log.info("serving on %s:%d", *self.server.httpd.server_address[:2])
+        for address in self.server.addresses():
+            log.info("serving on %s", address)
         while not self.synced() and not self.done.wait(0.1):
             pass
         self.heap.freeze()  # the initial lists, before the first pod is scheduled
@@ -211,3 +219,5 @@ class Runtime:
         for reflector in self.reflectors:
             reflector.stop()
         self.server.stop()
+        if self.tls is not None:
+            self.tls.stop()

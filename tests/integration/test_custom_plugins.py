@@ -69,7 +69,14 @@ def quietest(server: Prometheus, nodes: list[str]) -> str | None:
 
 def explain(runtime: RuntimeProcess, key: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [str(RUNTIME_CLI), "explain", key, "--endpoint", f"http://127.0.0.1:{runtime.port}"],
+        [
+            str(RUNTIME_CLI),
+            "explain",
+            key,
+            f"--endpoint=https://127.0.0.1:{runtime.secure_port}",
+            f"--kubeconfig={runtime.kubeconfig}",  # the admin's client certificate
+            "--insecure-skip-tls-verify",  # its self-signed certificate
+        ],
         capture_output=True,
         text=True,
         check=False,
@@ -139,7 +146,7 @@ def test_network_traffic_follows_prometheus_and_survives_its_loss(
     settle(2)  # past the plugin's cache of the last answer
     pods.create(*(pod_on(nodes, f"third-{i}", scheduler) for i in range(3)))
     assert set(pods.wait_placed("third-0", "third-1", "third-2").values()) <= {a, b, c}
-    status, metrics = runtime.get("/metrics")
+    status, metrics = runtime.get("/metrics", as_admin=True)
     assert status == 200
     failures = [
         line

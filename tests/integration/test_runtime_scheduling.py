@@ -291,7 +291,7 @@ def test_unschedulable_pod_gets_upstreams_message_then_fits_a_new_node(
     assert (scheduled["type"], scheduled["action"]) == ("Normal", "Binding")
     assert scheduled["reportingController"] == scheduler
 
-    code, metrics = runtime.get("/metrics")
+    code, metrics = runtime.get("/metrics", as_admin=True)
     assert code == 200
     for result in ("scheduled", "unschedulable"):
         assert (

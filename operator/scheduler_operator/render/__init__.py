@@ -25,7 +25,8 @@ CONFIG_FILE: Final = "config.yaml"
 
 @dataclass(frozen=True)
 class Endpoint:
-    """Where an engine reports its health."""
+    """Where an engine serves its probes and /metrics: both engines on the secure port, with
+    the probes' paths open (kube-scheduler's always-allowed paths) and the rest authorized."""
 
     port: int
     scheme: str
@@ -34,9 +35,13 @@ class Endpoint:
 
 
 ENDPOINTS: Final = {
-    Engine.PYTHON_RUNTIME: Endpoint(10251, "HTTP", "/healthz", "/readyz"),
+    Engine.PYTHON_RUNTIME: Endpoint(10259, "HTTPS", "/healthz", "/readyz"),
     Engine.KUBE_SCHEDULER: Endpoint(10259, "HTTPS", "/livez", "/readyz"),
 }
+# Where a scheduler reaches the API server: a NetworkPolicy sees the server's own address and
+# port (after the `kubernetes` Service's translation), 443 on most managed clusters, 6443 where
+# kubeadm set it up.
+API_SERVER_PORTS: Final = (443, 6443)
 
 
 # A scheduler's pods when the profile names no resources: upstream's request for kube-scheduler
@@ -202,6 +207,15 @@ def children(profile: SchedulerProfile, config_text: str, config_hash: str) -> l
                 "config_text": config_text,
             },
         ),
+        (
+            "networkpolicy",
+            {
+                "metadata": metadata(name),
+                "selector": selector(profile),
+                "port": ENDPOINTS[spec.engine].port,
+                "api_server_ports": API_SERVER_PORTS,
+            },
+        ),
         ("deployment", deployment_context(profile, metadata(name), config_hash)),
     ]
     return [render_template(template, context) for template, context in objects]
@@ -228,9 +242,7 @@ def deployment_context(
         "spec": spec,
         "tolerations": tolerations,
         "strategy": strategy(profile),
-        "selector": {
-            key: labels(profile)[key] for key in ("app.kubernetes.io/name", INSTANCE_LABEL)
-        },
+        "selector": selector(profile),
         "pod_labels": labels(profile),
         "hash_annotation": HASH_ANNOTATION,
         "config_hash": config_hash,
@@ -243,6 +255,11 @@ def deployment_context(
         "config_map": config_map_name(profile),
         "tmp_size_limit": TMP_SIZE_LIMIT,
     }
+
+
+def selector(profile: SchedulerProfile) -> dict[str, str]:
+    """The labels that pick a SchedulerProfile's scheduler pods."""
+    return {key: labels(profile)[key] for key in ("app.kubernetes.io/name", INSTANCE_LABEL)}
 
 
 def strategy(profile: SchedulerProfile) -> dict[str, Any]:

@@ -3,12 +3,15 @@ any cluster; a kubeconfig it cannot load is one line and exit code 1."""
 
 from __future__ import annotations
 
+import argparse
 from pathlib import Path
 
 import pytest
 import yaml
 
 from scheduler_runtime.cli import main
+from scheduler_runtime.cli.run import arguments, serving_options
+from scheduler_runtime.live.serving import ServingOptions
 
 
 def write(tmp_path: Path, document: object) -> str:
@@ -85,3 +88,76 @@ def test_unloadable_kubeconfig_is_one_line_and_exit_1(
     assert code == 1
     assert len(lines) == 1
     assert lines[0].startswith("scheduler-runtime run: cannot load the cluster configuration: ")
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["--secure-port", "70000"], "--secure-port 70000: expected a port from 0 to 65535"),
+        (["--tls-cert-file", "x.crt"], "--tls-cert-file and --tls-private-key-file go together"),
+        (
+            ["--authorization-always-allow-paths", "/healthz,/a*/b"],
+            "--authorization-always-allow-paths: only trailing * allowed in '/a*/b'",
+        ),
+    ],
+)
+def test_bad_serving_flags_are_one_line_and_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], flags: list[str], message: str
+) -> None:
+    code, lines = run(capsys, "--config", write(tmp_path, VALID), *flags)
+    assert code == 2
+    assert lines == [f"scheduler-runtime run: {message}"]
+
+
+def parsed(*flags: str) -> argparse.Namespace:
+    parser = argparse.ArgumentParser()
+    arguments(parser)
+    return parser.parse_args(["--config", "c.yaml", *flags])
+
+
+def test_the_secure_port_is_on_by_default_and_the_plain_port_off() -> None:
+    args = parsed()
+    assert args.listen is None
+    options = serving_options(args)
+    assert options == ServingOptions()
+    assert (options.secure_port, options.bind_address) == (10259, "0.0.0.0")
+    assert options.always_allow_paths == ("/healthz", "/readyz", "/livez")
+    assert (options.token_cache_ttl, options.authorized_ttl, options.unauthorized_ttl) == (
+        10.0,
+        10.0,
+        10.0,
+    )
+
+
+def test_serving_flags_read_as_kube_schedulers() -> None:
+    options = serving_options(
+        parsed(
+            "--secure-port=0",
+            "--bind-address=127.0.0.1",
+            "--cert-dir=/var/run/certs",
+            "--authentication-kubeconfig=authn.yaml",
+            "--authorization-kubeconfig=authz.yaml",
+            "--authentication-token-webhook-cache-ttl=1m30s",
+            "--authorization-webhook-cache-authorized-ttl=500ms",
+            "--authorization-webhook-cache-unauthorized-ttl=0",
+            "--authorization-always-allow-paths=/healthz, /metrics,/debug/*",
+        )
+    )
+    assert options.secure_port == 0
+    assert options.cert_dir == "/var/run/certs"
+    assert (options.authentication_kubeconfig, options.authorization_kubeconfig) == (
+        "authn.yaml",
+        "authz.yaml",
+    )
+    assert (options.token_cache_ttl, options.authorized_ttl, options.unauthorized_ttl) == (
+        90.0,
+        0.5,
+        0.0,
+    )
+    assert options.always_allow_paths == ("/healthz", "/metrics", "/debug/*")
+
+
+@pytest.mark.parametrize("text", ["10", "1x", "s", "-1s", "1s2"])
+def test_a_cache_ttl_is_a_go_duration(text: str) -> None:
+    with pytest.raises(SystemExit):
+        parsed(f"--authentication-token-webhook-cache-ttl={text}")

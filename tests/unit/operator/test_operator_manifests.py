@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from scheduler_operator.handlers import CHILDREN
 
 REPO = Path(__file__).resolve().parents[3]
 MANIFESTS = REPO / "manifests"
@@ -80,6 +81,24 @@ def test_namespaced_writes_are_granted_only_in_the_schedulers_namespace() -> Non
     [deployment] = documents("deployment.yaml")
     command = deployment["spec"]["template"]["spec"]["containers"][0]["command"]
     assert "--namespace=schedulers" in command
+
+
+def test_the_operator_may_apply_and_watch_every_kind_of_child() -> None:
+    """Cluster-scoped children by the ClusterRole, namespaced ones by the role bound in each
+    schedulers' namespace."""
+    rules = (
+        role("ClusterRole", "scheduler-operator")["rules"]
+        + role("ClusterRole", "scheduler-operator-schedulers")["rules"]
+    )
+    for group, _, plural in CHILDREN:
+        verbs = {
+            verb
+            for rule in rules
+            if group in rule["apiGroups"] and plural in rule["resources"]
+            for verb in rule["verbs"]
+        }
+        assert {"get", "list", "watch", "create", "patch"} <= verbs, plural
+    assert ("networking.k8s.io", "v1", "networkpolicies") in CHILDREN
 
 
 def test_the_operator_pod_runs_restricted() -> None:

@@ -25,6 +25,7 @@ KINDS = [
     "ClusterRoleBinding",
     "RoleBinding",
     "ConfigMap",
+    "NetworkPolicy",
     "Deployment",
 ]
 
@@ -191,8 +192,8 @@ def test_the_pods_run_restricted() -> None:
             "PythonRuntime",
             "ghcr.io/schedops/scheduler-operator:0.1.0",
             ["scheduler-runtime", "run", "--config", "/etc/kubernetes/scheduler/config.yaml"],
-            10251,
-            "HTTP",
+            10259,
+            "HTTPS",
             "/healthz",
         ),
         (
@@ -213,16 +214,42 @@ def test_each_engine_runs_its_program_and_probes_its_health_endpoint(
     ]
     assert container["image"] == image
     assert container["command"] == [*command, "--v=4"]
-    assert container["ports"][0]["containerPort"] == port
+    assert container["ports"] == [{"name": "https", "containerPort": port, "protocol": "TCP"}]
     assert container["livenessProbe"]["httpGet"] == {
         "path": liveness,
-        "port": "health",
+        "port": "https",
         "scheme": scheme,
     }
-    assert container["readinessProbe"]["httpGet"]["path"] == "/readyz"
+    assert container["readinessProbe"]["httpGet"] == {
+        "path": "/readyz",
+        "port": "https",
+        "scheme": scheme,
+    }
     assert {"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}} in (
         container["env"]
     )
+
+
+@pytest.mark.parametrize("engine", ["PythonRuntime", "KubeScheduler"])
+def test_the_scheduler_pods_take_connections_on_the_secure_port_only(engine: str) -> None:
+    rendered = objects({"engine": engine, "namespace": "schedulers"})
+    policy = of_kind(rendered, "NetworkPolicy")
+    assert policy["apiVersion"] == "networking.k8s.io/v1"
+    assert policy["metadata"]["name"] == "tenant"
+    assert policy["metadata"]["namespace"] == "schedulers"
+    # It picks exactly the Deployment's pods.
+    deployment = of_kind(rendered, "Deployment")
+    assert policy["spec"]["podSelector"] == deployment["spec"]["selector"]
+    assert policy["spec"]["policyTypes"] == ["Ingress", "Egress"]
+    # Ingress from anywhere (probes, Prometheus), to the secure port alone.
+    assert policy["spec"]["ingress"] == [{"ports": [{"protocol": "TCP", "port": 10259}]}]
+    # Egress to the API server and DNS only.
+    assert policy["spec"]["egress"] == [
+        {"ports": [{"protocol": "TCP", "port": 443}, {"protocol": "TCP", "port": 6443}]},
+        {"ports": [{"protocol": "UDP", "port": 53}, {"protocol": "TCP", "port": 53}]},
+    ]
+    ports = pod_template(rendered)["spec"]["containers"][0]["ports"]
+    assert [p["containerPort"] for p in ports] == [10259]
 
 
 def test_placement_resources_and_image_settings_reach_the_pods() -> None:
