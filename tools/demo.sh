@@ -126,18 +126,18 @@ fi
 step "A SchedulerProfile: manifests/samples/extra-scheduler.yaml"
 cat manifests/samples/extra-scheduler.yaml
 k apply -f manifests/samples/extra-scheduler.yaml
-wait_until 60 "the generated configuration" k -n kube-system get configmap extra-scheduler-config
+wait_until 60 "the generated configuration" k -n schedulers get configmap extra-scheduler-config
 
 step "What the operator created for it"
-k -n kube-system get serviceaccount,role,rolebinding,configmap,networkpolicy,deployment \
+k -n schedulers get serviceaccount,role,rolebinding,configmap,networkpolicy,deployment \
   -l app.kubernetes.io/instance=extra-scheduler
 k get clusterrolebinding -l app.kubernetes.io/instance=extra-scheduler
 
 if [ -z "$real" ]; then
   step "Its scheduler: the runtime as a local process with that configuration (log: $work/scheduler.log)"
-  k -n kube-system get configmap extra-scheduler-config -o jsonpath='{.data.config\.yaml}' \
+  k -n schedulers get configmap extra-scheduler-config -o jsonpath='{.data.config\.yaml}' \
     >"$work/config.yaml"
-  service_account_kubeconfig kube-system extra-scheduler "$work/scheduler.kubeconfig"
+  service_account_kubeconfig schedulers extra-scheduler "$work/scheduler.kubeconfig"
   POD_NAME=extra-scheduler-local "$venv/scheduler-runtime" run --config "$work/config.yaml" \
     --kubeconfig "$work/scheduler.kubeconfig" --bind-address 127.0.0.1 >"$work/scheduler.log" 2>&1 &
   pids+=($!)
@@ -150,8 +150,8 @@ wait_until 180 "the SchedulerProfile to be Ready" \
 step "The operator and the scheduler: real pods on the real node"
 if [ -n "$real" ]; then
   k get pods -n scheduler-operator -o wide
-  k get pods -n kube-system -l app.kubernetes.io/instance=extra-scheduler -o wide
-  k get lease -n kube-system extra-scheduler
+  k get pods -n schedulers -l app.kubernetes.io/instance=extra-scheduler -o wide
+  k get lease -n schedulers schedulerprofile.extra-scheduler
 else
   echo "(local processes: $work/operator.log, $work/scheduler.log)"
 fi

@@ -5,8 +5,13 @@ the probes pass and the pods reach the API server."""
 
 from __future__ import annotations
 
+import datetime
 import json
+import ssl
+import subprocess
 import time
+import urllib.error
+import urllib.request
 import uuid
 from typing import Any
 
@@ -16,9 +21,11 @@ from cluster import Cluster, wait_for
 from operator_support import condition, get_json
 from real_node_support import KWOK_TOLERATION, OPERATOR_NAMESPACE, scheduler_pods
 
+from benchmarks.processes import free_port, stop_process
+
 pytestmark = pytest.mark.timeout(900)
 
-SCHEDULERS_NAMESPACE = "kube-system"
+SCHEDULERS_NAMESPACE = "schedulers"
 
 
 def running_on(pod: dict[str, Any], node: str) -> bool:
@@ -285,7 +292,7 @@ def test_deleting_the_profile_removes_every_child_and_stops_the_pods(
     name = profiles(f"e2e-gone-{uuid.uuid4().hex[:4]}")
     wait_ready(installed, name)
     selector = f"app.kubernetes.io/instance={name}"
-    kinds = "serviceaccounts,configmaps,deployments,roles,rolebindings"
+    kinds = "serviceaccounts,configmaps,deployments,roles,rolebindings,networkpolicies"
 
     def children() -> list[str]:
         namespaced = get_json(installed, kinds, "-A", "-l", selector) or {}
@@ -295,7 +302,7 @@ def test_deleting_the_profile_removes_every_child_and_stops_the_pods(
             for o in namespaced.get("items", []) + cluster_wide.get("items", [])
         ]
 
-    assert len(children()) >= 7
+    assert len(children()) >= 8
     assert scheduler_pods(installed, name, SCHEDULERS_NAMESPACE)
     installed.kubectl("delete", "schedulerprofile", name, "--wait=true")
     wait_for("every child to be gone", lambda: not children(), timeout=90)
@@ -308,3 +315,104 @@ def test_deleting_the_profile_removes_every_child_and_stops_the_pods(
         ),
         timeout=90,
     )
+
+
+def test_ready_waits_until_a_scheduler_pod_leads(
+    installed: Cluster, profiles: Any, workload_namespace: str
+) -> None:
+    """A Lease someone else holds keeps every scheduler pod following: the pods are ready, the
+    SchedulerProfile is not, until one of them leads."""
+    name = f"e2e-lead-{uuid.uuid4().hex[:4]}"
+    lease = {
+        "apiVersion": "coordination.k8s.io/v1",
+        "kind": "Lease",
+        "metadata": {"name": f"schedulerprofile.{name}", "namespace": SCHEDULERS_NAMESPACE},
+        "spec": {
+            "holderIdentity": "someone-else_1",
+            "leaseDurationSeconds": 3600,
+            "renewTime": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
+        },
+    }
+    installed.kubectl("apply", "-f", "-", input=json.dumps(lease))
+    profiles(name)
+
+    def following() -> dict[str, Any] | None:
+        ready = condition(get_json(installed, "schedulerprofile", name), "Ready")
+        return ready if ready.get("reason") == "NotLeading" else None
+
+    ready = wait_for("the pods ready but not leading", following, timeout=180)
+    assert ready["status"] == "False"
+    assert "held by someone-else_1" in ready["message"]
+    [pod] = scheduler_pods(installed, name, SCHEDULERS_NAMESPACE)
+    assert any(c["type"] == "Ready" and c["status"] == "True" for c in pod["status"]["conditions"])
+
+    installed.kubectl("delete", "lease", f"schedulerprofile.{name}", "-n", SCHEDULERS_NAMESPACE)
+    status = wait_ready(installed, name)["status"]
+    assert status["leader"].startswith(f"{pod['metadata']['name']}_")
+
+
+def https_get(port: int, path: str, token: str | None = None) -> tuple[int, bytes]:
+    request = urllib.request.Request(f"https://127.0.0.1:{port}{path}")
+    if token:
+        request.add_header("Authorization", f"Bearer {token}")
+    insecure = ssl.create_default_context()
+    insecure.check_hostname = False
+    insecure.verify_mode = ssl.CERT_NONE  # the scheduler's self-signed serving certificate
+    try:
+        with urllib.request.urlopen(request, context=insecure, timeout=10) as answer:
+            return answer.status, answer.read()
+    except urllib.error.HTTPError as error:
+        return error.code, error.read()
+    except (urllib.error.URLError, OSError):
+        return 0, b""  # nothing answers yet
+
+
+def test_the_scheduler_pod_serves_metrics_to_authorized_callers_only(
+    installed: Cluster, profiles: Any, workload_namespace: str, tmp_path: Any
+) -> None:
+    name = profiles(f"e2e-serve-{uuid.uuid4().hex[:4]}")
+    wait_ready(installed, name)
+    [pod] = scheduler_pods(installed, name, SCHEDULERS_NAMESPACE)
+    log = installed.kubectl("logs", "-n", SCHEDULERS_NAMESPACE, pod["metadata"]["name"]).stdout
+    assert "serving on https://" in log
+    assert "cannot read the client CA" not in log
+    policy = get_json(installed, "networkpolicy", name, "-n", SCHEDULERS_NAMESPACE)
+    assert policy is not None
+    assert policy["metadata"]["ownerReferences"][0]["name"] == name
+
+    for account in ("scraper", "nobody"):
+        installed.kubectl("create", "serviceaccount", account, "-n", workload_namespace)
+    installed.kubectl(
+        "create", "clusterrole", f"{workload_namespace}-metrics", "--verb=get",
+        "--non-resource-url=/metrics",
+    )  # fmt: skip
+    installed.kubectl(
+        "create", "clusterrolebinding", f"{workload_namespace}-metrics",
+        f"--clusterrole={workload_namespace}-metrics",
+        f"--serviceaccount={workload_namespace}:scraper",
+    )  # fmt: skip
+    token = {
+        account: installed.kubectl(
+            "create", "token", account, "-n", workload_namespace
+        ).stdout.strip()
+        for account in ("scraper", "nobody")
+    }
+    port = free_port()
+    forward = subprocess.Popen(
+        [str(installed.bin_dir / "kubectl"), "--kubeconfig", str(installed.kubeconfig),
+         "port-forward", "-n", SCHEDULERS_NAMESPACE, f"pod/{pod['metadata']['name']}",
+         f"{port}:10259"],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+    )  # fmt: skip
+    try:
+        wait_for("the port-forward", lambda: https_get(port, "/healthz")[0] == 200, timeout=30)
+        assert https_get(port, "/metrics")[0] == 401
+        assert https_get(port, "/metrics", token["nobody"])[0] == 403
+        status, body = https_get(port, "/metrics", token["scraper"])
+        assert status == 200
+        assert b"scheduler_schedule_attempts_total" in body
+    finally:
+        stop_process(forward)
+        installed.kubectl(
+            "delete", "clusterrolebinding,clusterrole", f"{workload_namespace}-metrics"
+        )
