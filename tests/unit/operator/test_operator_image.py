@@ -35,3 +35,8 @@ def test_the_upstream_image_matches_the_pinned_kubernetes_release() -> None:
 def test_the_package_version_is_the_image_tag() -> None:
     project = (REPO / "pyproject.toml").read_text()
     assert f'version = "{version.VERSION}"' in project
+
+
+def test_the_sample_argo_cd_application_pins_this_release() -> None:
+    application = yaml.safe_load((REPO / "manifests" / "argocd" / "application.yaml").read_text())
+    assert application["spec"]["source"]["targetRevision"] == f"v{version.VERSION}"
