@@ -6,6 +6,7 @@ that only pretends."""
 
 from __future__ import annotations
 
+import fcntl
 import os
 import subprocess
 import uuid
@@ -22,6 +23,7 @@ from operator_support import get_json
 from benchmarks.tools import TOOLS, cluster_tool
 
 OPERATOR_NAMESPACE = "scheduler-operator"
+NODE_LOCK = "/tmp/scheduler-operator-real-node.lock"
 KWOK_TAINT = {"key": "kwok.x-k8s.io/node", "value": "fake", "effect": "NoSchedule"}
 KWOK_TOLERATION = {"key": "kwok.x-k8s.io/node", "operator": "Exists", "effect": "NoSchedule"}
 
@@ -42,13 +44,15 @@ def tool(*command: str) -> str:
 @pytest.fixture(scope="session")
 def real_cluster() -> Iterator[Cluster]:
     """The images built and loaded, and a cluster whose real node is Ready (kept with
-    KEEP_CLUSTER=1)."""
-    tool(str(TOOLS / "images.sh"), "build")
-    kubeconfig = tool(str(TOOLS / "cluster.sh"), "node", e2e_cluster_name())
-    bin_dir = Path(cluster_tool("bin").splitlines()[0])
-    yield Cluster(Path(kubeconfig), bin_dir)
-    if os.environ.get("KEEP_CLUSTER") != "1":
-        cluster_tool("down", e2e_cluster_name())
+    KEEP_CLUSTER=1). One real node runs per machine: test sessions take turns."""
+    with open(NODE_LOCK, "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        tool(str(TOOLS / "images.sh"), "build")
+        kubeconfig = tool(str(TOOLS / "cluster.sh"), "node", e2e_cluster_name())
+        bin_dir = Path(cluster_tool("bin").splitlines()[0])
+        yield Cluster(Path(kubeconfig), bin_dir)
+        if os.environ.get("KEEP_CLUSTER") != "1":
+            cluster_tool("down", e2e_cluster_name())
 
 
 @pytest.fixture(scope="session")
