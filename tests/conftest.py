@@ -12,6 +12,7 @@ import kubernetes
 import pytest
 from cluster import Cluster, start_cluster, stop_cluster, wait_for
 from kubernetes.utils import parse_quantity
+from operator_support import operand_namespace
 
 INTEGRATION = Path(__file__).parent / "integration"
 AS_SHIPPED = Path(__file__).parent / "e2e"
@@ -52,10 +53,13 @@ def cluster() -> Iterator[Cluster]:
 
 @pytest.fixture
 def namespace(cluster: Cluster) -> Iterator[str]:
-    """A fresh namespace per test, deleted afterwards."""
+    """A fresh namespace per test, deleted afterwards. The operator under test runs schedulers
+    in every t-* namespace, so each is granted to it at once (a namespace its --namespace
+    matches but that it may not read would stop its watches)."""
     name = f"t-{uuid.uuid4().hex[:8]}"
     core = kubernetes.client.CoreV1Api(cluster.api)
     core.create_namespace({"metadata": {"name": name}})
+    operand_namespace(cluster, name)
     yield name
     core.delete_namespace(name)
 

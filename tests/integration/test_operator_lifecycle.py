@@ -8,7 +8,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import pytest
 import yaml
 from cluster import Cluster, kwok_node, wait_for
 from lease_player import REAL_LEASES
@@ -29,12 +28,6 @@ from timing import settle
 from benchmarks.processes import stop_process
 
 Apply = Callable[[dict[str, Any]], str]
-
-
-@pytest.fixture
-def namespace(namespace: str, cluster: Cluster) -> str:
-    """Each test's namespace is one the operator runs schedulers in."""
-    return operand_namespace(cluster, namespace)
 
 
 def unique(prefix: str) -> str:

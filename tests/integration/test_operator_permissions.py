@@ -13,7 +13,7 @@ import pytest
 import yaml
 from cluster import Cluster, wait_for
 from kopf.testing import KopfRunner
-from operator_support import condition, get_json, operand_namespace, profile_body
+from operator_support import condition, get_json, profile_body
 
 OPERATOR = "system:serviceaccount:scheduler-operator:scheduler-operator"
 Apply = Callable[[dict[str, Any]], str]
@@ -146,7 +146,6 @@ def test_a_namespace_the_operator_does_not_manage_is_refused_and_nothing_is_made
 def test_a_scheduler_named_like_a_component_cannot_take_its_lease(
     cluster: Cluster, namespace: str, apply_profile: Apply
 ) -> None:
-    operand_namespace(cluster, namespace)
     apply_profile(profile_body("kube-controller-manager", namespace=namespace))
     role = wait_for(
         "the scheduler's Lease Role",
@@ -168,7 +167,6 @@ def test_a_scheduler_named_like_a_component_cannot_take_its_lease(
 def test_a_name_clash_at_the_config_map_changes_nothing(
     cluster: Cluster, namespace: str, apply_profile: Apply
 ) -> None:
-    operand_namespace(cluster, namespace)
     name = unique("clash")
     cluster.kubectl("create", "configmap", f"{name}-config", "-n", namespace)
     apply_profile(profile_body(name, namespace=namespace))
