@@ -88,7 +88,7 @@ def reconcile(body: kopf.Body, patch: kopf.Patch, memo: kopf.Memo, **kwargs: Any
     )
     patch.status.update(reported)
     for event in status.events(body.get("status") or {}, reported):
-        kopf.event(body, type=event.type, reason=event.reason, message=event.message)
+        memo.cluster.post_event(body, event)
     ready = status.find(reported["conditions"], status.READY)
     if ready is not None and ready["reason"] == "ApplyFailed":
         raise kopf.TemporaryError(ready["message"], delay=RETRY_DELAY)
