@@ -2,18 +2,23 @@
 
 from __future__ import annotations
 
+import logging
 import os
+import socket
 from collections.abc import Mapping, Sequence
-from typing import Any
+from datetime import UTC, datetime
+from typing import Any, cast
 
 import kubernetes
 from kubernetes.dynamic import DynamicClient
 from kubernetes.dynamic.exceptions import DynamicApiError, NotFoundError
 
-from .model import GROUP, PLURAL, VERSION
+from .model import API_VERSION, GROUP, KIND, PLURAL, VERSION
 from .render import MANAGER
+from .status import Event
 
 CONFLICT = 409
+log = logging.getLogger(__name__)
 
 
 def api_client() -> kubernetes.client.ApiClient:
@@ -48,6 +53,7 @@ class Cluster:
     def __init__(self, api: kubernetes.client.ApiClient) -> None:
         self.dynamic = DynamicClient(api)  # type: ignore[no-untyped-call]
         self.custom = kubernetes.client.CustomObjectsApi(api)
+        self.core = kubernetes.client.CoreV1Api(api)
 
     def resource(self, api_version: str, kind: str) -> Any:
         return self.dynamic.resources.get(api_version=api_version, kind=kind)
@@ -134,6 +140,36 @@ class Cluster:
             return None
         as_dict: dict[str, Any] = found.to_dict()
         return as_dict
+
+    def post_event(self, profile: Mapping[str, Any], event: Event) -> None:
+        """An Event about a SchedulerProfile, where `kubectl describe` looks for it: in
+        `default`, naming the object without a namespace (it has none). Best effort: an Event
+        that cannot be written is logged, never a failed reconcile."""
+        metadata = profile["metadata"]
+        now = datetime.now(UTC).isoformat()
+        body = {
+            "metadata": {"generateName": f"{metadata['name']}.", "namespace": "default"},
+            "involvedObject": {
+                "apiVersion": API_VERSION,
+                "kind": KIND,
+                "name": metadata["name"],
+                "uid": metadata.get("uid"),
+            },
+            "type": event.type,
+            "reason": event.reason,
+            "message": event.message[:1024],
+            "source": {"component": MANAGER},
+            "reportingComponent": MANAGER,
+            "reportingInstance": socket.gethostname(),
+            "firstTimestamp": now,
+            "lastTimestamp": now,
+            "count": 1,
+        }
+        try:
+            # The client takes the object as a dict too, which its annotations do not say.
+            self.core.create_namespaced_event("default", cast(Any, body))
+        except kubernetes.client.ApiException as error:
+            log.warning("cannot post event %s on %s: %s", event.reason, metadata["name"], error)
 
     def list(
         self, api_version: str, kind: str, namespace: str, label_selector: str

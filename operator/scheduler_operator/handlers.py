@@ -87,6 +87,8 @@ def reconcile(body: kopf.Body, patch: kopf.Patch, memo: kopf.Memo, **kwargs: Any
         body, memo.cluster, claims_of(kwargs), memo.desired, memo.namespaces
     )
     patch.status.update(reported)
+    for event in status.events(body.get("status") or {}, reported):
+        memo.cluster.post_event(body, event)
     ready = status.find(reported["conditions"], status.READY)
     if ready is not None and ready["reason"] == "ApplyFailed":
         raise kopf.TemporaryError(ready["message"], delay=RETRY_DELAY)

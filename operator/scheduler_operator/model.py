@@ -261,8 +261,25 @@ _PROFILE_RULES: list[JsonValue] = [
 ]
 
 
+# Several replicas of one scheduler name without leader election would bind the same pods.
+LONE_REPLICAS: Final = "more than one replica needs leader election (leaderElection.leaderElect)"
+
+
 class SchedulerProfileSpec(ApiModel):
     """What a platform engineer asks for: one extra scheduler, its profiles and how it runs."""
+
+    model_config = ConfigDict(
+        json_schema_extra={
+            "x-kubernetes-validations": [
+                {
+                    "rule": "!has(self.leaderElection) || !has(self.leaderElection.leaderElect) "
+                    "|| self.leaderElection.leaderElect || self.replicas <= 1",
+                    "message": LONE_REPLICAS,
+                    "fieldPath": ".replicas",
+                }
+            ]
+        }
+    )
 
     scheduler_name: SchedulerName | None = Field(
         default=None,
@@ -368,6 +385,8 @@ def parse(body: Mapping[str, Any]) -> SchedulerProfile:
         first = error.errors()[0]
         raise SpecError(field_path(first["loc"], "spec"), first["msg"]) from None
     check_refined(spec, "spec")
+    if spec.replicas > 1 and not spec.leader_elect():
+        raise SpecError("spec.replicas", LONE_REPLICAS)
     profile = SchedulerProfile(name=name, uid=str(metadata.get("uid", "")), spec=spec)
     check_unique_names(profile)
     return profile

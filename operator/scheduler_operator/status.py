@@ -229,3 +229,35 @@ def availability(
         **running_summary(running),
         "conditions": merged(previous, [config_valid, now_available, summary]),
     }
+
+
+@dataclass(frozen=True)
+class Event:
+    """A Kubernetes Event about a SchedulerProfile: what `kubectl describe` shows."""
+
+    type: str  # Normal or Warning
+    reason: str
+    message: str
+
+
+def events(previous: Mapping[str, Any], reported: Mapping[str, Any]) -> list[Event]:
+    """The Events a status change deserves: a refusal or a failed apply when it is new (not on
+    every retry), and a new configuration starting to roll out."""
+    found: list[Event] = []
+    before = previous.get("conditions") or []
+    after = reported.get("conditions") or []
+    for kind, failure in ((CONFIG_VALID, None), (READY, "ApplyFailed")):
+        new, old = find(after, kind), find(before, kind)
+        if new is None or new["status"] != "False" or (failure and new["reason"] != failure):
+            continue
+        if old is None or (old["status"], old["reason"], old["message"]) != (
+            new["status"],
+            new["reason"],
+            new["message"],
+        ):
+            found.append(Event("Warning", new["reason"], new["message"]))
+    old_hash, new_hash = previous.get("configHash"), reported.get("configHash")
+    if old_hash and new_hash and old_hash != new_hash:
+        message = f"configuration {new_hash} is rolling out (was {old_hash})"
+        found.append(Event("Normal", "RollingOut", message))
+    return found

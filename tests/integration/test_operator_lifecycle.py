@@ -186,6 +186,37 @@ def test_bad_input_is_reported_and_the_last_good_deployment_keeps_running(
     assert still["metadata"]["generation"] == last_good["metadata"]["generation"]
     assert still["status"].get("readyReplicas") == 1
     assert config_text(cluster, name, namespace) == last_config
+    # `kubectl describe` tells why, as for built-in kinds.
+    described = wait_for(
+        "the InvalidSpec event",
+        lambda: (
+            "Warning  InvalidSpec"
+            in (d := cluster.kubectl("describe", "schedulerprofile", name).stdout)
+            and d
+        ),
+    )
+    assert "spec.profiles[0].pluginConfig[0].args.scoringStrategy: must be an object" in described
+
+
+def test_a_new_configuration_rolling_out_is_an_event(
+    cluster: Cluster, make_nodes: Callable[..., list[str]], namespace: str, apply_profile: Apply
+) -> None:
+    make_nodes(kwok_node(unique("event")))
+    body = profile_body(unique("event"), namespace=namespace)
+    name = apply_profile(body)
+    first = wait_condition(cluster, name, "Ready", "True")["status"]["configHash"]
+    apply_profile(
+        profile_body(name, namespace=namespace, profiles=[{"percentageOfNodesToScore": 10}])
+    )
+    second = wait_condition(cluster, name, "Ready", "True")["status"]["configHash"]
+    selector = f"involvedObject.name={name},reason=RollingOut"
+    events = wait_for(
+        "the RollingOut event",
+        lambda: (get_json(cluster, "events", "-n", "default", "--field-selector", selector) or {})
+        .get("items"),
+    )  # fmt: skip
+    assert events[0]["type"] == "Normal"
+    assert events[0]["message"] == f"configuration {second} is rolling out (was {first})"
 
 
 def test_the_schema_refuses_what_it_can_check_statically(cluster: Cluster, operator: Any) -> None:
@@ -203,6 +234,9 @@ def test_the_schema_refuses_what_it_can_check_statically(cluster: Cluster, opera
     done = cluster.kubectl("apply", "-f", "-", input=yaml.safe_dump(body), check=False)
     assert done.returncode != 0
     assert "spec.replicas in body should be greater than or equal to 1" in done.stderr
+    lone = profile_body(unique("lone"), replicas=3, leaderElection={"leaderElect": False})
+    refused = cluster.kubectl("apply", "-f", "-", input=yaml.safe_dump(lone), check=False)
+    assert "more than one replica needs leader election" in refused.stderr
     assert "should be less than or equal to 100" in done.stderr
     assert "profile schedulerNames must be unique" in done.stderr
 

@@ -34,8 +34,8 @@ def test_leader_election_is_on_by_default_as_in_kube_scheduler(replicas: int) ->
     assert parse(body({"replicas": replicas})).spec.leader_elect() is True
 
 
-def test_leader_election_can_be_forced_either_way() -> None:
-    spec = {"replicas": 3, "leaderElection": {"leaderElect": False}}
+def test_leader_election_can_be_turned_off_for_one_replica() -> None:
+    spec = {"replicas": 1, "leaderElection": {"leaderElect": False}}
     assert parse(body(spec)).spec.leader_elect() is False
 
 
@@ -43,6 +43,12 @@ def test_leader_election_can_be_forced_either_way() -> None:
     ("spec", "path", "reason"),
     [
         ({"replicas": 0}, "spec.replicas", "greater than or equal to 1"),
+        # Three schedulers of one name, each binding the same pods.
+        (
+            {"replicas": 3, "leaderElection": {"leaderElect": False}},
+            "spec.replicas",
+            "more than one replica needs leader election (leaderElection.leaderElect)",
+        ),
         ({"engine": "Nomad"}, "spec.engine", "'PythonRuntime' or 'KubeScheduler'"),
         ({"replica": 2}, "spec.replica", "Extra inputs are not permitted"),
         ({"schedulerName": "Not_A_Name"}, "spec.schedulerName", "should match pattern"),

@@ -345,7 +345,6 @@ def test_hostile_strings_stay_values_in_one_object_per_child(text: str) -> None:
             {"replicas": 2},
             {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0}},
         ),
-        ({"replicas": 2, "leaderElection": {"leaderElect": False}}, {"type": "Recreate"}),
     ],
 )
 def test_schedulers_without_leader_election_never_overlap(

@@ -154,3 +154,35 @@ def test_an_invalid_configuration_is_the_ready_reason() -> None:
         "InvalidSpec",
         "spec.x: bad",
     )
+
+
+def refusal(reason: str, message: str) -> dict[str, Any]:
+    return status.refused({}, 2, reason, message)
+
+
+def test_a_new_refusal_is_an_event_and_the_same_one_again_is_not() -> None:
+    invalid = refusal("InvalidSpec", "spec.x: bad")
+    assert status.events({}, invalid) == [status.Event("Warning", "InvalidSpec", "spec.x: bad")]
+    assert status.events(invalid, invalid) == []
+    other = refusal("InvalidSpec", "spec.y: bad")
+    assert status.events(invalid, other) == [status.Event("Warning", "InvalidSpec", "spec.y: bad")]
+    conflict = refusal("SchedulerNameConflict", "schedulerName 'x' is already served")
+    assert [e.reason for e in status.events(invalid, conflict)] == ["SchedulerNameConflict"]
+
+
+def test_a_failed_apply_is_an_event_once() -> None:
+    failed = status.apply_failed({}, VALID, "ConfigMap ns/x already exists", 2)
+    assert status.events({}, failed) == [
+        status.Event("Warning", "ApplyFailed", "ConfigMap ns/x already exists")
+    ]
+    assert status.events(failed, failed) == []
+
+
+def test_a_new_configuration_rolling_out_is_an_event() -> None:
+    ready = status.availability({}, VALID, LEADING, 2)
+    assert status.events({"configHash": "a1", **ready}, {"configHash": "a1", **ready}) == []
+    assert status.events({"configHash": "a1", **ready}, {"configHash": "b2", **ready}) == [
+        status.Event("Normal", "RollingOut", "configuration b2 is rolling out (was a1)")
+    ]
+    # The first configuration is created, not rolled out.
+    assert status.events({}, {"configHash": "a1", **ready}) == []
