@@ -7,12 +7,14 @@ to a real scheduler process the test runs."""
 from __future__ import annotations
 
 import datetime
+import logging
 import threading
 from typing import Any
 
 import kubernetes
 import yaml
 
+log = logging.getLogger(__name__)
 REAL_LEASES = {"tests.schedops.io/leases": "real"}
 GROUP, VERSION, PLURAL = "scheduling.schedops.io", "v1alpha1", "schedulerprofiles"
 
@@ -36,15 +38,21 @@ class LeasePlayer:
 
     def _loop(self) -> None:
         while not self.stopped.wait(self.interval):
-            profiles = self.custom.list_cluster_custom_object(GROUP, VERSION, PLURAL)["items"]
-            for profile in profiles:
-                annotations = profile["metadata"].get("annotations") or {}
-                if annotations.items() >= REAL_LEASES.items():
-                    continue
-                try:
-                    self._play(profile)
-                except kubernetes.client.ApiException:
-                    continue  # gone or changed meanwhile: the next round sees it as it is
+            try:
+                self._round()
+            except Exception:  # noqa: BLE001 - the player must outlive any one round
+                log.exception("lease player round failed; trying again")
+
+    def _round(self) -> None:
+        profiles = self.custom.list_cluster_custom_object(GROUP, VERSION, PLURAL)["items"]
+        for profile in profiles:
+            annotations = profile["metadata"].get("annotations") or {}
+            if annotations.items() >= REAL_LEASES.items():
+                continue
+            try:
+                self._play(profile)
+            except kubernetes.client.ApiException:
+                continue  # gone or changed meanwhile: the next round sees it as it is
 
     def _play(self, profile: dict[str, Any]) -> None:
         name = profile["metadata"]["name"]

@@ -199,15 +199,20 @@ def wait_condition(
 ) -> dict[str, Any]:
     """Waits for a condition of the current generation; returns the whole object."""
 
+    seen: list[dict[str, Any]] = [{}]
+
     def probe() -> dict[str, Any] | None:
         current = get_json(cluster, "schedulerprofile", name)
-        found = condition(current, kind)
+        found = seen[0] = condition(current, kind)
         generation = (current or {}).get("metadata", {}).get("generation")
         if found.get("status") == status and found.get("observedGeneration") == generation:
             return current
         return None
 
-    return dict(wait_for(f"{name} {kind}={status}", probe, timeout=timeout))
+    try:
+        return dict(wait_for(f"{name} {kind}={status}", probe, timeout=timeout))
+    except AssertionError as error:
+        raise AssertionError(f"{error}; the condition was {seen[0]}") from None
 
 
 def start_kube_scheduler(
