@@ -40,7 +40,7 @@ class LeasePlayer:
         while not self.stopped.wait(self.interval):
             try:
                 self._round()
-            except Exception:  # noqa: BLE001 - the player must outlive any one round
+            except Exception:
                 log.exception("lease player round failed; trying again")
 
     def _round(self) -> None:
