@@ -1,7 +1,11 @@
 """The live scheduler: upstream's scheduleOne (framework/schedule_one.py) with the cluster as
 its outcome sink. One scheduling cycle at a time over the frozen cache; the binding cycle
 (preBind, bind, postBind) runs on a thread pool so the next pod is scheduled meanwhile.
-Failures are reported as upstream reports them and the pod goes back to the queue."""
+Failures are reported as upstream reports them and the pod goes back to the queue.
+
+With leader election, the outcomes' `leading()` is asked before every cycle (and by the outcomes
+right before every binding): once it fails, the loop stops without scheduling and `on_fenced`
+is told."""
 
 from __future__ import annotations
 
@@ -34,7 +38,7 @@ from scheduler_runtime.live.cache import ClusterCache
 from scheduler_runtime.live.explanations import ExplanationStore, annotation_patch
 from scheduler_runtime.live.kube import STRATEGIC_MERGE_PATCH, ApiError, Kube
 from scheduler_runtime.live.metrics import ERROR, SCHEDULED, UNSCHEDULABLE, SchedulerMetrics
-from scheduler_runtime.live.outcomes import Outcomes
+from scheduler_runtime.live.outcomes import NotLeadingError, Outcomes
 from scheduler_runtime.live.queue import QueuedPod, SchedulingQueue, priority_sort
 from scheduler_runtime.live.volumes import VolumeBinder
 
@@ -50,11 +54,15 @@ PREEMPTION = "DefaultPreemption"
 API_ERRORS = (ApiError, urllib3.exceptions.HTTPError, OSError)
 
 
+def nothing() -> None:
+    return None
+
+
 class Scheduler:
     """Profiles, queue and cache, and the loop that drives them; the outcome sink of its
     scheduling sequence."""
 
-    binding_errors: tuple[type[BaseException], ...] = API_ERRORS
+    binding_errors: tuple[type[BaseException], ...] = (*API_ERRORS, NotLeadingError)
     contains_bugs = True
 
     def __init__(
@@ -68,8 +76,10 @@ class Scheduler:
         explanations: ExplanationStore | None = None,
         explain_annotation: bool = False,
         plugin_time_budget: float = DEFAULT_PLUGIN_TIME_BUDGET,
+        on_fenced: Callable[[], None] = nothing,
     ) -> None:
         self.kube = kube
+        self.on_fenced = on_fenced
         self.plugin_time_budget = plugin_time_budget
         self.explanations = explanations or ExplanationStore()
         self.explain_annotation = explain_annotation
@@ -116,7 +126,7 @@ class Scheduler:
             services=Services(
                 delete_pod=self._evict,
                 clear_nomination=self._clear_nomination,
-                bind_pod_volumes=VolumeBinder(self.kube),
+                bind_pod_volumes=VolumeBinder(self.kube, self.outcomes.fence),
                 metrics_registry=self.metrics.registry,  # plugins' own metrics
             ),
         )
@@ -145,11 +155,25 @@ class Scheduler:
     # ----- the loop
 
     def run(self) -> None:
-        """Schedules pods one at a time until stop()."""
+        """Schedules pods one at a time until stop(), or until the lease is no longer held."""
         while not self.stopping.is_set():
             queued = self.queue.pop(timeout=1.0)
-            if queued is not None and not self.stopping.is_set():
-                self.schedule_one(queued)
+            if queued is None or self.stopping.is_set():
+                continue
+            if not self.outcomes.leading():
+                self._fenced(queued)
+                return
+            self.schedule_one(queued)
+
+    def _fenced(self, queued: QueuedPod) -> None:
+        """The lease was not renewed within renewDeadline: no further cycle starts."""
+        self.stopping.set()
+        self.queue.done(queued.key)
+        log.error(
+            "Not scheduling pod %s: the lease was not renewed within renewDeadline",
+            queued.key,
+        )
+        self.on_fenced()
 
     def stop(self, *, finish_bindings: bool = True) -> None:
         """Stops scheduling; bindings already under way finish, and so do those waiting to
@@ -269,6 +293,8 @@ class Scheduler:
     def _write(write: Any, *args: Any, **kwargs: Any) -> None:
         try:
             write(*args, **kwargs)
+        except NotLeadingError:
+            log.info("Not reporting the outcome for pod %s: no longer leading", args[0].key)
         except API_ERRORS as failure:
             log.warning("reporting the outcome for pod %s failed: %s", args[0].key, failure)
 
