@@ -5,7 +5,9 @@ Failures are reported as upstream reports them and the pod goes back to the queu
 
 With leader election, the outcomes' `leading()` is asked before every cycle (and by the outcomes
 right before every binding): once it fails, the loop stops without scheduling and `on_fenced`
-is told."""
+is told.
+Stopping ends the loop first, then the bindings, then the reports, each after the one that
+feeds it."""
 
 from __future__ import annotations
 
@@ -52,6 +54,8 @@ REPORTING_WORKERS = 8
 PREEMPTION = "DefaultPreemption"
 # Failures of a binding's API calls: the pod's Error, not a bug.
 API_ERRORS = (ApiError, urllib3.exceptions.HTTPError, OSError)
+# How long stop() waits for the scheduling cycle under way (it may still start a binding).
+CYCLE_STOP_SECONDS = 30.0
 
 
 def nothing() -> None:
@@ -108,6 +112,8 @@ class Scheduler:
         self.binding = ThreadPoolExecutor(BINDING_WORKERS, thread_name_prefix="binding")
         self.reporting = ThreadPoolExecutor(REPORTING_WORKERS, thread_name_prefix="reporting")
         self.stopping = threading.Event()
+        self._loop_idle = threading.Event()  # set while no scheduling loop runs
+        self._loop_idle.set()
         self._cycle_pod: PodInfo | None = None  # the pod of the running scheduling cycle
         self.sequence: ScheduleOne[QueuedPod] = ScheduleOne(
             self.frameworks, self.algorithm, self, explaining=self.explaining
@@ -156,14 +162,18 @@ class Scheduler:
 
     def run(self) -> None:
         """Schedules pods one at a time until stop(), or until the lease is no longer held."""
-        while not self.stopping.is_set():
-            queued = self.queue.pop(timeout=1.0)
-            if queued is None or self.stopping.is_set():
-                continue
-            if not self.outcomes.leading():
-                self._fenced(queued)
-                return
-            self.schedule_one(queued)
+        self._loop_idle.clear()
+        try:
+            while not self.stopping.is_set():
+                queued = self.queue.pop(timeout=1.0)
+                if queued is None or self.stopping.is_set():
+                    continue
+                if not self.outcomes.leading():
+                    self._fenced(queued)
+                    return
+                self.schedule_one(queued)
+        finally:
+            self._loop_idle.set()
 
     def _fenced(self, queued: QueuedPod) -> None:
         """The lease was not renewed within renewDeadline: no further cycle starts."""
@@ -177,9 +187,14 @@ class Scheduler:
 
     def stop(self, *, finish_bindings: bool = True) -> None:
         """Stops scheduling; bindings already under way finish, and so do those waiting to
-        start unless `finish_bindings` is False (after losing the lease)."""
+        start unless `finish_bindings` is False (after losing the lease).
+
+        The order matters: the cycle under way ends first (it may still hand a pod to the
+        binding pool), then the bindings (they report their outcomes), then the reports."""
         self.stopping.set()
         self.queue.close()
+        if not self._loop_idle.wait(CYCLE_STOP_SECONDS):
+            log.warning("the scheduling cycle under way did not end within %ss", CYCLE_STOP_SECONDS)
         self.binding.shutdown(wait=True, cancel_futures=not finish_bindings)
         self.reporting.shutdown(wait=True)
 
@@ -233,7 +248,12 @@ class Scheduler:
     def start_binding(
         self, binding_cycle: Callable[[Attempt[QueuedPod]], None], attempt: Attempt[QueuedPod]
     ) -> None:
-        self.binding.submit(binding_cycle, attempt)
+        try:
+            self.binding.submit(binding_cycle, attempt)
+        except RuntimeError:  # the pool shut down: only after a cycle outlived stop()'s wait
+            if not self.stopping.is_set():
+                raise
+            log.warning("Not binding pod %s: the scheduler is stopping", attempt.pod.key)
 
     def bound(self, attempt: Attempt[QueuedPod]) -> None:
         pod, node = attempt.pod, attempt.node
@@ -287,7 +307,12 @@ class Scheduler:
 
     def _report(self, write: Any, *args: Any, **kwargs: Any) -> None:
         """Runs an API write on the reporting pool; a failure is logged, never raised."""
-        self.reporting.submit(self._write, write, *args, **kwargs)
+        try:
+            self.reporting.submit(self._write, write, *args, **kwargs)
+        except RuntimeError:  # the pool shut down: only after a cycle outlived stop()'s wait
+            if not self.stopping.is_set():
+                raise
+            log.warning("Not reporting the outcome for pod %s: stopping", args[0].key)
 
     @staticmethod
     def _write(write: Any, *args: Any, **kwargs: Any) -> None:

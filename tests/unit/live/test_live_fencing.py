@@ -1,5 +1,6 @@
-"""Fencing a deposed leader: the lease counts from when its last renewal was sent; no cycle
-starts and no binding is sent once it is older than renewDeadline."""
+"""Fencing a deposed leader, and stopping in order: the lease counts from when its last renewal
+was sent; no cycle starts and no binding is sent once it is older than renewDeadline; stopping
+mid-cycle ends the cycle before the pools it feeds."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from scheduler_runtime.live.metrics import SchedulerMetrics
 from scheduler_runtime.live.outcomes import NotLeadingError, Outcomes
 from scheduler_runtime.live.scheduler import Scheduler
 from scheduler_runtime.live.transport import Connections
+from scheduler_runtime.plugins.nodeunschedulable import NodeUnschedulable
 
 CONFIG = LeaseConfig(name="lease", namespace="ns", lease_duration=6, renew_deadline=4)
 PROFILE = "ours"
@@ -171,3 +173,39 @@ def test_a_binding_is_not_sent_once_the_lease_is_not_held(server: Server) -> Non
     assert bindings(server) == []
     assert not scheduler.cache.is_assumed("ns/p")  # forgotten, as any failed binding
     assert server.requests == []  # and the failure is not reported by a deposed leader
+
+
+def test_stopping_mid_cycle_ends_the_cycle_before_the_pools(
+    server: Server, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The cycle under way when stop() is called still hands its pod to the binding pool, which
+    is shut down only after it: no `cannot schedule new futures after shutdown`."""
+    in_cycle, release = threading.Event(), threading.Event()
+    original = NodeUnschedulable.filter_nodes
+
+    def slow_filter(self: NodeUnschedulable, *args: Any, **kwargs: Any) -> Any:
+        in_cycle.set()
+        release.wait(5)
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(NodeUnschedulable, "filter_nodes", slow_filter)
+    failures: list[BaseException] = []
+    monkeypatch.setattr(
+        threading, "excepthook", lambda hook: failures.append(hook.exc_value or Exception())
+    )
+    scheduler = make_scheduler(server.url, Leading(10), threading.Event())
+    scheduler.cache.upsert(PODS, pod("p", scheduler=PROFILE))
+    loop = threading.Thread(target=scheduler.run)
+    loop.start()
+    assert in_cycle.wait(5)
+    stopping = threading.Thread(target=scheduler.stop)
+    stopping.start()
+    stopping.join(0.2)
+    assert stopping.is_alive()  # waits for the cycle
+    release.set()
+    stopping.join(10)
+    loop.join(10)
+    assert not stopping.is_alive()
+    assert not loop.is_alive()
+    assert failures == []
+    assert bindings(server) == ["/api/v1/namespaces/ns/pods/p/binding"]  # it finished its pod
