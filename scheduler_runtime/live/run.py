@@ -33,6 +33,9 @@ from scheduler_runtime.live.serving import ServingOptions, secure_serving
 log = logging.getLogger(__name__)
 
 FLUSH_SECONDS = 30.0  # upstream flushes leftover unschedulable pods every 30s
+# Python runs signal handlers in the main thread, and only once it wakes: a SIGTERM the kernel
+# hands to another thread would wait forever behind an untimed wait.
+SIGNAL_CHECK_SECONDS = 0.5
 
 
 @dataclass(frozen=True)
@@ -199,7 +202,8 @@ class Runtime:
                 self._start_leading()
             else:
                 threading.Thread(target=self.elector.run, name="leader", daemon=True).start()
-        self.done.wait()
+        while not self.done.wait(SIGNAL_CHECK_SECONDS):
+            pass
         self._shutdown()
 
     def _start_leading(self) -> None:
