@@ -178,6 +178,7 @@ class Outcomes:
             "target": {"apiVersion": "v1", "kind": "Node", "name": node_name},
         }
         path = f"/api/v1/namespaces/{pod.namespace}/pods/{pod.name}/binding"
+        self.fence()  # not worth waiting for the rate limiter when already deposed
         self.kube.request("POST", path, body=binding, before_send=self.fence)
 
     def scheduled(self, pod: PodInfo, node_name: str) -> None:
