@@ -22,6 +22,7 @@ pytest_plugins = [
     "real_node_support",
     "replay_parity",
     "runtime_support",
+    "fault_support",  # after runtime_support, which it imports
 ]
 
 
@@ -56,6 +57,16 @@ def namespace(cluster: Cluster) -> Iterator[str]:
     name = f"t-{uuid.uuid4().hex[:8]}"
     core = kubernetes.client.CoreV1Api(cluster.api)
     core.create_namespace({"metadata": {"name": name}})
+    # Pods are refused until the controller manager has made the default ServiceAccount
+    # (slower while it reconnects after a test restarted the API server).
+    wait_for(
+        f"the default ServiceAccount of {name}",
+        lambda: (
+            core.list_namespaced_service_account(name, field_selector="metadata.name=default").items
+        ),
+        timeout=60,
+        interval=0.2,
+    )
     yield name
     core.delete_namespace(name)
 
