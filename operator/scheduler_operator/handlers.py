@@ -17,6 +17,7 @@ import kopf
 from . import drift, reporting, status
 from .apply import Cluster, api_client, in_cluster_server
 from .claims import Claim, Claims, claimed, first_claim
+from .decoding import install_in_kopf
 from .desired import DesiredCache
 from .model import DEFAULT_NAMESPACE, GROUP, PLURAL, VERSION, scheduler_of_lease
 from .reconcile import hand_over, reconciled_status
@@ -58,6 +59,7 @@ def configure(settings: kopf.OperatorSettings, memo: kopf.Memo, **_: Any) -> Non
     settings.persistence.diffbase_storage = kopf.AnnotationsDiffBaseStorage(
         prefix=GROUP, key="last-handled-configuration"
     )
+    install_in_kopf()  # no object the API server stores can stop the watch
     settings.posting.level = logging.WARNING
     memo.cluster = Cluster(api_client())
     memo.desired = DesiredCache()
