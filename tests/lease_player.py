@@ -12,6 +12,7 @@ from typing import Any
 
 import kubernetes
 import yaml
+from scheduler_operator.decoding import loads
 
 REAL_LEASES = {"tests.schedops.io/leases": "real"}
 GROUP, VERSION, PLURAL = "scheduling.schedops.io", "v1alpha1", "schedulerprofiles"
@@ -36,7 +37,12 @@ class LeasePlayer:
 
     def _loop(self) -> None:
         while not self.stopped.wait(self.interval):
-            profiles = self.custom.list_cluster_custom_object(GROUP, VERSION, PLURAL)["items"]
+            # Decoded as the operator decodes them: a profile nested too deep for json.loads
+            # (stored before the limits policy, say) must not stop the player.
+            listed = self.custom.list_cluster_custom_object(
+                GROUP, VERSION, PLURAL, _preload_content=False
+            )
+            profiles = loads(listed.data)["items"]
             for profile in profiles:
                 annotations = profile["metadata"].get("annotations") or {}
                 if annotations.items() >= REAL_LEASES.items():
