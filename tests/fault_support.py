@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import sys
 import time
 import urllib.request
 from collections import Counter
@@ -26,6 +27,13 @@ from prometheus_client.parser import text_string_to_metric_families
 from runtime_support import Pods, RuntimeProcess
 
 from benchmarks.tools import cluster_tool
+
+
+def report(line: str) -> None:
+    """A measurement, on the real stderr: the in-process operator (kopf's runner) swaps
+    sys.stdout while it runs, and would swallow a print."""
+    sys.__stderr__.write(f"{line}\n")  # type: ignore[union-attr]
+    sys.__stderr__.flush()  # type: ignore[union-attr]
 
 
 def component_pid(cluster: Cluster, component: str) -> int:

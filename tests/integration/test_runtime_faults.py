@@ -6,10 +6,12 @@ fault did to its pods (created / bound / lost / bound twice / nodes over-committ
 
 from __future__ import annotations
 
+import datetime
 import time
 from collections.abc import Callable
 
 import kubernetes
+import pytest
 from cluster import Cluster, kwok_node, wait_for
 from fault_support import (
     binding_latency,
@@ -18,6 +20,7 @@ from fault_support import (
     freeze,
     kill_component,
     pending,
+    report,
     settled,
     start_stopped_components,
     tally,
@@ -123,7 +126,7 @@ def test_a_leader_frozen_past_its_lease_binds_nothing_when_it_wakes(
     settled(pods, [*early, *filling], timeout=30)
 
     after_thaw = tally(cluster, pods, allocatable, [*early, *filling])
-    print(
+    report(
         f"frozen leader: {len(bound_before)} bound before the freeze, lease taken "
         f"{taken_after:.1f}s into it, exited {exited_after:.2f}s after waking, "
         f"{len(stale)} bound after waking; {after_thaw}"
@@ -147,7 +150,7 @@ def test_a_leader_frozen_past_its_lease_binds_nothing_when_it_wakes(
     pods.wait_placed(*waiting, timeout=90)
     settled(pods, [*early, *filling], timeout=30)
     final = tally(cluster, pods, allocatable, [*early, *filling[len(waiting) :]])
-    print(
+    report(
         f"frozen leader, after room was made: {final}; in flight: the API server answered "
         f"{binding_latency(cluster)}"
     )
@@ -235,7 +238,7 @@ def test_a_relist_after_the_watch_expired_forgets_pods_deleted_meanwhile(
         if "Unable to schedule pod" in line and any(f"/{name}" in line for name in too_big)
     ]
     left = {name: pending(replica) for name, replica in replicas.items()}
-    print(
+    report(
         f"relist after 410: {len(too_big) + len(gated)} pending pods deleted while the watch "
         f"was down; still pending {left}; deleted pods retried {len(retried)} times on one "
         f"cluster event; {tally(cluster, pods, {node: NODE_CPU}, ['after'])}"
@@ -255,6 +258,115 @@ def wait_until(probe: Callable[[], bool], timeout: float) -> bool:
             return True
         time.sleep(0.5)
     return False
+
+
+OUTAGE_SECONDS = 8  # longer than renewDeadline (4 s) and leaseDuration (6 s)
+
+
+def logged_at(log: str, text: str) -> datetime.datetime | None:
+    """When a runtime first logged a line containing `text` (its log's local time)."""
+    for line in log.splitlines():
+        if text in line:
+            return datetime.datetime.strptime(line[:23], "%Y-%m-%d %H:%M:%S,%f")
+    return None
+
+
+@pytest.mark.parametrize("component", ["kube-apiserver", "etcd"])
+def test_scheduling_resumes_after_a_control_plane_outage(
+    cluster: Cluster,
+    schedulable_nodes: Callable[..., list[str]],
+    namespace: str,
+    pods: Pods,
+    start_runtime: Callable[..., RuntimeProcess],
+    component: str,
+) -> None:
+    """Down longer than renewDeadline: the leader cannot renew, so it stops and exits, binding
+    nothing meanwhile; once the component is back, the follower takes the lease and places what
+    was created around the outage. No pod is bound twice or lost."""
+    nodes = schedulable_nodes(*(kwok_node(f"outage-{i}", cpu="32") for i in range(2)))
+    scheduler = unique_scheduler_name()
+    lease_name = f"{scheduler}-lease"
+    config = scheduler_config(
+        scheduler,
+        lease=lease(namespace, lease_name, LEASE_SECONDS, RENEW_SECONDS, RETRY_SECONDS),
+    )
+    replicas = {name: start_runtime(config, name=name, ready=False) for name in ("a", "b")}
+    first = wait_for("a leader", lambda: holder(cluster, namespace, lease_name)).split("_")[0]
+    for replica in replicas.values():
+        replica.wait_ready()
+    leader = replicas[first]
+    (follower,) = (r for name, r in replicas.items() if name != first)
+    before = [f"before-{i}" for i in range(20)]
+    create_all(cluster, namespace, (make_pod(name, scheduler, cpu="100m") for name in before))
+    pods.wait_placed(*before)
+
+    down_at = datetime.datetime.now()
+    kill_component(cluster, component)
+    time.sleep(OUTAGE_SECONDS)
+    start_stopped_components(cluster)
+    back = time.monotonic()
+    after = [f"after-{i}" for i in range(20)]
+    create_all(cluster, namespace, (make_pod(name, scheduler, cpu="100m") for name in after))
+    wait_for(
+        "a pod created after the outage to be placed",
+        lambda: any(pods.nodes().get(name) for name in after),
+        timeout=90,
+        interval=0.2,
+    )
+    resumed_after = time.monotonic() - back
+    pods.wait_placed(*after, timeout=90)
+    settled(pods, [*before, *after])
+    outcome = tally(cluster, pods, dict.fromkeys(nodes, "32"), [*before, *after])
+    gave_up = logged_at(leader.log(), "not renewed in time")
+    report(
+        f"{component} down {OUTAGE_SECONDS}s: the leader gave up "
+        f"{(gave_up - down_at).total_seconds():.1f}s into the outage; "
+        f"the first pod created after it was placed {resumed_after:.1f}s after the API server "
+        f"answered again; {outcome}"
+        if gave_up
+        else f"{component} down {OUTAGE_SECONDS}s: the leader kept its lease; {outcome}"
+    )
+    assert leader.process.poll() == 1  # it lost the lease, and said so
+    assert gave_up is not None
+    assert follower.process.poll() is None
+    assert holder(cluster, namespace, lease_name).startswith(f"{follower.name}_")
+    assert outcome.bound == outcome.created
+    assert outcome.lost == outcome.bound_twice == 0
+    assert outcome.over_committed == {}
+    assert "Traceback" not in leader.log() + follower.log()
+    # Controllers that gave up their own leases meanwhile are started again for later tests.
+    time.sleep(max(0.0, 12 - (time.monotonic() - back)))
+    start_stopped_components(cluster)
+
+
+def test_a_deleted_node_gets_no_more_pods(
+    cluster: Cluster,
+    schedulable_nodes: Callable[..., list[str]],
+    namespace: str,
+    pods: Pods,
+    start_runtime: Callable[..., RuntimeProcess],
+) -> None:
+    """A node deleted mid-run leaves the cache with its watch event: pods created after that
+    go to the nodes left, none to the deleted one."""
+    kept, lost = schedulable_nodes(
+        kwok_node("node-kept", cpu="64"), kwok_node("node-lost", cpu="64")
+    )
+    scheduler = unique_scheduler_name()
+    start_runtime(scheduler_config(scheduler))
+    first = [f"first-{i}" for i in range(20)]
+    create_all(cluster, namespace, (make_pod(name, scheduler, cpu="100m") for name in first))
+    assert set(pods.wait_placed(*first).values()) == {kept, lost}  # spread over both
+    kubernetes.client.CoreV1Api(cluster.api).delete_node(lost)
+    wait_for("the node to be gone", lambda: lost not in cluster.kubectl("get", "nodes").stdout)
+    deleted_at = time.monotonic()
+    second = [f"second-{i}" for i in range(40)]
+    create_all(cluster, namespace, (make_pod(name, scheduler, cpu="100m") for name in second))
+    placed = pods.wait_placed(*second)
+    report(
+        f"node deleted: {len(second)} pods created after it, placed within "
+        f"{time.monotonic() - deleted_at:.1f}s, all on {set(placed.values())}"
+    )
+    assert set(placed.values()) == {kept}
 
 
 def stopped_under_load(
