@@ -302,7 +302,11 @@ class Scheduler:
     def _write_annotation(self, pod: PodInfo, text: str) -> None:
         path = f"/api/v1/namespaces/{pod.namespace}/pods/{pod.name}"
         self.kube.request(
-            "PATCH", path, body=annotation_patch(text), content_type=STRATEGIC_MERGE_PATCH
+            "PATCH",
+            path,
+            body=annotation_patch(text),
+            content_type=STRATEGIC_MERGE_PATCH,
+            before_send=self.outcomes.fence,
         )
 
     def _report(self, write: Any, *args: Any, **kwargs: Any) -> None:
