@@ -23,6 +23,7 @@ pytest_plugins = [
     "real_node_support",
     "replay_parity",
     "runtime_support",
+    "fault_support",  # after runtime_support, which it imports
 ]
 
 
@@ -60,6 +61,16 @@ def namespace(cluster: Cluster) -> Iterator[str]:
     core = kubernetes.client.CoreV1Api(cluster.api)
     core.create_namespace({"metadata": {"name": name}})
     operand_namespace(cluster, name)
+    # Pods are refused until the controller manager has made the default ServiceAccount
+    # (slower while it reconnects after a test restarted the API server).
+    wait_for(
+        f"the default ServiceAccount of {name}",
+        lambda: (
+            core.list_namespaced_service_account(name, field_selector="metadata.name=default").items
+        ),
+        timeout=60,
+        interval=0.2,
+    )
     yield name
     core.delete_namespace(name)
 
@@ -86,7 +97,11 @@ def make_nodes(cluster: Cluster) -> Iterator[Callable[..., list[str]]]:
 
     yield make
     for name in created:
-        core.delete_node(name)
+        try:
+            core.delete_node(name)
+        except kubernetes.client.ApiException as error:
+            if error.status != 404:  # a test may delete one of them itself
+                raise
 
 
 def shows_capacity(core: kubernetes.client.CoreV1Api, node: dict[str, Any]) -> bool:

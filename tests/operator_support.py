@@ -3,7 +3,6 @@ running in-process under that ServiceAccount, and SchedulerProfiles cleaned up a
 
 from __future__ import annotations
 
-import json
 import os
 import ssl
 import subprocess
@@ -18,6 +17,7 @@ import yaml
 from cluster import REPO, Cluster, wait_for
 from kopf.testing import KopfRunner
 from lease_player import LeasePlayer
+from scheduler_operator.decoding import loads
 
 from benchmarks.processes import free_port
 
@@ -177,13 +177,14 @@ def profile_body(name: str, **spec: Any) -> dict[str, Any]:
 
 
 def get_json(cluster: Cluster, *args: str) -> dict[str, Any] | None:
-    """`kubectl get -o json`, or None when the object does not exist."""
+    """`kubectl get -o json`, or None when the object does not exist (decoded as the operator
+    decodes objects: a value nested too deep for json.loads becomes null past the bound)."""
     done = cluster.kubectl("get", *args, "-o", "json", check=False)
     if done.returncode != 0:
         if "NotFound" in done.stderr:
             return None
         raise AssertionError(done.stderr)
-    found: dict[str, Any] = json.loads(done.stdout)
+    found: dict[str, Any] = loads(done.stdout)
     return found
 
 

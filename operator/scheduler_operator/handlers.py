@@ -16,7 +16,9 @@ import kopf
 
 from . import drift, reporting, status
 from .apply import Cluster, api_client, in_cluster_server
+from .bookkeeping import DigestDiffBaseStorage
 from .claims import Claim, Claims, claimed, first_claim
+from .decoding import install_in_kopf
 from .desired import DesiredCache
 from .model import DEFAULT_NAMESPACE, GROUP, PLURAL, VERSION, scheduler_of_lease
 from .reconcile import hand_over, reconciled_status
@@ -53,11 +55,11 @@ def memo(namespaces: Sequence[str]) -> kopf.Memo:
 
 @kopf.on.startup()
 def configure(settings: kopf.OperatorSettings, memo: kopf.Memo, **_: Any) -> None:
-    # The status is fully declared in the CRD, so kopf keeps its bookkeeping in annotations.
+    # The status is fully declared in the CRD, so kopf keeps its bookkeeping in annotations:
+    # its progress, and a digest of the last handled spec (a whole spec may not fit).
     settings.persistence.progress_storage = kopf.AnnotationsProgressStorage(prefix=GROUP)
-    settings.persistence.diffbase_storage = kopf.AnnotationsDiffBaseStorage(
-        prefix=GROUP, key="last-handled-configuration"
-    )
+    settings.persistence.diffbase_storage = DigestDiffBaseStorage()
+    install_in_kopf()  # no object the API server stores can stop the watch
     settings.posting.level = logging.WARNING
     memo.cluster = Cluster(api_client())
     memo.desired = DesiredCache()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -51,6 +52,12 @@ LEASE_PREFIX: Final = "schedulerprofile."
 # How deep a free-form value (plugin args, affinity) may nest: far beyond any real one, and far
 # below what recursion in a decoder or validator survives.
 MAX_DEPTH: Final = 32
+# How large a free-form value, and the whole spec, may be as compact JSON: far beyond any real
+# one, and far below what an object may hold (etcd takes 1.5 MiB).
+MAX_VALUE_BYTES: Final = 64 * 1024
+MAX_SPEC_BYTES: Final = 256 * 1024
+# The longest condition message the API takes.
+MAX_MESSAGE: Final = 32768
 
 SchedulerName = Annotated[str, Field(pattern=DNS_SUBDOMAIN, min_length=1, max_length=253)]
 QualifiedName = Annotated[str, Field(pattern=QUALIFIED_NAME, min_length=1, max_length=316)]
@@ -379,6 +386,7 @@ def parse(body: Mapping[str, Any]) -> SchedulerProfile:
             "metadata.name", "must be a DNS subdomain of at most 63 characters (lowercase)"
         )
     check_depth(body.get("spec"), "spec")
+    check_sizes(body.get("spec"))
     try:
         spec = SchedulerProfileSpec.model_validate(body.get("spec") or {})
     except ValidationError as error:
@@ -406,6 +414,39 @@ def check_depth(value: Any, path: str) -> None:
         for key, child in children:
             step = f"[{key}]" if isinstance(item, list) else f".{key}"
             pending.append((child, where + step, depth + 1))
+
+
+def free_form_values(spec: Any) -> list[tuple[str, Any]]:
+    """The values of a raw spec the schema leaves free-form, with their paths: each profile's
+    plugin args, and the affinity of the scheduler's pods."""
+    if not isinstance(spec, dict):
+        return []
+    found: list[tuple[str, Any]] = []
+    if "affinity" in spec:
+        found.append(("spec.affinity", spec["affinity"]))
+    profiles = spec.get("profiles")
+    for i, profile in enumerate(profiles if isinstance(profiles, list) else []):
+        configs = profile.get("pluginConfig") if isinstance(profile, dict) else None
+        for j, config in enumerate(configs if isinstance(configs, list) else []):
+            if isinstance(config, dict) and "args" in config:
+                found.append((f"spec.profiles[{i}].pluginConfig[{j}].args", config["args"]))
+    return found
+
+
+def json_size(value: Any) -> int:
+    return len(json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode())
+
+
+def check_sizes(spec: Any) -> None:
+    """Refuses a spec, or a free-form value in it, larger than the API's limits allow (as the
+    limits policy does at admission, for objects stored before it)."""
+    size = json_size(spec)
+    if size > MAX_SPEC_BYTES:
+        raise SpecError("spec", f"is {size} bytes as JSON, more than {MAX_SPEC_BYTES}")
+    for path, value in free_form_values(spec):
+        size = json_size(value)
+        if size > MAX_VALUE_BYTES:
+            raise SpecError(path, f"is {size} bytes as JSON, more than {MAX_VALUE_BYTES}")
 
 
 def check_unique_names(profile: SchedulerProfile) -> None:
@@ -453,7 +494,7 @@ class Condition(ApiModel):
     observed_generation: int | None = Field(default=None, ge=0)
     last_transition_time: str = Field(json_schema_extra={"format": "date-time"})
     reason: str = Field(max_length=1024, pattern=r"^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$")
-    message: str = Field(max_length=32768)
+    message: str = Field(max_length=MAX_MESSAGE)
 
 
 class SchedulerProfileStatus(ApiModel):

@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Final
 
+from .model import MAX_MESSAGE
+
 CONFIG_VALID = "ConfigValid"
 AVAILABLE = "Available"
 READY = "Ready"
@@ -80,14 +82,19 @@ def now() -> str:
 def condition(
     kind: str, ok: bool, reason: str, message: str, generation: int | None
 ) -> dict[str, Any]:
-    """A metav1.Condition without its transition time (merge_conditions fills that in)."""
+    """A metav1.Condition without its transition time (merge_conditions fills that in); a
+    message longer than the API takes is cut, so the status is never refused for it."""
     return {
         "type": kind,
         "status": "True" if ok else "False",
         "observedGeneration": generation,
         "reason": reason,
-        "message": message,
+        "message": truncated(message),
     }
+
+
+def truncated(message: str, limit: int = MAX_MESSAGE) -> str:
+    return message if len(message) <= limit else message[: limit - 3] + "..."
 
 
 def merge_conditions(

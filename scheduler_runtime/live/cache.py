@@ -223,8 +223,11 @@ class ClusterCache:
     # ----- pods
 
     def _replace_pods(self, items: list[dict[str, Any]]) -> None:
+        """A relist, as an informer's Replace: every pod known here and missing from the list
+        was deleted meanwhile, whether bound, assumed, nominated or waiting in the queue."""
         listed = {pod_key(item) for item in items}
-        for key in [k for k in self._bound if k not in listed]:
+        known = {*self._bound, *self._assumed, *self._nomination, *self.queue.keys()}
+        for key in known - listed:
             self._delete_pod(key)
         for item in items:
             self._upsert_pod(item)

@@ -139,16 +139,24 @@ class Kube:
         body: Any = None,
         content_type: str = JSON,
         timeout: float | None = None,
+        before_send: Callable[[], None] | None = None,
     ) -> dict[str, Any]:
         """One request; the decoded JSON answer, or ApiError for an error status.
 
-        `timeout` bounds each wait on the server (default: 5s to connect, 30s to read)."""
+        `timeout` bounds each wait on the server (default: 5s to connect, 30s to read).
+        `before_send` runs once the rate limiter and the connection are ready, right before
+        the request is written; what it raises stops the request unsent."""
         target, headers = self._prepare(method, path, query)
         payload = None if body is None else orjson.dumps(body)
         if payload is not None:
             headers["Content-Type"] = content_type
         response = self.connections.request(
-            method, target, payload, headers, READ_TIMEOUT if timeout is None else timeout
+            method,
+            target,
+            payload,
+            headers,
+            READ_TIMEOUT if timeout is None else timeout,
+            before_send=before_send,
         )
         if response.status >= 400:
             raise _error(response.status, response.reason, response.body)

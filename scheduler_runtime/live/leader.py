@@ -4,7 +4,14 @@ leaderelection package writes, so our replicas and client-go based ones can shar
 A candidate tries every retryPeriod; the leader renews every retryPeriod and gives up when it
 has not renewed for renewDeadline; a holder is presumed dead leaseDuration after the record
 last changed as this candidate observed it. On a clean shutdown the leader releases the lease
-(empty holder, leaseDurationSeconds 1) so a follower takes over at once."""
+(empty holder, leaseDurationSeconds 1) so a follower takes over at once.
+
+Beyond client-go, the leader fences itself: `holds_lease()` is true only while the last
+successful renewal, timed on the monotonic clock from when it was sent, is younger than
+renewDeadline. The scheduler asks it before every cycle and right before every write that
+binds or evicts, so a leader frozen past its lease (a stopped process, a stalled VM) binds
+nothing when it wakes; others take over no earlier than leaseDuration after that renewal,
+which leaves leaseDuration - renewDeadline for a write already on the wire."""
 
 from __future__ import annotations
 
@@ -54,6 +61,7 @@ class LeaderElector:
         on_started_leading: Callable[[], None],
         on_stopped_leading: Callable[[], None],
         wall_clock: Callable[[], float] = time.time,
+        monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
         self.kube = kube
         self.config = config
@@ -61,6 +69,7 @@ class LeaderElector:
         self.on_started_leading = on_started_leading
         self.on_stopped_leading = on_stopped_leading
         self.wall_clock = wall_clock
+        self.monotonic = monotonic
         self.path = (
             f"/apis/coordination.k8s.io/v1/namespaces/{config.namespace}/leases/{config.name}"
         )
@@ -69,6 +78,8 @@ class LeaderElector:
         self._writing = threading.Lock()  # a renewal never races the release
         self._observed_spec: dict[str, Any] = {}
         self._observed_at = 0.0
+        # When the last successful acquisition or renewal was sent (monotonic; None: never).
+        self._renewed_at: float | None = None
 
     @property
     def _timeout(self) -> float:
@@ -83,6 +94,16 @@ class LeaderElector:
     def leader(self) -> str:
         """The holder as last observed ("" when nobody holds the lease)."""
         return str(self._observed_spec.get("holderIdentity") or "")
+
+    def holds_lease(self) -> bool:
+        """Whether this candidate leads and may act on it: its last successful renewal was
+        sent less than renewDeadline ago. Cheap enough to ask before every write."""
+        renewed = self._renewed_at
+        return (
+            self._leading.is_set()
+            and renewed is not None
+            and self.monotonic() - renewed < self.config.renew_deadline
+        )
 
     def leader_is_healthy(self) -> bool:
         """Whether the lease is held by someone whose record is not yet expired."""
@@ -115,16 +136,17 @@ class LeaderElector:
     # ----- the protocol
 
     def _renew_until_lost(self) -> None:
-        last_renew = time.monotonic()
         while not self._stopping.wait(self.config.retry_period):
-            if self._try_acquire_or_renew():
-                last_renew = time.monotonic()
-            elif time.monotonic() - last_renew >= self.config.renew_deadline:
+            if not self._try_acquire_or_renew() and not self._renewed_recently():
                 log.error("%s lost lease %s: not renewed in time", self.identity, self.path)
                 return
             if self.leader != self.identity and not self._stopping.is_set():
                 log.error("%s lost lease %s to %s", self.identity, self.path, self.leader)
                 return
+
+    def _renewed_recently(self) -> bool:
+        renewed = self._renewed_at
+        return renewed is not None and self.monotonic() - renewed < self.config.renew_deadline
 
     def _try_acquire_or_renew(self) -> bool:
         """One attempt, as client-go's tryAcquireOrRenew: create, take over or renew."""
@@ -134,6 +156,7 @@ class LeaderElector:
             return self._attempt()
 
     def _attempt(self) -> bool:
+        sent = self.monotonic()  # a renewal counts from before it was sent, never after
         now = micro_time()
         try:
             lease = self.kube.get(self.path, timeout=self._timeout)
@@ -141,7 +164,7 @@ class LeaderElector:
             if error.code != NOT_FOUND:
                 log.warning("reading lease %s failed: %s", self.path, error)
                 return False
-            return self._create(now)
+            return self._create(now, sent)
         except (urllib3.exceptions.HTTPError, OSError) as error:
             log.warning("reading lease %s failed: %s", self.path, error)
             return False
@@ -158,9 +181,9 @@ class LeaderElector:
             "renewTime": now,
             "leaseTransitions": int(spec.get("leaseTransitions") or 0) + (0 if held else 1),
         }
-        return self._write("PUT", self.path, {**lease, "spec": record})
+        return self._write("PUT", self.path, {**lease, "spec": record}, sent)
 
-    def _create(self, now: str) -> bool:
+    def _create(self, now: str, sent: float) -> bool:
         lease = {
             "apiVersion": "coordination.k8s.io/v1",
             "kind": "Lease",
@@ -174,15 +197,16 @@ class LeaderElector:
             },
         }
         collection = self.path.rsplit("/", 1)[0]
-        return self._write("POST", collection, lease)
+        return self._write("POST", collection, lease, sent)
 
-    def _write(self, method: str, path: str, lease: dict[str, Any]) -> bool:
+    def _write(self, method: str, path: str, lease: dict[str, Any], sent: float) -> bool:
         try:
             written = self.kube.request(method, path, body=lease, timeout=self._timeout)
         except (ApiError, urllib3.exceptions.HTTPError, OSError) as error:
             log.info("writing lease %s failed: %s", self.path, error)
             return False
         self._observe(written)
+        self._renewed_at = sent
         return True
 
     def _release(self) -> None:

@@ -1,14 +1,18 @@
 """What the cluster sees of a scheduling decision, written as upstream writes it: the
 `pods/binding` subresource, events.k8s.io/v1 events (`Scheduled` / `FailedScheduling`,
 reported by the profile's schedulerName) and the `PodScheduled=False` condition with the
-nominated node in the pod's status."""
+nominated node in the pod's status.
+
+Every write that changes a pod (the binding, an eviction, the condition) is fenced: it is sent
+only while `leading()` holds, asked right before the request goes on the wire, so a leader that
+lost its lease binds and evicts nothing (NotLeadingError is raised instead)."""
 
 from __future__ import annotations
 
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Final
 
 import orjson
 
@@ -28,6 +32,17 @@ PREEMPTED, PREEMPTING = "Preempted", "Preempting"
 UNSCHEDULABLE_REASON, SCHEDULER_ERROR_REASON = "Unschedulable", "SchedulerError"
 NOT_FOUND = 404
 NOTE_LIMIT = 1024  # events.k8s.io/v1 rejects longer notes; upstream truncates to fit
+
+
+class NotLeadingError(RuntimeError):
+    """A write was not sent: this instance no longer holds the lease (fenced)."""
+
+
+def always() -> bool:
+    return True
+
+
+NOT_LEADING: Final = "not sent: this scheduler no longer holds its lease"
 
 
 def truncate_note(message: str) -> str:
@@ -141,10 +156,18 @@ def _now() -> str:
 class Outcomes:
     """Writes scheduling outcomes for one scheduler instance."""
 
-    def __init__(self, kube: Kube, events: Kube, hostname: str) -> None:
+    def __init__(
+        self, kube: Kube, events: Kube, hostname: str, leading: Callable[[], bool] = always
+    ) -> None:
         self.kube = kube
         self.hostname = hostname
         self.series = EventSeries(events)
+        self.leading = leading
+
+    def fence(self) -> None:
+        """Raises NotLeadingError unless this instance may still write as the leader."""
+        if not self.leading():
+            raise NotLeadingError(NOT_LEADING)
 
     def bind(self, pod: PodInfo, node_name: str) -> None:
         """DefaultBinder: POST the Binding; raises ApiError when the API server refuses."""
@@ -155,7 +178,8 @@ class Outcomes:
             "target": {"apiVersion": "v1", "kind": "Node", "name": node_name},
         }
         path = f"/api/v1/namespaces/{pod.namespace}/pods/{pod.name}/binding"
-        self.kube.request("POST", path, body=binding)
+        self.fence()  # not worth waiting for the rate limiter when already deposed
+        self.kube.request("POST", path, body=binding, before_send=self.fence)
 
     def scheduled(self, pod: PodInfo, node_name: str) -> None:
         self._event(pod, NORMAL, SCHEDULED, BINDING, scheduled_message(pod, node_name))
@@ -164,20 +188,35 @@ class Outcomes:
         self, pod: PodInfo, message: str, *, error: bool, nominated_node: str | None
     ) -> None:
         """The FailedScheduling event and the PodScheduled=False condition."""
+        self.fence()  # a new leader may have bound the pod meanwhile
         self._event(pod, WARNING, FAILED_SCHEDULING, SCHEDULING, message)
         reason = SCHEDULER_ERROR_REASON if error else UNSCHEDULABLE_REASON
         patch = condition_patch(pod, reason, message, nominated_node)
         if patch is not None:
             path = f"/api/v1/namespaces/{pod.namespace}/pods/{pod.name}/status"
-            self.kube.request("PATCH", path, body=patch, content_type=STRATEGIC_MERGE_PATCH)
+            self.kube.request(
+                "PATCH",
+                path,
+                body=patch,
+                content_type=STRATEGIC_MERGE_PATCH,
+                before_send=self.fence,
+            )
 
     def preempt(self, victim: PodInfo, preemptor: PodInfo) -> None:
         """Evicts a preemption victim as upstream's prepareCandidate does: mark it as a
         disruption target, delete it, and tell its owner why."""
         path = f"/api/v1/namespaces/{victim.namespace}/pods/{victim.name}"
         patch = disruption_patch(preemptor.scheduler_name)
-        self.kube.request("PATCH", f"{path}/status", body=patch, content_type=STRATEGIC_MERGE_PATCH)
-        self.kube.request("DELETE", path, body={"preconditions": {"uid": victim.uid}})
+        self.kube.request(
+            "PATCH",
+            f"{path}/status",
+            body=patch,
+            content_type=STRATEGIC_MERGE_PATCH,
+            before_send=self.fence,
+        )
+        self.kube.request(
+            "DELETE", path, body={"preconditions": {"uid": victim.uid}}, before_send=self.fence
+        )
         note = f"Preempted by pod {preemptor.uid} on node {victim.node_name}"
         self._event(victim, NORMAL, PREEMPTED, PREEMPTING, note, by=preemptor)
 
@@ -185,7 +224,9 @@ class Outcomes:
         """ClearNominatedNodeName: the pod no longer waits for that node."""
         path = f"/api/v1/namespaces/{pod.namespace}/pods/{pod.name}/status"
         body = {"status": {"nominatedNodeName": None}}
-        self.kube.request("PATCH", path, body=body, content_type=STRATEGIC_MERGE_PATCH)
+        self.kube.request(
+            "PATCH", path, body=body, content_type=STRATEGIC_MERGE_PATCH, before_send=self.fence
+        )
 
     def _event(
         self,

@@ -134,6 +134,12 @@ class SchedulingQueue:
             self._gated.pop(key, None)
             self._changed()
 
+    def keys(self) -> set[str]:
+        """Every pod the queue holds, in any of its queues or in flight (unless deleted)."""
+        with self._lock:
+            flying = (key for key, queued in self._in_flight.items() if not queued.deleted)
+            return {*self._active, *self._backoff, *self._unschedulable, *self._gated, *flying}
+
     def __contains__(self, key: object) -> bool:
         with self._lock:
             return isinstance(key, str) and (self._find(key) is not None or key in self._in_flight)

@@ -1,7 +1,9 @@
 """`scheduler-runtime run`: the reflectors fill the cache, the HTTP server answers probes, and
 the scheduling loop runs while this instance leads (or always, without leader election).
 SIGTERM and SIGINT stop it cleanly and release the lease; losing the lease stops scheduling
-at once and ends the process with status 1, as kube-scheduler does."""
+at once and ends the process with status 1, as kube-scheduler does. So does a lease not renewed
+within renewDeadline, noticed before the next cycle or binding (the elector's fence), even when
+the process was frozen and the elector has not looked yet."""
 
 from __future__ import annotations
 
@@ -31,6 +33,9 @@ from scheduler_runtime.live.serving import ServingOptions, secure_serving
 log = logging.getLogger(__name__)
 
 FLUSH_SECONDS = 30.0  # upstream flushes leftover unschedulable pods every 30s
+# Python runs signal handlers in the main thread, and only once it wakes: a SIGTERM the kernel
+# hands to another thread would wait forever behind an untimed wait.
+SIGNAL_CHECK_SECONDS = 0.5
 
 
 @dataclass(frozen=True)
@@ -94,7 +99,8 @@ class Runtime:
         # with its own rate limit, so neither can starve the other or the scheduling loop.
         self.kube, events, self.lease_kube = (Kube(api, self._limiter()) for _ in range(3))
         self.metrics = SchedulerMetrics()
-        outcomes = Outcomes(self.kube, events, hostname())
+        outcomes = Outcomes(self.kube, events, hostname(), leading=self.leading)
+        self.elector: LeaderElector | None = None
         self.scheduler = Scheduler(
             config,
             self.kube,
@@ -103,6 +109,7 @@ class Runtime:
             explanations=ExplanationStore(options.explanations),
             explain_annotation=options.explain_annotation,
             plugin_time_budget=options.plugin_time_budget,
+            on_fenced=self._stop_leading,
         )
         cache = self.scheduler.cache
         self.reflectors = [
@@ -149,6 +156,12 @@ class Runtime:
             on_stopped_leading=self._stop_leading,
         )
 
+    def leading(self) -> bool:
+        """Whether this instance may schedule and bind: without leader election always, else
+        while its last renewal is younger than renewDeadline."""
+        elector = self.elector
+        return elector is None or elector.holds_lease()
+
     # ----- probes
 
     def synced(self) -> bool:
@@ -189,7 +202,8 @@ class Runtime:
                 self._start_leading()
             else:
                 threading.Thread(target=self.elector.run, name="leader", daemon=True).start()
-        self.done.wait()
+        while not self.done.wait(SIGNAL_CHECK_SECONDS):
+            pass
         self._shutdown()
 
     def _start_leading(self) -> None:
@@ -198,9 +212,11 @@ class Runtime:
         self._loop.start()
 
     def _stop_leading(self) -> None:
+        """The elector lost the lease, or the scheduler found it not renewed in time."""
         self.scheduler.stopping.set()  # no further cycle starts, even before shutdown
-        self.lost_lease = True
-        log.error("leader election lost")
+        if not self.lost_lease:
+            self.lost_lease = True
+            log.error("leader election lost")
         self.done.set()
 
     def _on_signal(self, signum: int, frame: FrameType | None) -> None:

@@ -1,7 +1,13 @@
 """The live scheduler: upstream's scheduleOne (framework/schedule_one.py) with the cluster as
 its outcome sink. One scheduling cycle at a time over the frozen cache; the binding cycle
 (preBind, bind, postBind) runs on a thread pool so the next pod is scheduled meanwhile.
-Failures are reported as upstream reports them and the pod goes back to the queue."""
+Failures are reported as upstream reports them and the pod goes back to the queue.
+
+With leader election, the outcomes' `leading()` is asked before every cycle (and by the outcomes
+right before every binding): once it fails, the loop stops without scheduling and `on_fenced`
+is told.
+Stopping ends the loop first, then the bindings, then the reports, each after the one that
+feeds it."""
 
 from __future__ import annotations
 
@@ -34,7 +40,7 @@ from scheduler_runtime.live.cache import ClusterCache
 from scheduler_runtime.live.explanations import ExplanationStore, annotation_patch
 from scheduler_runtime.live.kube import STRATEGIC_MERGE_PATCH, ApiError, Kube
 from scheduler_runtime.live.metrics import ERROR, SCHEDULED, UNSCHEDULABLE, SchedulerMetrics
-from scheduler_runtime.live.outcomes import Outcomes
+from scheduler_runtime.live.outcomes import NotLeadingError, Outcomes
 from scheduler_runtime.live.queue import QueuedPod, SchedulingQueue, priority_sort
 from scheduler_runtime.live.volumes import VolumeBinder
 
@@ -48,13 +54,19 @@ REPORTING_WORKERS = 8
 PREEMPTION = "DefaultPreemption"
 # Failures of a binding's API calls: the pod's Error, not a bug.
 API_ERRORS = (ApiError, urllib3.exceptions.HTTPError, OSError)
+# How long stop() waits for the scheduling cycle under way (it may still start a binding).
+CYCLE_STOP_SECONDS = 30.0
+
+
+def nothing() -> None:
+    return None
 
 
 class Scheduler:
     """Profiles, queue and cache, and the loop that drives them; the outcome sink of its
     scheduling sequence."""
 
-    binding_errors: tuple[type[BaseException], ...] = API_ERRORS
+    binding_errors: tuple[type[BaseException], ...] = (*API_ERRORS, NotLeadingError)
     contains_bugs = True
 
     def __init__(
@@ -68,8 +80,10 @@ class Scheduler:
         explanations: ExplanationStore | None = None,
         explain_annotation: bool = False,
         plugin_time_budget: float = DEFAULT_PLUGIN_TIME_BUDGET,
+        on_fenced: Callable[[], None] = nothing,
     ) -> None:
         self.kube = kube
+        self.on_fenced = on_fenced
         self.plugin_time_budget = plugin_time_budget
         self.explanations = explanations or ExplanationStore()
         self.explain_annotation = explain_annotation
@@ -98,6 +112,8 @@ class Scheduler:
         self.binding = ThreadPoolExecutor(BINDING_WORKERS, thread_name_prefix="binding")
         self.reporting = ThreadPoolExecutor(REPORTING_WORKERS, thread_name_prefix="reporting")
         self.stopping = threading.Event()
+        self._loop_idle = threading.Event()  # set while no scheduling loop runs
+        self._loop_idle.set()
         self._cycle_pod: PodInfo | None = None  # the pod of the running scheduling cycle
         self.sequence: ScheduleOne[QueuedPod] = ScheduleOne(
             self.frameworks, self.algorithm, self, explaining=self.explaining
@@ -116,7 +132,7 @@ class Scheduler:
             services=Services(
                 delete_pod=self._evict,
                 clear_nomination=self._clear_nomination,
-                bind_pod_volumes=VolumeBinder(self.kube),
+                bind_pod_volumes=VolumeBinder(self.kube, self.outcomes.fence),
                 metrics_registry=self.metrics.registry,  # plugins' own metrics
             ),
         )
@@ -145,17 +161,40 @@ class Scheduler:
     # ----- the loop
 
     def run(self) -> None:
-        """Schedules pods one at a time until stop()."""
-        while not self.stopping.is_set():
-            queued = self.queue.pop(timeout=1.0)
-            if queued is not None and not self.stopping.is_set():
+        """Schedules pods one at a time until stop(), or until the lease is no longer held."""
+        self._loop_idle.clear()
+        try:
+            while not self.stopping.is_set():
+                queued = self.queue.pop(timeout=1.0)
+                if queued is None or self.stopping.is_set():
+                    continue
+                if not self.outcomes.leading():
+                    self._fenced(queued)
+                    return
                 self.schedule_one(queued)
+        finally:
+            self._loop_idle.set()
+
+    def _fenced(self, queued: QueuedPod) -> None:
+        """The lease was not renewed within renewDeadline: no further cycle starts."""
+        self.stopping.set()
+        self.queue.done(queued.key)
+        log.error(
+            "Not scheduling pod %s: the lease was not renewed within renewDeadline",
+            queued.key,
+        )
+        self.on_fenced()
 
     def stop(self, *, finish_bindings: bool = True) -> None:
         """Stops scheduling; bindings already under way finish, and so do those waiting to
-        start unless `finish_bindings` is False (after losing the lease)."""
+        start unless `finish_bindings` is False (after losing the lease).
+
+        The order matters: the cycle under way ends first (it may still hand a pod to the
+        binding pool), then the bindings (they report their outcomes), then the reports."""
         self.stopping.set()
         self.queue.close()
+        if not self._loop_idle.wait(CYCLE_STOP_SECONDS):
+            log.warning("the scheduling cycle under way did not end within %ss", CYCLE_STOP_SECONDS)
         self.binding.shutdown(wait=True, cancel_futures=not finish_bindings)
         self.reporting.shutdown(wait=True)
 
@@ -209,7 +248,12 @@ class Scheduler:
     def start_binding(
         self, binding_cycle: Callable[[Attempt[QueuedPod]], None], attempt: Attempt[QueuedPod]
     ) -> None:
-        self.binding.submit(binding_cycle, attempt)
+        try:
+            self.binding.submit(binding_cycle, attempt)
+        except RuntimeError:  # the pool shut down: only after a cycle outlived stop()'s wait
+            if not self.stopping.is_set():
+                raise
+            log.warning("Not binding pod %s: the scheduler is stopping", attempt.pod.key)
 
     def bound(self, attempt: Attempt[QueuedPod]) -> None:
         pod, node = attempt.pod, attempt.node
@@ -258,17 +302,28 @@ class Scheduler:
     def _write_annotation(self, pod: PodInfo, text: str) -> None:
         path = f"/api/v1/namespaces/{pod.namespace}/pods/{pod.name}"
         self.kube.request(
-            "PATCH", path, body=annotation_patch(text), content_type=STRATEGIC_MERGE_PATCH
+            "PATCH",
+            path,
+            body=annotation_patch(text),
+            content_type=STRATEGIC_MERGE_PATCH,
+            before_send=self.outcomes.fence,
         )
 
     def _report(self, write: Any, *args: Any, **kwargs: Any) -> None:
         """Runs an API write on the reporting pool; a failure is logged, never raised."""
-        self.reporting.submit(self._write, write, *args, **kwargs)
+        try:
+            self.reporting.submit(self._write, write, *args, **kwargs)
+        except RuntimeError:  # the pool shut down: only after a cycle outlived stop()'s wait
+            if not self.stopping.is_set():
+                raise
+            log.warning("Not reporting the outcome for pod %s: stopping", args[0].key)
 
     @staticmethod
     def _write(write: Any, *args: Any, **kwargs: Any) -> None:
         try:
             write(*args, **kwargs)
+        except NotLeadingError:
+            log.info("Not reporting the outcome for pod %s: no longer leading", args[0].key)
         except API_ERRORS as failure:
             log.warning("reporting the outcome for pod %s failed: %s", args[0].key, failure)
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import http.client
 import ssl
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
@@ -91,12 +92,26 @@ class Connections:
         self._local = threading.local()
 
     def request(
-        self, method: str, path: str, body: bytes | None, headers: dict[str, str], timeout: float
+        self,
+        method: str,
+        path: str,
+        body: bytes | None,
+        headers: dict[str, str],
+        timeout: float,
+        *,
+        before_send: Callable[[], None] | None = None,
     ) -> Response:
         """Sends one request and reads the whole answer, within `timeout` per socket
-        operation. A failed connection is dropped, so the thread's next call starts afresh."""
+        operation. A failed connection is dropped, so the thread's next call starts afresh.
+
+        `before_send` runs once connected, right before the request is written (what it
+        raises leaves the connection unused and the request unsent)."""
         connection = self._connection()
         try:
+            if before_send is not None:
+                if connection.sock is None:
+                    connection.connect()
+                before_send()
             connection.request(method, self.base_path + path, body=body, headers=headers)
             if connection.sock is not None:  # connected now, within the connect timeout
                 connection.sock.settimeout(timeout)

@@ -5,7 +5,7 @@ reports every claim of the pod bound."""
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import urllib3
@@ -14,6 +14,7 @@ from scheduler_runtime.framework.podinfo import PodInfo
 from scheduler_runtime.framework.status import Status
 from scheduler_runtime.framework.volumes import ChosenVolumes
 from scheduler_runtime.live.kube import STRATEGIC_MERGE_PATCH, ApiError, Kube
+from scheduler_runtime.live.outcomes import NotLeadingError
 
 SELECTED_NODE = "volume.kubernetes.io/selected-node"
 BIND_COMPLETED = "pv.kubernetes.io/bind-completed"
@@ -49,8 +50,9 @@ def is_bound(claim: Mapping[str, Any]) -> bool:
 class VolumeBinder:
     """The `bind_pod_volumes` service the VolumeBinding plugin calls from PreBind."""
 
-    def __init__(self, kube: Kube) -> None:
+    def __init__(self, kube: Kube, before_send: Callable[[], None] | None = None) -> None:
         self.kube = kube
+        self.before_send = before_send  # the scheduler's fence, asked before each write
 
     def __call__(
         self, pod: PodInfo, node_name: str, volumes: ChosenVolumes, timeout_seconds: float
@@ -58,7 +60,7 @@ class VolumeBinder:
         try:
             claims = self._write(node_name, volumes)
             return self._wait(claims, timeout_seconds)
-        except (ApiError, urllib3.exceptions.HTTPError, OSError) as error:
+        except (ApiError, urllib3.exceptions.HTTPError, OSError, NotLeadingError) as error:
             return Status.as_error(RuntimeError(f"binding volumes: {error}"))
 
     def _write(self, node_name: str, volumes: ChosenVolumes) -> list[str]:
@@ -71,12 +73,17 @@ class VolumeBinder:
                 f"/api/v1/persistentvolumes/{name}",
                 body=patch,
                 content_type=STRATEGIC_MERGE_PATCH,
+                before_send=self.before_send,
             )
             claims.append(_claim_path(claim))
         for claim in volumes.provisions:
             patch = {"metadata": {"annotations": {SELECTED_NODE: node_name}}}
             self.kube.request(
-                "PATCH", _claim_path(claim), body=patch, content_type=STRATEGIC_MERGE_PATCH
+                "PATCH",
+                _claim_path(claim),
+                body=patch,
+                content_type=STRATEGIC_MERGE_PATCH,
+                before_send=self.before_send,
             )
             claims.append(_claim_path(claim))
         return claims

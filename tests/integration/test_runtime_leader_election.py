@@ -12,6 +12,7 @@ from typing import Any
 
 import kubernetes
 from cluster import Cluster, kwok_node, wait_for
+from fault_support import report
 from runtime_support import (
     Pods,
     RuntimeProcess,
@@ -101,6 +102,7 @@ def test_only_the_leader_binds_and_a_killed_leader_is_replaced(
         interval=0.2,
     )
     handover = time.monotonic() - killed_at
+    report(f"leader killed: the follower took the lease {handover:.1f}s later")
     assert handover <= LEASE_SECONDS + RETRY_SECONDS + MEASUREMENT_SLACK, handover
     assert new_holder.startswith(f"{follower_name}_")
     assert read_lease(cluster, namespace, lease_name)["spec"]["leaseTransitions"] == (

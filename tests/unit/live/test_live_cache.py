@@ -135,14 +135,43 @@ def test_deleting_a_bound_pod_frees_its_node_and_wakes_pods(
     assert queue.pending()["unschedulable"] == 0
 
 
-def test_relist_drops_what_is_gone_but_keeps_assumed_pods(cache: ClusterCache) -> None:
-    cache.replace(PODS, [pod("a", "n1"), pod("b", "n1")])
+def test_relist_drops_what_is_gone(cache: ClusterCache) -> None:
+    cache.replace(PODS, [pod("a", "n1"), pod("b", "n1"), pod("c")])
     cache.assume(pod_info(pod("c")), "n1")
-    cache.replace(PODS, [pod("a", "n1")])
+    cache.replace(PODS, [pod("a", "n1"), pod("c")])  # c's binding is still under way
     assert cpu_requested(cache, "n1") == 2000
+    cache.replace(PODS, [pod("a", "n1")])  # c was deleted meanwhile: its assumption goes too
+    assert cpu_requested(cache, "n1") == 1000
+    assert not cache.is_assumed("ns/c")
     cache.replace(NODES, [node("n1")])
     assert "n2" not in cache.snapshot
     assert len(cache.snapshot) == 1
+
+
+def test_relist_forgets_deleted_pending_pods_in_every_queue(
+    cache: ClusterCache, queue: SchedulingQueue
+) -> None:
+    """An informer's Replace deletes what the list lacks: pods deleted while the watch was
+    down leave activeQ, backoffQ, the unschedulable and gated pods, and the pending counts."""
+    gated = pod("gated")
+    gated["spec"]["schedulingGates"] = [{"name": "example.com/wait"}]
+    cache.replace(PODS, [pod("unschedulable"), pod("backoff"), pod("active"), gated])
+    fail_once(queue)  # the first popped (by name order of creation): unschedulable
+    backing_off = queue.pop(timeout=0)
+    assert backing_off is not None
+    queue.requeue(backing_off, unschedulable=False)
+    in_flight = queue.pop(timeout=0)
+    assert in_flight is not None
+    cache.nominate(pod_info(pod("unschedulable")), "n1")
+    assert sum(queue.pending().values()) == 3
+
+    cache.replace(PODS, [pod("kept")])
+
+    assert queue.keys() == {"ns/kept"}
+    assert queue.pending() == {"active": 1, "backoff": 0, "unschedulable": 0, "gated": 0}
+    assert cache.nominated_node_names() == []
+    queue.requeue(in_flight, unschedulable=True)  # its attempt ends after the relist
+    assert queue.keys() == {"ns/kept"}
 
 
 def test_terminal_pod_stops_counting(cache: ClusterCache) -> None:

@@ -1,4 +1,5 @@
-"""The operator's own manifests: least privilege, restricted pods, sync waves in order."""
+"""The operator's own manifests: least privilege, restricted pods, sync waves in order, the
+limits policy as the operator renders it."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from scheduler_operator import limits
 from scheduler_operator.handlers import CHILDREN
 
 REPO = Path(__file__).resolve().parents[3]
@@ -126,7 +128,13 @@ def test_sync_waves_apply_the_crd_then_the_operator_then_profiles() -> None:
     )
     operator = {
         wave(d)
-        for name in ("namespace.yaml", "rbac.yaml", "operator-guard.yaml", "deployment.yaml")
+        for name in (
+            "namespace.yaml",
+            "rbac.yaml",
+            "operator-guard.yaml",
+            "limits.yaml",
+            "deployment.yaml",
+        )
         for d in documents(name)
     }
     samples = {
@@ -137,3 +145,11 @@ def test_sync_waves_apply_the_crd_then_the_operator_then_profiles() -> None:
     assert len(operator) == 1
     assert crd < min(operator)
     assert max(operator) < min(samples)
+
+
+def test_the_limits_policy_is_the_one_the_operator_renders() -> None:
+    """manifests/limits.yaml is `python -m scheduler_operator.limits`, and is installed."""
+    assert documents("limits.yaml") == limits.admission_policy()
+    assert (MANIFESTS / "limits.yaml").read_text() == limits.manifest()
+    kustomization = yaml.safe_load((MANIFESTS / "kustomization.yaml").read_text())
+    assert "limits.yaml" in kustomization["resources"]

@@ -120,3 +120,69 @@ def test_every_extension_point_of_the_runtime_is_one_of_the_api() -> None:
         info.alias for info in types.Plugins.model_fields.values()
     }
     assert model.EXTENSION_POINTS[0] == "multiPoint"
+
+
+def nested(depth: int) -> Any:
+    value: Any = "leaf"
+    for _ in range(depth):
+        value = {"a": value}
+    return value
+
+
+ARGS = "spec.profiles[0].pluginConfig[0].args"
+
+
+def with_args(args: Any) -> dict[str, Any]:
+    return {"profiles": [{"pluginConfig": [{"name": "NodeResourcesFit", "args": args}]}]}
+
+
+def test_free_form_values_nest_at_most_max_depth_from_the_spec() -> None:
+    """The args are the sixth level from the spec (the spec is the first), so they may be 27
+    levels deep, themselves included: what the limits policy lets through, the operator takes."""
+    deepest = model.MAX_DEPTH - 5
+    model.check_depth(with_args(nested(deepest)), "spec")
+    with pytest.raises(SpecError) as too_deep:
+        parse(body(with_args(nested(deepest + 1))))
+    assert too_deep.value.path.startswith(f"{ARGS}.a.a")
+    assert too_deep.value.reason == f"nested deeper than {model.MAX_DEPTH} levels"
+    with pytest.raises(SpecError) as still_too_deep:
+        parse(body(with_args(nested(3000))))  # checked without recursion
+    assert still_too_deep.value.reason == too_deep.value.reason
+    model.check_depth({"affinity": nested(model.MAX_DEPTH - 1)}, "spec")
+    with pytest.raises(SpecError) as affinity:
+        parse(body({"affinity": nested(model.MAX_DEPTH)}))
+    assert affinity.value.path.startswith("spec.affinity.a")
+
+
+@pytest.mark.parametrize(
+    ("spec", "path", "limit"),
+    [
+        (with_args({"blob": "y" * model.MAX_VALUE_BYTES}), ARGS, model.MAX_VALUE_BYTES),
+        (
+            {"affinity": {"blob": "y" * model.MAX_VALUE_BYTES}},
+            "spec.affinity",
+            model.MAX_VALUE_BYTES,
+        ),
+        (
+            {
+                "profiles": [
+                    {"pluginConfig": [{"name": f"P{i}", "args": {"blob": "y" * 60_000}}]}
+                    for i in range(5)
+                ]
+            },
+            "spec",
+            model.MAX_SPEC_BYTES,
+        ),
+    ],
+)
+def test_free_form_values_and_the_spec_have_a_size_limit(
+    spec: dict[str, Any], path: str, limit: int
+) -> None:
+    with pytest.raises(SpecError) as caught:
+        parse(body(spec))
+    assert caught.value.path == path
+    assert caught.value.reason.endswith(f"bytes as JSON, more than {limit}")
+
+
+def test_values_within_the_size_limits_pass() -> None:
+    model.check_sizes(with_args({"blob": "y" * (model.MAX_VALUE_BYTES - 20)}))

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from scheduler_operator import status
+from scheduler_operator.model import MAX_MESSAGE
 
 
 def deployment(replicas: int = 2, ready: int = 2, available: str = "True") -> dict[str, Any]:
@@ -186,3 +187,10 @@ def test_a_new_configuration_rolling_out_is_an_event() -> None:
     ]
     # The first configuration is created, not rolled out.
     assert status.events({}, {"configHash": "a1", **ready}) == []
+
+
+def test_a_message_longer_than_the_api_takes_is_cut() -> None:
+    long = status.condition("Ready", False, "InvalidSpec", "x" * 100_000, 1)
+    assert len(long["message"]) == MAX_MESSAGE
+    assert long["message"].endswith("...")
+    assert status.condition("Ready", False, "InvalidSpec", "short", 1)["message"] == "short"

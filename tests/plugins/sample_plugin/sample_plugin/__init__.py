@@ -8,12 +8,14 @@ all, a gang of two: the first waits at Permit until its partner arrives, or time
 
 Misbehaving: fine for every pod except those labelled `sample.example.com/misbehave`, whose
 value says how it fails: `raise`, `hang` or `wrong-type`. It shows that a broken plugin costs
-those pods an Error, not the scheduler its life.
+those pods an Error, not the scheduler its life. Enabled at preFilter, `slow` makes each cycle
+last 5 ms longer, as a cluster of a few thousand nodes would.
 """
 
 from __future__ import annotations
 
 import threading
+import time
 from typing import Any, ClassVar
 
 from pydantic import Field
@@ -27,11 +29,14 @@ from scheduler_runtime.plugin_api import (
     PluginArgs,
     PluginBase,
     PodInfo,
+    PreFilterResult,
+    Snapshot,
     Status,
     WaitingPod,
 )
 
 MISBEHAVE_LABEL = "sample.example.com/misbehave"
+SLOW_CYCLE_SECONDS = 0.005
 
 
 class TeamAffinityArgs(PluginArgs):
@@ -68,6 +73,13 @@ class Misbehaving(PluginBase[MisbehavingArgs]):
     args_type = MisbehavingArgs
     time_budget: ClassVar[float] = 0.5
     _never = threading.Event()
+
+    def pre_filter(
+        self, state: CycleState, pod: PodInfo, snapshot: Snapshot
+    ) -> tuple[PreFilterResult | None, Status]:
+        if pod.labels.get(MISBEHAVE_LABEL) == "slow":
+            time.sleep(SLOW_CYCLE_SECONDS)
+        return None, SUCCESS
 
     def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Any:
         mode = pod.labels.get(MISBEHAVE_LABEL)
