@@ -13,9 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from scheduler_runtime.config import SchedulerConfiguration
+from scheduler_runtime.config import DocumentError, SchedulerConfiguration, read_documents
 from scheduler_runtime.framework.algorithm import SchedulingAlgorithm
 from scheduler_runtime.framework.explain import Explanation
 from scheduler_runtime.framework.interface import Handle, Services
@@ -55,16 +53,13 @@ class Placement:
 
 
 def read_state(path: str | Path) -> list[dict[str, Any]]:
-    """The objects of a YAML stream, with `List` documents flattened."""
+    """The objects of a YAML stream or JSON file (`-`: standard input), `List` documents
+    flattened; what the file holds is used as it is, not copied."""
     try:
-        text = Path(path).read_text()
-    except OSError as error:
-        raise StateError(f"{path}: cannot read the file: {error.strerror}") from None
-    try:
-        documents = [doc for doc in yaml.safe_load_all(text) if doc is not None]
-    except yaml.YAMLError as error:
-        raise StateError(f"{path}: not valid YAML: {error}") from None
-    return list(_flatten(documents, str(path)))
+        documents = read_documents(path)
+    except DocumentError as error:
+        raise StateError(str(error)) from None
+    return list(_flatten(documents, "<stdin>" if str(path) == "-" else str(path)))
 
 
 def _flatten(documents: Iterable[Any], where: str) -> Iterator[dict[str, Any]]:
@@ -86,7 +81,7 @@ def _flatten(documents: Iterable[Any], where: str) -> Iterator[dict[str, Any]]:
 def _with_kind(item: dict[str, Any], list_kind: str) -> dict[str, Any]:
     # NodeList / PodList items may leave out their kind.
     if "kind" not in item and list_kind in ("NodeList", "PodList"):
-        return {**item, "kind": list_kind.removesuffix("List")}
+        item["kind"] = list_kind.removesuffix("List")
     return item
 
 

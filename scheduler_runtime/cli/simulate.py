@@ -8,7 +8,7 @@ import sys
 import orjson
 
 from scheduler_runtime.cli.command import Command, ExitCode
-from scheduler_runtime.config import ConfigError, load_configuration_file
+from scheduler_runtime.config import ConfigError, DocumentError, load_configuration_file
 from scheduler_runtime.framework.registry import PluginLoadError
 from scheduler_runtime.framework.runtime import FrameworkError
 from scheduler_runtime.simulate import StateError, format_table, read_state, simulate
@@ -17,6 +17,9 @@ from scheduler_runtime.simulate import StateError, format_table, read_state, sim
 def simulate_command(args: argparse.Namespace) -> int:
     try:
         config = load_configuration_file(args.config)
+    except DocumentError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return ExitCode.USAGE_ERROR
     except ConfigError as error:
         print(f"error: {args.config}: {error}", file=sys.stderr)
         return ExitCode.USAGE_ERROR
@@ -41,7 +44,12 @@ def simulate_command(args: argparse.Namespace) -> int:
 
 def arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--config", required=True, help="KubeSchedulerConfiguration file")
-    parser.add_argument("--state", required=True, help="Nodes and Pods (YAML)")
+    parser.add_argument(
+        "--state",
+        required=True,
+        help="Nodes, Pods and the objects plugins read: a YAML stream or a JSON file, as "
+        "`kubectl get -o yaml` or `-o json` prints them; - for standard input",
+    )
     parser.add_argument("--seed", type=int, default=None, help="seed for tie-breaking")
     parser.add_argument("-o", "--output", choices=("json", "table"), default="table")
 

@@ -7,9 +7,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import ValidationError
 
+from scheduler_runtime.config.documents import read_document
 from scheduler_runtime.config.errors import ConfigError, from_validation_error
 from scheduler_runtime.config.resolve import (
     check_common_queue_sort,
@@ -126,15 +126,9 @@ def load_configuration(doc: Mapping[str, Any]) -> SchedulerConfiguration:
 
 
 def load_configuration_file(path: str | Path) -> SchedulerConfiguration:
-    """Reads and validates a configuration file (YAML or JSON)."""
-    try:
-        text = Path(path).read_text()
-    except OSError as error:
-        raise ConfigError(str(path), f"cannot read the file: {error.strerror}") from None
-    try:
-        doc = yaml.safe_load(text)
-    except yaml.YAMLError as error:
-        raise ConfigError(str(path), f"not valid YAML: {error}") from None
+    """Reads and validates a configuration file (YAML or JSON): a DocumentError when the
+    file cannot be read, a ConfigError naming the field when its content is wrong."""
+    doc = read_document(path)
     if not isinstance(doc, Mapping):
         raise ConfigError(str(path), "must hold one KubeSchedulerConfiguration mapping")
     return load_configuration(doc)

@@ -218,3 +218,44 @@ def test_step_runs_one_cycle_at_a_time() -> None:
     assert simulation.step()
     assert not simulation.step()
     assert [p.name for p in simulation.run()] == ["a", "b"]
+
+
+def test_yaml_errors_name_the_file_line_and_column(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    broken = tmp_path / "state.yaml"
+    broken.write_text("kind: Node\nmetadata: {name: n1\n")
+    code, _, err = run(capsys, "--config", str(CONFIG), "--state", str(broken))
+    assert code == 2
+    assert err == (
+        f"error: {broken}:3:1: did not find expected ',' or '}}' "
+        "(while parsing a flow mapping at line 2, column 11)\n"
+    )
+    bad_config = tmp_path / "config.yaml"
+    bad_config.write_text("apiVersion: [\n")
+    code, _, err = run(capsys, "--config", str(bad_config), "--state", str(STATE))
+    assert code == 2
+    assert err.startswith(f"error: {bad_config}:2:1: ")
+    assert "<unicode string>" not in err
+
+
+@pytest.mark.parametrize("which", ["--config", "--state"])
+def test_alias_bombs_and_deep_nesting_are_refused_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], which: str
+) -> None:
+    lines = ["a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]"]
+    for previous, name in zip("abcdefgh", "bcdefghi", strict=True):
+        lines.append(f"{name}: &{name} [" + ", ".join([f"*{previous}"] * 9) + "]")
+    hostile = {
+        "bomb.yaml": "\n".join(lines) + "\n",
+        "deep.yaml": "kind: Pod\nspec: " + "{a: " * 500 + "b" + "}" * 500 + "\n",
+    }
+    for name, text in hostile.items():
+        path = tmp_path / name
+        path.write_text(text)
+        files = {"--config": str(CONFIG), "--state": str(STATE), which: str(path)}
+        code, out, err = run(capsys, *(item for pair in files.items() for item in pair))
+        assert (code, out) == (2, "")
+        assert err.startswith(f"error: {path}:")
+        assert err.count("\n") == 1
+        assert "Recursion" not in err
