@@ -10,6 +10,7 @@ from typing import Any, Final
 
 from scheduler_runtime.config import DocumentError, read_document
 
+from .apply import ClusterUnreachableError, connect
 from .crd import custom_resource_definition
 from .desired import judge
 from .model import API_VERSION, DEFAULT_NAMESPACE, KIND, SpecError
@@ -64,6 +65,14 @@ def parser() -> argparse.ArgumentParser:
 
 
 def run_operator(args: argparse.Namespace) -> int:
+    """Runs the operator until stopped; a cluster it cannot reach at start is one line and
+    exit code 1, not retries every minute."""
+    try:
+        connect()
+    except ClusterUnreachableError as error:
+        print(f"scheduler-operator run: {error}", file=sys.stderr)
+        return EXIT_FAILURE
+
     import kopf  # noqa: PLC0415 - only `run` needs the operator framework
 
     from . import handlers  # noqa: PLC0415 - registers the handlers

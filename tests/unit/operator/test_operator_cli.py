@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 
 SAMPLE = """
@@ -128,3 +130,41 @@ def test_deep_nesting_is_one_line_not_a_recursion_error() -> None:
     assert "nested deeper than 100 levels" in done.stderr
     assert "Recursion" not in done.stderr
     assert done.stderr.count("\n") == 1
+
+
+DEAD_CLUSTER = """
+apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]
+contexts: [{name: c, context: {cluster: c, user: u}}]
+current-context: c
+users: [{name: u, user: {token: x}}]
+"""
+
+
+@pytest.mark.parametrize(
+    ("kubeconfig", "expected"),
+    [
+        ("dead", "cannot reach the API server at https://127.0.0.1:1: Connection refused"),
+        ("missing", "no cluster configuration in kubeconfig "),
+    ],
+)
+def test_run_without_a_reachable_cluster_is_one_line_and_exit_1(
+    tmp_path: Path, kubeconfig: str, expected: str
+) -> None:
+    path = tmp_path / "kubeconfig"
+    if kubeconfig == "dead":
+        path.write_text(DEAD_CLUSTER)
+    env = {k: v for k, v in os.environ.items() if k != "KUBERNETES_SERVICE_HOST"}
+    done = subprocess.run(
+        [sys.executable, "-m", "scheduler_operator", "run"],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+        env={**env, "KUBECONFIG": str(path)},
+    )
+    assert done.returncode == 1
+    assert done.stdout == ""
+    assert done.stderr.count("\n") == 1, done.stderr
+    assert done.stderr.startswith(f"scheduler-operator run: {expected}")
