@@ -164,8 +164,12 @@ class NetworkTraffic(PluginBase[NetworkTrafficArgs]):
     def score_nodes(
         self, state: CycleState, pod: PodInfo, snapshot: Snapshot, slots: Slots
     ) -> Int64s:
-        """Bytes per second received by each candidate (NO_DATA where unknown)."""
-        traffic: Traffic = state.read(STATE_KEY)
+        """Bytes per second received by each candidate (NO_DATA where unknown). Enabled at
+        score only (the usual way, as in the scheduler-plugins tutorial), it gets no PreScore
+        call and asks (or reads the cache) here."""
+        traffic: Traffic | None = state.get(STATE_KEY)
+        if traffic is None:
+            traffic = self.traffic()
         names = [snapshot.name(int(slot)) for slot in slots]
         raw = [traffic.by_node.get(name) for name in names]
         if traffic.error is None:
