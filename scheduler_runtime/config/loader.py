@@ -95,8 +95,10 @@ def _check_document(document: KubeSchedulerConfiguration) -> None:
             raise ConfigError("leaderElection.resourceNamespace", "required field is missing")
 
 
-def load_configuration(doc: Mapping[str, Any]) -> SchedulerConfiguration:
-    """Validates a decoded KubeSchedulerConfiguration; raises ConfigError naming the field."""
+def load_configuration(doc: Mapping[str, Any], *, strict: bool = True) -> SchedulerConfiguration:
+    """Validates a decoded KubeSchedulerConfiguration; raises ConfigError naming the field.
+    `strict=False` keeps a profile that would fail every pod as kube-scheduler keeps it
+    (for comparing the two), where the scheduler itself refuses it."""
     if not isinstance(doc, Mapping):
         raise ConfigError("<root>", "must be a KubeSchedulerConfiguration mapping")
     try:
@@ -108,7 +110,7 @@ def load_configuration(doc: Mapping[str, Any]) -> SchedulerConfiguration:
     profiles = document.profiles or (KubeSchedulerProfile(),)
     try:
         resolved = tuple(
-            resolve_profile(profile, index, name)
+            resolve_profile(profile, index, name, strict=strict)
             for index, (profile, name) in enumerate(zip(profiles, names, strict=True))
         )
     except PluginLoadError as error:

@@ -1,0 +1,189 @@
+"""Plugins that read at one extension point what they write at an earlier one, in a profile
+that does not run them there: the framework fails each pod as kube-scheduler v1.36.3 does
+(the messages below are the real binary's, on two nodes; the integration tier asks it
+again), and the configuration refuses such a profile unless told not to (`strict=False`).
+Plugins that fall back (NodeAffinity, NodeResourcesFit's and BalancedAllocation's scores,
+VolumeZone, NodeVolumeLimits) place the pod."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from scheduler_runtime.config import ConfigError, load_configuration
+from scheduler_runtime.simulate import simulate
+
+
+def disabled(*names: str) -> dict[str, Any]:
+    return {"disabled": [{"name": name} for name in names]}
+
+
+# (plugins, upstream's FailedScheduling message; None: placed, the point where it is refused)
+CASES: dict[str, tuple[dict[str, Any], str | None]] = {
+    "prefilter-off": (
+        {"preFilter": disabled("*")},
+        'running "NodePorts" filter plugin: reading "PreFilterNodePorts" from cycleState: '
+        "not found",
+    ),
+    "prefilter-filter-off": (
+        {"preFilter": disabled("*"), "filter": disabled("*")},
+        'running Reserve plugin "VolumeBinding": not found',
+    ),
+    "prefilter-filter-off-no-vb-reserve": (
+        {"preFilter": disabled("*"), "filter": disabled("*"), "reserve": disabled("VolumeBinding")},
+        'running Reserve plugin "DynamicResources": not found',
+    ),
+    "prefilter-filter-reserve-off": (
+        {"preFilter": disabled("*"), "filter": disabled("*"), "reserve": disabled("*")},
+        'running PreBindPreFlight "VolumeBinding": not found',
+    ),
+    "prefilter-filter-reserve-off-no-vb-prebind": (
+        {
+            "preFilter": disabled("*"),
+            "filter": disabled("*"),
+            "reserve": disabled("*"),
+            "preBind": disabled("VolumeBinding"),
+        },
+        'running PreBindPreFlight "DynamicResources": not found',
+    ),
+    "prescore-off": (
+        {"preScore": disabled("*")},
+        'running Score plugins: plugin "TaintToleration" failed with: failed to read '
+        '"PreScoreTaintToleration" from cycleState: not found',
+    ),
+    "prescore-off-no-tt": (
+        {"preScore": disabled("*"), "score": disabled("TaintToleration")},
+        'running Score plugins: plugin "PodTopologySpread" failed with: error reading '
+        '"PreScorePodTopologySpread" from cycleState: not found',
+    ),
+    "prescore-off-no-tt-pts": (
+        {"preScore": disabled("*"), "score": disabled("TaintToleration", "PodTopologySpread")},
+        'running Score plugins: plugin "InterPodAffinity" failed with: failed to read '
+        '"PreScoreInterPodAffinity" from cycleState: not found',
+    ),
+    "prescore-off-no-tt-pts-ipa": (
+        {
+            "preScore": disabled("*"),
+            "score": disabled("TaintToleration", "PodTopologySpread", "InterPodAffinity"),
+        },
+        None,
+    ),
+    "prefilter-fit": (
+        {"preFilter": disabled("NodeResourcesFit")},
+        'running "NodeResourcesFit" filter plugin: error reading "PreFilterNodeResourcesFit" '
+        "from cycleState: not found",
+    ),
+    "prefilter-vr": (
+        {"preFilter": disabled("VolumeRestrictions")},
+        'running "VolumeRestrictions" filter plugin: cannot read "PreFilterVolumeRestrictions" '
+        "from cycleState",
+    ),
+    "prefilter-pts": (
+        {"preFilter": disabled("PodTopologySpread")},
+        'running "PodTopologySpread" filter plugin: reading "PreFilterPodTopologySpread" from '
+        "cycleState: not found",
+    ),
+    "prefilter-ipa": (
+        {"preFilter": disabled("InterPodAffinity")},
+        'running "InterPodAffinity" filter plugin: error reading "PreFilterInterPodAffinity" '
+        "from cycleState: not found",
+    ),
+    "prefilter-dra": (
+        {"preFilter": disabled("DynamicResources")},
+        'running "DynamicResources" filter plugin: not found',
+    ),
+    "prefilter-vb": (
+        {"preFilter": disabled("VolumeBinding")},
+        'running "VolumeBinding" filter plugin: not found',
+    ),
+    "prefilter-nvl": ({"preFilter": disabled("NodeVolumeLimits")}, None),
+    "prefilter-vz": ({"preFilter": disabled("VolumeZone")}, None),
+    "prefilter-na": ({"preFilter": disabled("NodeAffinity")}, None),
+    "prefilter-filter-vb": (
+        {"preFilter": disabled("VolumeBinding"), "filter": disabled("VolumeBinding")},
+        'running Reserve plugin "VolumeBinding": not found',
+    ),
+    "prefilter-filter-reserve-vb": (
+        {
+            "preFilter": disabled("VolumeBinding"),
+            "filter": disabled("VolumeBinding"),
+            "reserve": disabled("VolumeBinding"),
+        },
+        'running PreBindPreFlight "VolumeBinding": not found',
+    ),
+    "prescore-fit-ba-na": (
+        {
+            "preScore": disabled(
+                "NodeResourcesFit", "NodeResourcesBalancedAllocation", "NodeAffinity"
+            )
+        },
+        None,
+    ),
+}
+
+NODES = [
+    {
+        "kind": "Node",
+        "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
+        "status": {"allocatable": {"cpu": "8", "memory": "16Gi", "pods": "110"}},
+    }
+    for name in ("n1", "n2")
+]
+
+
+def configuration(plugins: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "apiVersion": "kubescheduler.config.k8s.io/v1",
+        "kind": "KubeSchedulerConfiguration",
+        "profiles": [{"schedulerName": "s", "plugins": plugins}],
+    }
+
+
+def pod(cpu: str = "100m") -> dict[str, Any]:
+    return {
+        "kind": "Pod",
+        "metadata": {"name": "p", "namespace": "default"},
+        "spec": {
+            "schedulerName": "s",
+            "containers": [{"name": "c", "resources": {"requests": {"cpu": cpu}}}],
+        },
+    }
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_the_pod_fails_as_upstream_fails_it(case: str) -> None:
+    plugins, message = CASES[case]
+    config = load_configuration(configuration(plugins), strict=False)
+    [placement] = simulate(config, [*NODES, pod()], seed=1)
+    assert placement.message == message
+    assert (placement.node is None) == (message is not None)
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_the_configuration_refuses_a_profile_that_fails_every_pod(case: str) -> None:
+    plugins, message = CASES[case]
+    if message is None:
+        load_configuration(configuration(plugins))
+        return
+    with pytest.raises(ConfigError) as caught:
+        load_configuration(configuration(plugins))
+    error = caught.value
+    assert error.path in ("profiles[0].plugins.preFilter", "profiles[0].plugins.preScore")
+    assert f"every pod would fail with {message!r}, as in kube-scheduler" in error.reason
+
+
+def test_a_pod_that_fits_nowhere_without_dynamic_resources_state() -> None:
+    """Upstream: DynamicResources' PostFilter fails without its state, and its "not found"
+    ends the message (and preemption does not run); the configuration refuses it too."""
+    plugins = {
+        "preFilter": disabled("DynamicResources"),
+        "filter": disabled("DynamicResources"),
+        "reserve": disabled("DynamicResources"),
+        "preBind": disabled("DynamicResources"),
+    }
+    config = load_configuration(configuration(plugins), strict=False)
+    [placement] = simulate(config, [*NODES, pod(cpu="100")], seed=1)
+    assert placement.message == "0/2 nodes are available: 2 Insufficient cpu. not found"
+    with pytest.raises(ConfigError, match="a pod that fits no node would get 'not found'"):
+        load_configuration(configuration(plugins))
