@@ -24,7 +24,7 @@ from scheduler_runtime.config.types import (
 )
 from scheduler_runtime.framework.interface import Handle
 from scheduler_runtime.framework.profile import ResolvedProfile
-from scheduler_runtime.framework.registry import PluginLoadError
+from scheduler_runtime.framework.registry import PluginEntry, PluginLoadError
 from scheduler_runtime.framework.runtime import Framework
 from scheduler_runtime.framework.snapshot import Snapshot
 
@@ -95,10 +95,16 @@ def _check_document(document: KubeSchedulerConfiguration) -> None:
             raise ConfigError("leaderElection.resourceNamespace", "required field is missing")
 
 
-def load_configuration(doc: Mapping[str, Any], *, strict: bool = True) -> SchedulerConfiguration:
+def load_configuration(
+    doc: Mapping[str, Any],
+    *,
+    strict: bool = True,
+    known: Mapping[str, PluginEntry] | None = None,
+) -> SchedulerConfiguration:
     """Validates a decoded KubeSchedulerConfiguration; raises ConfigError naming the field.
     `strict=False` keeps a profile that would fail every pod as kube-scheduler keeps it
-    (for comparing the two), where the scheduler itself refuses it."""
+    (for comparing the two), where the scheduler itself refuses it. `known` judges the
+    plugins by another scheduler's registry (the operator checks kube-scheduler's this way)."""
     if not isinstance(doc, Mapping):
         raise ConfigError("<root>", "must be a KubeSchedulerConfiguration mapping")
     try:
@@ -110,7 +116,7 @@ def load_configuration(doc: Mapping[str, Any], *, strict: bool = True) -> Schedu
     profiles = document.profiles or (KubeSchedulerProfile(),)
     try:
         resolved = tuple(
-            resolve_profile(profile, index, name, strict=strict)
+            resolve_profile(profile, index, name, strict=strict, known=known)
             for index, (profile, name) in enumerate(zip(profiles, names, strict=True))
         )
     except PluginLoadError as error:

@@ -4,7 +4,8 @@ and DefaultPreemption, and its PostFilter adds "no new claims to deallocate" to 
 FailedScheduling message. Pods that do reference resource claims are refused with a clear
 reason, because allocating devices is not supported.
 
-Like upstream's, it runs at filter, reserve and preBind too (doing nothing for such pods), and
+Like upstream's, it runs at filter, score (0 for every node), reserve and preBind too (doing
+nothing else for such pods), and
 needs the state its PreFilter always writes: a profile that runs it there but not at
 preFilter fails every pod, as upstream's does."""
 
@@ -24,7 +25,7 @@ from scheduler_runtime.framework.interface import (
 )
 from scheduler_runtime.framework.nodeinfo import NodeInfo
 from scheduler_runtime.framework.podinfo import PodInfo
-from scheduler_runtime.framework.snapshot import Slots, Snapshot
+from scheduler_runtime.framework.snapshot import Int64s, Slots, Snapshot
 from scheduler_runtime.framework.status import SKIP, SUCCESS, NodeVerdicts, Status
 from scheduler_runtime.framework.types import Diagnosis
 
@@ -36,7 +37,8 @@ STATE_KEY = "PreFilterDynamicResources"
 class DynamicResources(PluginBase[None]):
     name: ClassVar[str] = "DynamicResources"
     state_needs: ClassVar[Mapping[str, StateNeed]] = {
-        point: StateNeed("preFilter") for point in ("filter", "postFilter", "reserve", "preBind")
+        point: StateNeed("preFilter")
+        for point in ("filter", "postFilter", "score", "reserve", "preBind")
     }
 
     def pre_filter(
@@ -54,6 +56,14 @@ class DynamicResources(PluginBase[None]):
         self, state: CycleState, pod: PodInfo, snapshot: Snapshot, slots: Slots
     ) -> NodeVerdicts:
         return NodeVerdicts.rejecting(np.zeros(len(slots), dtype=np.bool_), "", unresolvable=False)
+
+    def score_nodes(
+        self, state: CycleState, pod: PodInfo, snapshot: Snapshot, slots: Slots
+    ) -> Int64s:
+        return np.zeros(len(slots), dtype=np.int64)  # no claims: no preference
+
+    def normalize_score(self, state: CycleState, pod: PodInfo, scores: Int64s) -> Status:
+        return SUCCESS  # all 0 stay 0, as upstream's default normalization leaves them
 
     def reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status:
         return SUCCESS  # no claims to reserve

@@ -83,6 +83,7 @@ def test_default_plugins_per_extension_point() -> None:
         "VolumeBinding",
         "PodTopologySpread",
         "InterPodAffinity",
+        "DynamicResources",
         "NodeResourcesBalancedAllocation",
         "ImageLocality",
     )
@@ -93,6 +94,7 @@ def test_default_plugins_per_extension_point() -> None:
         "VolumeBinding": 1,
         "PodTopologySpread": 2,
         "InterPodAffinity": 2,
+        "DynamicResources": 1,
         "NodeResourcesBalancedAllocation": 1,
         "ImageLocality": 1,
     }

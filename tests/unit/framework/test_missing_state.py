@@ -26,22 +26,41 @@ CASES: dict[str, tuple[dict[str, Any], str | None]] = {
         'running "NodePorts" filter plugin: reading "PreFilterNodePorts" from cycleState: '
         "not found",
     ),
-    "prefilter-filter-off": (
+    "prefilter-filter-off": (  # on one node (no scoring): 'running Reserve plugin ...'
         {"preFilter": disabled("*"), "filter": disabled("*")},
+        'running Score plugins: plugin "DynamicResources" failed with: not found',
+    ),
+    "prefilter-filter-off-no-dra-score": (
+        {
+            "preFilter": disabled("*"),
+            "filter": disabled("*"),
+            "score": disabled("DynamicResources"),
+        },
         'running Reserve plugin "VolumeBinding": not found',
     ),
     "prefilter-filter-off-no-vb-reserve": (
-        {"preFilter": disabled("*"), "filter": disabled("*"), "reserve": disabled("VolumeBinding")},
+        {
+            "preFilter": disabled("*"),
+            "filter": disabled("*"),
+            "score": disabled("DynamicResources"),
+            "reserve": disabled("VolumeBinding"),
+        },
         'running Reserve plugin "DynamicResources": not found',
     ),
     "prefilter-filter-reserve-off": (
-        {"preFilter": disabled("*"), "filter": disabled("*"), "reserve": disabled("*")},
+        {
+            "preFilter": disabled("*"),
+            "filter": disabled("*"),
+            "score": disabled("DynamicResources"),
+            "reserve": disabled("*"),
+        },
         'running PreBindPreFlight "VolumeBinding": not found',
     ),
     "prefilter-filter-reserve-off-no-vb-prebind": (
         {
             "preFilter": disabled("*"),
             "filter": disabled("*"),
+            "score": disabled("DynamicResources"),
             "reserve": disabled("*"),
             "preBind": disabled("VolumeBinding"),
         },
@@ -100,6 +119,10 @@ CASES: dict[str, tuple[dict[str, Any], str | None]] = {
     "prefilter-nvl": ({"preFilter": disabled("NodeVolumeLimits")}, None),
     "prefilter-vz": ({"preFilter": disabled("VolumeZone")}, None),
     "prefilter-na": ({"preFilter": disabled("NodeAffinity")}, None),
+    "prefilter-filter-dra": (
+        {"preFilter": disabled("DynamicResources"), "filter": disabled("DynamicResources")},
+        'running Score plugins: plugin "DynamicResources" failed with: not found',
+    ),
     "prefilter-filter-vb": (
         {"preFilter": disabled("VolumeBinding"), "filter": disabled("VolumeBinding")},
         'running Reserve plugin "VolumeBinding": not found',
@@ -179,6 +202,7 @@ def test_a_pod_that_fits_nowhere_without_dynamic_resources_state() -> None:
     plugins = {
         "preFilter": disabled("DynamicResources"),
         "filter": disabled("DynamicResources"),
+        "score": disabled("DynamicResources"),
         "reserve": disabled("DynamicResources"),
         "preBind": disabled("DynamicResources"),
     }
