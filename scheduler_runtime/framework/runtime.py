@@ -233,7 +233,7 @@ class Framework:
                 raise FrameworkError(missing)
             status: Status = plugin.filter(state, pod, node)
             if status.code == Code.ERROR:
-                raise FrameworkError(f"running {plugin.name!r} filter plugin: {status.message()}")
+                raise FrameworkError(f'running "{plugin.name}" filter plugin: {status.message()}')
             if not status.is_success:
                 return status.with_plugin(plugin.name)
         return SUCCESS
@@ -464,7 +464,7 @@ def verdicts_from_statuses(plugin: str, statuses: Sequence[Status]) -> NodeVerdi
         if status.is_success:
             continue
         if status.code == Code.ERROR:
-            raise FrameworkError(f"running {plugin!r} filter plugin: {status.message()}")
+            raise FrameworkError(f'running "{plugin}" filter plugin: {status.message()}')
         rejected[position] = True
         unresolvable[position] = status.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE
         for reason in status.reasons:
