@@ -16,7 +16,7 @@ from scheduler_runtime.simulate import StateError, format_table, read_state, sim
 
 def simulate_command(args: argparse.Namespace) -> int:
     try:
-        config = load_configuration_file(args.config)
+        config = load_configuration_file(args.config, scheduler_profile=True)
     except DocumentError as error:
         print(f"error: {error}", file=sys.stderr)
         return ExitCode.USAGE_ERROR
@@ -43,7 +43,12 @@ def simulate_command(args: argparse.Namespace) -> int:
 
 
 def arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--config", required=True, help="KubeSchedulerConfiguration file")
+    parser.add_argument(
+        "--config",
+        required=True,
+        help="KubeSchedulerConfiguration file, or a SchedulerProfile (its profiles, as the "
+        "operator configures them)",
+    )
     parser.add_argument(
         "--state",
         required=True,

@@ -16,6 +16,11 @@ from scheduler_runtime.config.resolve import (
     resolve_profile,
     scheduler_names,
 )
+from scheduler_runtime.config.schedulerprofile import (
+    configuration_of,
+    in_scheduler_profile,
+    is_scheduler_profile,
+)
 from scheduler_runtime.config.types import (
     ClientConnectionConfiguration,
     KubeSchedulerConfiguration,
@@ -133,10 +138,19 @@ def load_configuration(
     return SchedulerConfiguration(document=defaulted, profiles=resolved)
 
 
-def load_configuration_file(path: str | Path) -> SchedulerConfiguration:
+def load_configuration_file(
+    path: str | Path, *, scheduler_profile: bool = False
+) -> SchedulerConfiguration:
     """Reads and validates a configuration file (YAML or JSON): a DocumentError when the
-    file cannot be read, a ConfigError naming the field when its content is wrong."""
+    file cannot be read, a ConfigError naming the field when its content is wrong. With
+    `scheduler_profile`, a SchedulerProfile is read as the configuration it asks for (its
+    errors name the SchedulerProfile's fields)."""
     doc = read_document(path)
+    if scheduler_profile and is_scheduler_profile(doc):
+        try:
+            return load_configuration(configuration_of(doc))
+        except ConfigError as error:
+            raise in_scheduler_profile(error) from None
     if not isinstance(doc, Mapping):
         raise ConfigError(str(path), "must hold one KubeSchedulerConfiguration mapping")
     return load_configuration(doc)

@@ -259,3 +259,29 @@ def test_alias_bombs_and_deep_nesting_are_refused_in_one_line(
         assert err.startswith(f"error: {path}:")
         assert err.count("\n") == 1
         assert "Recursion" not in err
+
+
+def scheduler_profile(spec: str) -> str:
+    return (
+        "apiVersion: scheduling.schedops.io/v1alpha1\nkind: SchedulerProfile\n"
+        "metadata: {name: what-if}\n" + spec
+    )
+
+
+def test_a_scheduler_profile_is_taken_for_config(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    profile = tmp_path / "profile.yaml"
+    profile.write_text(scheduler_profile("spec:\n  replicas: 2\n"))
+    code, out, err = run(capsys, "--config", str(profile), "--state", str(STATE), "-o", "json")
+    assert (code, err) == (0, "")
+    placed = {p["name"]: p["node"] for p in json.loads(out)["placements"]}
+    assert placed == {"web": "small", "batch": "big", "too-big": None}
+    profile.write_text(
+        scheduler_profile("spec:\n  profiles:\n  - plugins: {score: {enabled: [{name: Nope}]}}\n")
+    )
+    code, out, err = run(capsys, "--config", str(profile), "--state", str(STATE))
+    assert (code, out) == (2, "")
+    assert err == (
+        f"error: {profile}: spec.profiles[0].plugins.score.enabled[0].name: unknown plugin 'Nope'\n"
+    )
