@@ -9,6 +9,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from scheduler_runtime.config.convert import removed_version_hint
 from scheduler_runtime.config.documents import read_document
 from scheduler_runtime.config.errors import ConfigError, from_validation_error
 from scheduler_runtime.config.resolve import (
@@ -112,6 +113,9 @@ def load_configuration(
     plugins by another scheduler's registry (the operator checks kube-scheduler's this way)."""
     if not isinstance(doc, Mapping):
         raise ConfigError("<root>", "must be a KubeSchedulerConfiguration mapping")
+    hint = removed_version_hint(doc.get("apiVersion"))
+    if hint is not None:
+        raise ConfigError("apiVersion", hint)
     try:
         document = KubeSchedulerConfiguration.model_validate(dict(doc))
     except ValidationError as error:
