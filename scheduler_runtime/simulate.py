@@ -17,6 +17,7 @@ from scheduler_runtime.config import DocumentError, SchedulerConfiguration, read
 from scheduler_runtime.framework.algorithm import SchedulingAlgorithm
 from scheduler_runtime.framework.explain import Explanation
 from scheduler_runtime.framework.interface import Handle, Services
+from scheduler_runtime.framework.labelselector import parse_selector
 from scheduler_runtime.framework.podinfo import PodInfo, pod_info
 from scheduler_runtime.framework.quantity import QuantityError
 from scheduler_runtime.framework.runtime import Framework
@@ -108,9 +109,37 @@ def _parse_pod(obj: dict[str, Any]) -> PodInfo:
     if not (obj.get("metadata") or {}).get("name"):
         raise StateError(f"{_describe(obj)}: metadata.name is required")
     try:
+        _check_selectors(obj.get("spec") or {})
         return pod_info(obj)
     except (QuantityError, KeyError, TypeError, ValueError) as error:
         raise StateError(f"{_describe(obj)}: {error}") from None
+
+
+_AFFINITY_TERMS = ("podAffinity", "podAntiAffinity")
+_REQUIRED = "requiredDuringSchedulingIgnoredDuringExecution"
+_PREFERRED = "preferredDuringSchedulingIgnoredDuringExecution"
+
+
+def _check_selectors(spec: Mapping[str, Any]) -> None:
+    """The pod's label selectors, as the API server checks them (a state file may hold what
+    it would refuse): SelectorError names the field, from `spec`."""
+    affinity = spec.get("affinity") or {}
+    for kind in _AFFINITY_TERMS:
+        terms = affinity.get(kind) or {}
+        where = f"spec.affinity.{kind}"
+        for index, term in enumerate(terms.get(_REQUIRED) or ()):
+            _check_term(term, f"{where}.{_REQUIRED}[{index}]")
+        for index, weighted in enumerate(terms.get(_PREFERRED) or ()):
+            term = weighted.get("podAffinityTerm") or {}
+            _check_term(term, f"{where}.{_PREFERRED}[{index}].podAffinityTerm")
+    for index, constraint in enumerate(spec.get("topologySpreadConstraints") or ()):
+        where = f"spec.topologySpreadConstraints[{index}].labelSelector"
+        parse_selector(constraint.get("labelSelector"), where)
+
+
+def _check_term(term: Mapping[str, Any], where: str) -> None:
+    for field in ("labelSelector", "namespaceSelector"):
+        parse_selector(term.get(field), f"{where}.{field}")
 
 
 @dataclass(frozen=True)

@@ -285,3 +285,77 @@ def test_a_scheduler_profile_is_taken_for_config(
     assert err == (
         f"error: {profile}: spec.profiles[0].plugins.score.enabled[0].name: unknown plugin 'Nope'\n"
     )
+
+
+BAD_EXPRESSION = {"matchExpressions": [{"key": "app", "operator": "Equals", "values": ["web"]}]}
+
+
+@pytest.mark.parametrize(
+    ("spec", "field"),
+    [
+        (
+            {
+                "affinity": {
+                    "podAntiAffinity": {
+                        "requiredDuringSchedulingIgnoredDuringExecution": [
+                            {
+                                "topologyKey": "kubernetes.io/hostname",
+                                "labelSelector": BAD_EXPRESSION,
+                            }
+                        ]
+                    }
+                }
+            },
+            "spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution[0]"
+            ".labelSelector",
+        ),
+        (
+            {
+                "affinity": {
+                    "podAffinity": {
+                        "preferredDuringSchedulingIgnoredDuringExecution": [
+                            {
+                                "weight": 1,
+                                "podAffinityTerm": {
+                                    "topologyKey": "zone",
+                                    "namespaceSelector": BAD_EXPRESSION,
+                                },
+                            }
+                        ]
+                    }
+                }
+            },
+            "spec.affinity.podAffinity.preferredDuringSchedulingIgnoredDuringExecution[0]"
+            ".podAffinityTerm.namespaceSelector",
+        ),
+        (
+            {
+                "topologySpreadConstraints": [
+                    {
+                        "maxSkew": 1,
+                        "topologyKey": "zone",
+                        "whenUnsatisfiable": "DoNotSchedule",
+                        "labelSelector": BAD_EXPRESSION,
+                    }
+                ]
+            },
+            "spec.topologySpreadConstraints[0].labelSelector",
+        ),
+    ],
+)
+def test_a_bad_selector_operator_names_the_object_and_field(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], spec: dict[str, Any], field: str
+) -> None:
+    pod = {
+        "kind": "Pod",
+        "metadata": {"name": "web", "namespace": "default"},
+        "spec": {"schedulerName": "what-if", "containers": [{"name": "c"}], **spec},
+    }
+    state = tmp_path / "state.yaml"
+    state.write_text(yaml.safe_dump_all([*nodes_and_pods(1, []), pod]))
+    code, out, err = run(capsys, "--config", str(CONFIG), "--state", str(state))
+    assert (code, out) == (2, "")
+    assert err == (
+        f"error: Pod default/web: {field}.matchExpressions[0].operator: 'Equals' is not a "
+        "valid selector operator\n"
+    )
