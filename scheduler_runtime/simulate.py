@@ -160,7 +160,9 @@ class Simulation:
     binding_errors: tuple[type[BaseException], ...] = ()
     contains_bugs = False  # a bug stops the simulation with one clear error
 
-    def __init__(self, config: SchedulerConfiguration, seed: int | None = None) -> None:
+    def __init__(
+        self, config: SchedulerConfiguration, seed: int | None = None, *, explaining: bool = True
+    ) -> None:
         self.snapshot = Snapshot()
         self.rng = random.Random(seed)  # noqa: S311 - tie-breaking, not crypto
         self.nominated: dict[str, PodInfo] = {}
@@ -177,7 +179,7 @@ class Simulation:
         self.algorithm = SchedulingAlgorithm(
             self.snapshot, config.percentage_of_nodes_to_score, self.rng
         )
-        self.sequence = ScheduleOne(self.frameworks, self.algorithm, self, explaining=True)
+        self.sequence = ScheduleOne(self.frameworks, self.algorithm, self, explaining=explaining)
         self._less = next(iter(self.frameworks.values())).less
         self._queue: list[_Queued] = []
         self._sequence = 0
@@ -323,10 +325,15 @@ class Simulation:
 
 
 def simulate(
-    config: SchedulerConfiguration, objects: Iterable[dict[str, Any]], seed: int | None = None
+    config: SchedulerConfiguration,
+    objects: Iterable[dict[str, Any]],
+    seed: int | None = None,
+    *,
+    explaining: bool = True,
 ) -> list[Placement]:
-    """Places the pending pods of `objects` that name one of the profiles, in queue order."""
-    simulation = Simulation(config, seed)
+    """Places the pending pods of `objects` that name one of the profiles, in queue order;
+    `explaining` keeps why each went where it went (Placement.explanation)."""
+    simulation = Simulation(config, seed, explaining=explaining)
     simulation.load(objects)
     return simulation.run()
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import gc
 import sys
 
 import orjson
@@ -24,7 +25,11 @@ def simulate_command(args: argparse.Namespace) -> int:
         print(f"error: {args.config}: {error}", file=sys.stderr)
         return ExitCode.USAGE_ERROR
     try:
-        placements = simulate(config, read_state(args.state), seed=args.seed)
+        objects = read_state(args.state)
+        # What was read lives as long as the command: the collector need not look at it again.
+        gc.freeze()
+        # Only the JSON output holds explanations; the table needs none.
+        placements = simulate(config, objects, seed=args.seed, explaining=args.output == "json")
     except (StateError, FrameworkError, PluginLoadError) as error:
         print(f"error: {error}", file=sys.stderr)
         return ExitCode.USAGE_ERROR
