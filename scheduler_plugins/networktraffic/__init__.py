@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import logging
 import time
-import urllib.parse
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -31,6 +30,7 @@ from pydantic import Field, field_validator
 
 from scheduler_plugins.networktraffic.prometheus import (
     PrometheusError,
+    check_address,
     query,
     traffic_query,
 )
@@ -68,10 +68,7 @@ class NetworkTrafficArgs(PluginArgs):
     @field_validator("prometheus_address")
     @classmethod
     def _http_url(cls, value: str) -> str:
-        parsed = urllib.parse.urlsplit(value)
-        if parsed.scheme not in ("http", "https") or not parsed.netloc:
-            raise ValueError(f"{value!r} is not an http:// or https:// URL")
-        return value
+        return check_address(value)
 
 
 @dataclass(frozen=True)
