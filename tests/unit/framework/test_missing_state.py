@@ -7,11 +7,14 @@ VolumeZone, NodeVolumeLimits) place the pod."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from missing_state import CASES, disabled
 
+from scheduler_runtime.cli import main
 from scheduler_runtime.config import ConfigError, load_configuration
 from scheduler_runtime.simulate import simulate
 
@@ -81,3 +84,18 @@ def test_a_pod_that_fits_nowhere_without_dynamic_resources_state() -> None:
     assert placement.message == "0/2 nodes are available: 2 Insufficient cpu. not found"
     with pytest.raises(ConfigError, match="a pod that fits no node would get 'not found'"):
         load_configuration(configuration(plugins))
+
+
+def test_the_scheduler_refuses_to_start_with_such_a_profile(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = tmp_path / "config.yaml"
+    plugins = {"preFilter": disabled("*"), "filter": disabled("*")}
+    config.write_text(yaml.safe_dump(configuration(plugins)))
+    assert main(["run", "--config", str(config), "--kubeconfig", "/nonexistent"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert err.startswith(
+        "scheduler-runtime run: profiles[0].plugins.preFilter: plugin 'DynamicResources' runs "
+        "at score but not at preFilter"
+    )
