@@ -6,13 +6,14 @@ import json
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from scheduler_runtime.cli import main
-from scheduler_runtime.config import load_configuration_file
+from scheduler_runtime.config import documents, load_configuration_file
 from scheduler_runtime.simulate import Simulation, StateError, read_state, simulate
 
 DATA = Path(__file__).parents[2] / "data" / "simulate"
@@ -359,3 +360,31 @@ def test_a_bad_selector_operator_names_the_object_and_field(
         f"error: Pod default/web: {field}.matchExpressions[0].operator: 'Equals' is not a "
         "valid selector operator\n"
     )
+
+
+def test_a_state_is_read_by_libyaml_or_orjson(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What makes a large state fast to load (the timings are the benchmark's): PyYAML's
+    pure-Python scanner never runs, and JSON goes through orjson."""
+
+    def slow_path(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("PyYAML's pure-Python scanner was used")
+
+    monkeypatch.setattr(yaml.scanner.Scanner, "check_token", slow_path)
+    monkeypatch.setattr(yaml.scanner.Scanner, "get_token", slow_path)
+    objects = read_state(STATE)
+    assert {obj["kind"] for obj in objects} >= {"Node", "Pod"}
+    listed = tmp_path / "state.json"
+    items = [{"metadata": {"name": f"n{i}"}} for i in range(3)]
+    listed.write_text(json.dumps({"apiVersion": "v1", "kind": "NodeList", "items": items}))
+    calls: list[bytes] = []
+    original = orjson.loads
+
+    def loads(data: bytes) -> Any:
+        calls.append(data)
+        return original(data)
+
+    monkeypatch.setattr(documents.orjson, "loads", loads)
+    assert [obj["kind"] for obj in read_state(listed)] == ["Node"] * 3
+    assert len(calls) == 1
