@@ -36,15 +36,20 @@ class LeasePlayer:
 
     def _loop(self) -> None:
         while not self.stopped.wait(self.interval):
-            profiles = self.custom.list_cluster_custom_object(GROUP, VERSION, PLURAL)["items"]
+            try:
+                profiles = self.custom.list_cluster_custom_object(GROUP, VERSION, PLURAL)["items"]
+            except Exception:  # the API server restarting, say: the next round
+                continue
             for profile in profiles:
                 annotations = profile["metadata"].get("annotations") or {}
                 if annotations.items() >= REAL_LEASES.items():
                     continue
                 try:
                     self._play(profile)
-                except kubernetes.client.ApiException:
-                    continue  # gone or changed meanwhile: the next round sees it as it is
+                except (kubernetes.client.ApiException, KeyError, TypeError, yaml.YAMLError):
+                    # Gone or changed meanwhile, or a ConfigMap of that name the operator did
+                    # not write (a test's name clash): the next round sees it as it is.
+                    continue
 
     def _play(self, profile: dict[str, Any]) -> None:
         name = profile["metadata"]["name"]
