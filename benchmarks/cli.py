@@ -1,6 +1,7 @@
 """`python -m benchmarks`: the upstream kube-scheduler and this runtime, side by side on the
-local control plane (tools/cluster.sh up bench), plus the API server's binding ceiling and
-the in-process `simulate` throughput. Prints tables and writes JSON (see docs/benchmarks.md)."""
+local control plane (tools/cluster.sh up bench, deleted afterwards unless --keep-cluster),
+plus the API server's binding ceiling and `simulate`, in-process and end to end. Prints tables
+and writes JSON (see docs/benchmarks.md)."""
 
 from __future__ import annotations
 
@@ -47,7 +48,7 @@ from benchmarks.schedulers import (
     SchedulerFailedError,
     SchedulerProcess,
 )
-from benchmarks.simulated import simulate_throughput
+from benchmarks.simulated import simulate_end_to_end, simulate_throughput
 from benchmarks.stats import (
     histogram_buckets,
     histogram_quantile,
@@ -139,7 +140,27 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--simulate-pods", type=int, default=10000, help="default: the 5000 scale's 10000"
     )
+    parser.add_argument(
+        "--simulate-e2e-nodes",
+        type=int,
+        default=5000,
+        help="`scheduler-runtime simulate` as a process on a state file of this many nodes "
+        "(YAML and JSON); 0 skips it",
+    )
+    parser.add_argument(
+        "--simulate-e2e-pods", type=int, default=2000, help="pending pods in that state file"
+    )
+    parser.add_argument(
+        "--simulate-only",
+        action="store_true",
+        help="only the simulate figures: no cluster, no scheduler runs",
+    )
     parser.add_argument("--cluster", default="bench", help="local cluster name (tools/cluster.sh)")
+    parser.add_argument(
+        "--keep-cluster",
+        action="store_true",
+        help="leave the benchmark's cluster running afterwards (default: delete it)",
+    )
     parser.add_argument(
         "--stall-seconds",
         type=float,
@@ -160,10 +181,14 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         args.scale = [*(args.scale or []), "quick"]
         args.simulate_nodes = min(args.simulate_nodes, 500)
         args.simulate_pods = min(args.simulate_pods, 300)
+        args.simulate_e2e_nodes = min(args.simulate_e2e_nodes, 500)
+        args.simulate_e2e_pods = min(args.simulate_e2e_pods, 300)
         args.steady_pods = min(args.steady_pods, 100)
     for name, value in (
         ("--simulate-nodes", args.simulate_nodes),
         ("--simulate-pods", args.simulate_pods),
+        ("--simulate-e2e-nodes", args.simulate_e2e_nodes),
+        ("--simulate-e2e-pods", args.simulate_e2e_pods),
         ("--steady-rate", args.steady_rate),
         ("--steady-pods", args.steady_pods),
     ):
@@ -191,21 +216,40 @@ def main(argv: Sequence[str] | None = None) -> int:
         machine=machine(args.note),
         profiled=args.profile is not None,
     )
+    # First, while no cluster competes for the CPUs.
     if args.simulate_nodes and args.simulate_pods:
-        run_simulations(args, report)  # first, while no cluster competes for the CPUs
-    try:
-        with tempfile.TemporaryDirectory(prefix="scheduler-bench-") as workdir:
-            settings = cluster_settings(args, Path(workdir))
-            asyncio.run(run_scales(settings, report))
-    except (ApiError, aiohttp.ClientError, OSError, RuntimeError, TimeoutError) as error:
-        # What was measured before the failure is still written, with the reason.
-        report.notes.append(f"stopped early: {error}")
-        write(report, args.output, args.docs)
-        print(f"benchmark: {error}", file=sys.stderr)
-        return 1
+        run_simulations(args, report)
+    if args.simulate_e2e_nodes and args.simulate_e2e_pods:
+        run_end_to_end_simulations(args, report)
+    if not args.simulate_only:
+        try:
+            with tempfile.TemporaryDirectory(prefix="scheduler-bench-") as workdir:
+                settings = cluster_settings(args, Path(workdir))
+                asyncio.run(run_scales(settings, report))
+        except (ApiError, aiohttp.ClientError, OSError, RuntimeError, TimeoutError) as error:
+            # What was measured before the failure is still written, with the reason.
+            report.notes.append(f"stopped early: {error}")
+            write(report, args.output, args.docs)
+            print(f"benchmark: {error}", file=sys.stderr)
+            return 1
+        finally:
+            tear_down(args)
     write(report, args.output, args.docs)
     print(render(report))
     return 0
+
+
+def tear_down(args: argparse.Namespace) -> None:
+    """Deletes the benchmark's cluster unless --keep-cluster asks to keep it for the next
+    run; a failure to delete it is said, not fatal."""
+    if args.keep_cluster:
+        progress(f"cluster {args.cluster} kept (tools/cluster.sh down {args.cluster} removes it)")
+        return
+    progress(f"deleting cluster {args.cluster}")
+    try:
+        cluster_tool("down", args.cluster)
+    except RuntimeError as error:
+        print(f"benchmark: cluster {args.cluster} not deleted: {error}", file=sys.stderr)
 
 
 def cluster_settings(args: argparse.Namespace, workdir: Path) -> Settings:
@@ -434,6 +478,18 @@ def run_simulations(args: argparse.Namespace, report: Report) -> None:
             )
         except (FrameworkError, PluginLoadError) as error:
             report.notes.append(f"simulate {workload}: {error}")
+
+
+def run_end_to_end_simulations(args: argparse.Namespace, report: Report) -> None:
+    """`scheduler-runtime simulate` as a process on YAML and JSON state files (the table, and
+    the JSON output with its explanations, of the YAML one)."""
+    nodes, pods = args.simulate_e2e_nodes, args.simulate_e2e_pods
+    for state_format, output in (("yaml", "table"), ("json", "table"), ("yaml", "json")):
+        progress(f"simulate end to end: {nodes} nodes, {pods} pods, {state_format}, -o {output}")
+        try:
+            report.end_to_end.append(simulate_end_to_end(nodes, pods, state_format, output))
+        except (OSError, RuntimeError) as error:
+            report.notes.append(f"simulate end to end ({state_format}): {error}")
 
 
 def write(report: Report, output: Path, docs_file: Path | None) -> None:

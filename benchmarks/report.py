@@ -154,6 +154,24 @@ class Simulation(BaseModel):
         return per_second(self.pods, self.seconds)
 
 
+class EndToEndSimulation(BaseModel):
+    """`scheduler-runtime simulate` as a process on a state file, from start to exit."""
+
+    nodes: int
+    pods: int
+    state_format: str  # yaml or json, as kubectl prints a List
+    output: str  # table or json
+    state_mib: float
+    placed: int | None = None  # counted from the table
+    seconds: float
+    peak_rss_mib: float | None = None
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def pods_per_second(self) -> float:
+        return per_second(self.pods, self.seconds)
+
+
 class Report(BaseModel):
     date: str
     kubernetes_version: str
@@ -163,6 +181,7 @@ class Report(BaseModel):
     machine: Machine
     scales: list[Scale] = []
     simulations: list[Simulation] = []
+    end_to_end: list[EndToEndSimulation] = []
     notes: list[str] = []
 
 
@@ -365,6 +384,34 @@ def simulation_rows(simulations: Sequence[Simulation]) -> list[tuple[str, ...]]:
     ]
 
 
+END_TO_END_HEADER = (
+    "nodes",
+    "pods",
+    "state file",
+    "output",
+    "placed",
+    "seconds",
+    "pods/s",
+    "peak RSS",
+)
+
+
+def end_to_end_rows(runs: Sequence[EndToEndSimulation]) -> list[tuple[str, ...]]:
+    return [
+        (
+            str(r.nodes),
+            str(r.pods),
+            f"{r.state_format}, {r.state_mib:.1f} MiB",
+            f"-o {r.output}",
+            "-" if r.placed is None else str(r.placed),
+            number(r.seconds, " s", 2),
+            number(r.pods_per_second),
+            number(r.peak_rss_mib, " MiB", 0),
+        )
+        for r in runs
+    ]
+
+
 def text_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     """Columns padded to their widest cell, two spaces apart."""
     widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
@@ -407,6 +454,12 @@ def render(report: Report, *, markdown: bool = False) -> str:
         parts += [
             "simulate, in-process (the algorithm alone)",
             draw(SIMULATION_HEADER, simulation_rows(report.simulations)),
+        ]
+    if report.end_to_end:
+        parts += [
+            "simulate, end to end (the command on a state file as kubectl prints a List: "
+            "start-up, reading, placing, output)",
+            draw(END_TO_END_HEADER, end_to_end_rows(report.end_to_end)),
         ]
     parts += [f"note: {note}" for note in report.notes]
     return "\n\n".join(parts) + "\n"

@@ -36,6 +36,7 @@ from scheduler_runtime.framework.interface import (
     ScoreExtensions,
     ScorePlugin,
     Services,
+    StateNeed,
     default_normalize_score,
 )
 from scheduler_runtime.framework.nodeinfo import NodeInfo
@@ -78,6 +79,7 @@ __all__ = [
     "Services",
     "Slots",
     "Snapshot",
+    "StateNeed",
     "Status",
     "WaitingPod",
     "default_normalize_score",

@@ -13,12 +13,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from scheduler_runtime.config import SchedulerConfiguration
+from scheduler_runtime.config import DocumentError, SchedulerConfiguration, read_documents
 from scheduler_runtime.framework.algorithm import SchedulingAlgorithm
 from scheduler_runtime.framework.explain import Explanation
 from scheduler_runtime.framework.interface import Handle, Services
+from scheduler_runtime.framework.labelselector import parse_selector
 from scheduler_runtime.framework.podinfo import PodInfo, pod_info
 from scheduler_runtime.framework.quantity import QuantityError
 from scheduler_runtime.framework.runtime import Framework
@@ -55,16 +54,13 @@ class Placement:
 
 
 def read_state(path: str | Path) -> list[dict[str, Any]]:
-    """The objects of a YAML stream, with `List` documents flattened."""
+    """The objects of a YAML stream or JSON file (`-`: standard input), `List` documents
+    flattened; what the file holds is used as it is, not copied."""
     try:
-        text = Path(path).read_text()
-    except OSError as error:
-        raise StateError(f"{path}: cannot read the file: {error.strerror}") from None
-    try:
-        documents = [doc for doc in yaml.safe_load_all(text) if doc is not None]
-    except yaml.YAMLError as error:
-        raise StateError(f"{path}: not valid YAML: {error}") from None
-    return list(_flatten(documents, str(path)))
+        documents = read_documents(path)
+    except DocumentError as error:
+        raise StateError(str(error)) from None
+    return list(_flatten(documents, "<stdin>" if str(path) == "-" else str(path)))
 
 
 def _flatten(documents: Iterable[Any], where: str) -> Iterator[dict[str, Any]]:
@@ -86,7 +82,7 @@ def _flatten(documents: Iterable[Any], where: str) -> Iterator[dict[str, Any]]:
 def _with_kind(item: dict[str, Any], list_kind: str) -> dict[str, Any]:
     # NodeList / PodList items may leave out their kind.
     if "kind" not in item and list_kind in ("NodeList", "PodList"):
-        return {**item, "kind": list_kind.removesuffix("List")}
+        item["kind"] = list_kind.removesuffix("List")
     return item
 
 
@@ -113,9 +109,37 @@ def _parse_pod(obj: dict[str, Any]) -> PodInfo:
     if not (obj.get("metadata") or {}).get("name"):
         raise StateError(f"{_describe(obj)}: metadata.name is required")
     try:
+        _check_selectors(obj.get("spec") or {})
         return pod_info(obj)
     except (QuantityError, KeyError, TypeError, ValueError) as error:
         raise StateError(f"{_describe(obj)}: {error}") from None
+
+
+_AFFINITY_TERMS = ("podAffinity", "podAntiAffinity")
+_REQUIRED = "requiredDuringSchedulingIgnoredDuringExecution"
+_PREFERRED = "preferredDuringSchedulingIgnoredDuringExecution"
+
+
+def _check_selectors(spec: Mapping[str, Any]) -> None:
+    """The pod's label selectors, as the API server checks them (a state file may hold what
+    it would refuse): SelectorError names the field, from `spec`."""
+    affinity = spec.get("affinity") or {}
+    for kind in _AFFINITY_TERMS:
+        terms = affinity.get(kind) or {}
+        where = f"spec.affinity.{kind}"
+        for index, term in enumerate(terms.get(_REQUIRED) or ()):
+            _check_term(term, f"{where}.{_REQUIRED}[{index}]")
+        for index, weighted in enumerate(terms.get(_PREFERRED) or ()):
+            term = weighted.get("podAffinityTerm") or {}
+            _check_term(term, f"{where}.{_PREFERRED}[{index}].podAffinityTerm")
+    for index, constraint in enumerate(spec.get("topologySpreadConstraints") or ()):
+        where = f"spec.topologySpreadConstraints[{index}].labelSelector"
+        parse_selector(constraint.get("labelSelector"), where)
+
+
+def _check_term(term: Mapping[str, Any], where: str) -> None:
+    for field in ("labelSelector", "namespaceSelector"):
+        parse_selector(term.get(field), f"{where}.{field}")
 
 
 @dataclass(frozen=True)
@@ -136,7 +160,9 @@ class Simulation:
     binding_errors: tuple[type[BaseException], ...] = ()
     contains_bugs = False  # a bug stops the simulation with one clear error
 
-    def __init__(self, config: SchedulerConfiguration, seed: int | None = None) -> None:
+    def __init__(
+        self, config: SchedulerConfiguration, seed: int | None = None, *, explaining: bool = True
+    ) -> None:
         self.snapshot = Snapshot()
         self.rng = random.Random(seed)  # noqa: S311 - tie-breaking, not crypto
         self.nominated: dict[str, PodInfo] = {}
@@ -153,7 +179,7 @@ class Simulation:
         self.algorithm = SchedulingAlgorithm(
             self.snapshot, config.percentage_of_nodes_to_score, self.rng
         )
-        self.sequence = ScheduleOne(self.frameworks, self.algorithm, self, explaining=True)
+        self.sequence = ScheduleOne(self.frameworks, self.algorithm, self, explaining=explaining)
         self._less = next(iter(self.frameworks.values())).less
         self._queue: list[_Queued] = []
         self._sequence = 0
@@ -299,10 +325,15 @@ class Simulation:
 
 
 def simulate(
-    config: SchedulerConfiguration, objects: Iterable[dict[str, Any]], seed: int | None = None
+    config: SchedulerConfiguration,
+    objects: Iterable[dict[str, Any]],
+    seed: int | None = None,
+    *,
+    explaining: bool = True,
 ) -> list[Placement]:
-    """Places the pending pods of `objects` that name one of the profiles, in queue order."""
-    simulation = Simulation(config, seed)
+    """Places the pending pods of `objects` that name one of the profiles, in queue order;
+    `explaining` keeps why each went where it went (Placement.explanation)."""
+    simulation = Simulation(config, seed, explaining=explaining)
     simulation.load(objects)
     return simulation.run()
 

@@ -33,6 +33,44 @@ def api_client() -> kubernetes.client.ApiClient:
     return client
 
 
+class ClusterUnreachableError(RuntimeError):
+    """The operator cannot talk to the cluster; the message is one line saying why."""
+
+
+def connect(timeout: float = 10.0) -> kubernetes.client.ApiClient:
+    """A client that has been answered once (GET /version), or ClusterUnreachableError."""
+    try:
+        client = api_client()
+    except (kubernetes.config.ConfigException, OSError, ValueError) as error:
+        where = (
+            "the pod's service account"
+            if os.environ.get("KUBERNETES_SERVICE_HOST")
+            else f"kubeconfig {os.environ.get('KUBECONFIG') or '~/.kube/config'}"
+        )
+        raise ClusterUnreachableError(f"no cluster configuration in {where}: {error}") from None
+    server = client.configuration.host
+    try:
+        kubernetes.client.VersionApi(client).get_code(_request_timeout=timeout)
+    except kubernetes.client.ApiException as error:
+        answer = f"{error.status} {error.reason}".strip()
+        raise ClusterUnreachableError(f"the API server at {server} answered {answer}") from None
+    except Exception as error:  # urllib3's connection errors, TLS, DNS: all one line
+        cause: object = getattr(error, "reason", None) or error
+        raise ClusterUnreachableError(
+            f"cannot reach the API server at {server}: {_last_cause(cause)}"
+        ) from None
+    return client
+
+
+def _last_cause(error: object) -> str:
+    """The innermost reason of a urllib3 error chain, without its object addresses."""
+    text = str(error)
+    for marker in ("Failed to establish a new connection: ", "] "):
+        if marker in text:
+            text = text.rsplit(marker, 1)[-1]
+    return text.rstrip("')\"") or type(error).__name__
+
+
 def in_cluster_server(default: str) -> str:
     """The API server as the pod's environment names it, as client libraries dial it: a
     cluster need not run DNS for `kubernetes.default.svc` to resolve."""

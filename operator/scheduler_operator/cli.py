@@ -6,14 +6,20 @@ import argparse
 import socket
 import sys
 from collections.abc import Sequence
-from pathlib import Path
+from typing import Any, Final
 
-import yaml
+from scheduler_runtime.config import DocumentError, read_document
 
+from .apply import ClusterUnreachableError, connect
 from .crd import custom_resource_definition
 from .desired import judge
-from .model import DEFAULT_NAMESPACE, SpecError
+from .model import API_VERSION, DEFAULT_NAMESPACE, KIND, SpecError
 from .yamlio import dump_all
+
+# The exit codes of every command of the project: 2 for what the command was given (usage,
+# input files), 1 for what went wrong while it ran (a cluster it cannot reach).
+EXIT_FAILURE: Final = 1
+EXIT_USAGE: Final = 2
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -59,6 +65,14 @@ def parser() -> argparse.ArgumentParser:
 
 
 def run_operator(args: argparse.Namespace) -> int:
+    """Runs the operator until stopped; a cluster it cannot reach at start is one line and
+    exit code 1, not retries every minute."""
+    try:
+        connect()
+    except ClusterUnreachableError as error:
+        print(f"scheduler-operator run: {error}", file=sys.stderr)
+        return EXIT_FAILURE
+
     import kopf  # noqa: PLC0415 - only `run` needs the operator framework
 
     from . import handlers  # noqa: PLC0415 - registers the handlers
@@ -80,20 +94,30 @@ def run_operator(args: argparse.Namespace) -> int:
 
 
 def render_file(args: argparse.Namespace) -> int:
+    """The children of one SchedulerProfile; bad input is one line and exit code 2."""
     try:
-        text = sys.stdin.read() if args.filename == "-" else Path(args.filename).read_text()
-        body = yaml.safe_load(text)
-        if not isinstance(body, dict):
-            raise SpecError(args.filename, "expected one SchedulerProfile object")
+        body = read_document(args.filename)
+        check_kind(body)
         desired = judge(body)
-    except (OSError, yaml.YAMLError) as error:
-        print(f"error: {args.filename}: {error}".splitlines()[0], file=sys.stderr)
-        return 1
+    except DocumentError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return EXIT_USAGE
     except SpecError as error:
         print(f"error: {error}".splitlines()[0], file=sys.stderr)
-        return 1
+        return EXIT_USAGE
     sys.stdout.write(dump_all(desired.rendered.objects))
     return 0
+
+
+def check_kind(body: Any) -> None:
+    """Refuses anything but a SchedulerProfile of this API version (a ConfigMap, say)."""
+    if not isinstance(body, dict):
+        raise SpecError("<root>", "expected one SchedulerProfile object")
+    api_version, kind = body.get("apiVersion"), body.get("kind")
+    if kind != KIND:
+        raise SpecError("kind", f"{kind!r} is not a {KIND}; expected kind: {KIND}")
+    if api_version != API_VERSION:
+        raise SpecError("apiVersion", f"{api_version!r}; expected apiVersion: {API_VERSION}")
 
 
 def print_crd(_: argparse.Namespace) -> int:

@@ -38,12 +38,32 @@ CHILDREN: Final = (
 )
 
 
+# $KUBECONFIG as it was at the first login: kopf logs in again whenever the API server refuses
+# it for long (a namespace it follows losing its RoleBinding while it terminates, say), and
+# that must find the same credentials, whatever the environment says by then.
+_KUBECONFIG_AT_START: list[str | None] = []
+
+
 @kopf.on.login()
 def login(**kwargs: Any) -> kopf.ConnectionInfo | None:
     """The pod's ServiceAccount, else $KUBECONFIG as it is when the operator starts."""
     info: kopf.ConnectionInfo | None = kopf.login_with_service_account(**kwargs)
     if info is not None:
         return dataclasses.replace(info, server=in_cluster_server(info.server))
+    if not _KUBECONFIG_AT_START:
+        _KUBECONFIG_AT_START.append(os.environ.get("KUBECONFIG"))
+    at_start = _KUBECONFIG_AT_START[0]
+    now = os.environ.get("KUBECONFIG")
+    if at_start is not None and now != at_start:
+        os.environ["KUBECONFIG"] = at_start  # kopf reads it from the environment only
+        try:
+            again: kopf.ConnectionInfo | None = kopf.login_with_kubeconfig(**kwargs)
+        finally:
+            if now is None:
+                os.environ.pop("KUBECONFIG", None)
+            else:
+                os.environ["KUBECONFIG"] = now
+        return again
     from_kubeconfig: kopf.ConnectionInfo | None = kopf.login_with_kubeconfig(**kwargs)
     return from_kubeconfig
 

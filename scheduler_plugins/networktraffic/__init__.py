@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import logging
 import time
-import urllib.parse
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -31,6 +30,7 @@ from pydantic import Field, field_validator
 
 from scheduler_plugins.networktraffic.prometheus import (
     PrometheusError,
+    check_address,
     query,
     traffic_query,
 )
@@ -68,10 +68,7 @@ class NetworkTrafficArgs(PluginArgs):
     @field_validator("prometheus_address")
     @classmethod
     def _http_url(cls, value: str) -> str:
-        parsed = urllib.parse.urlsplit(value)
-        if parsed.scheme not in ("http", "https") or not parsed.netloc:
-            raise ValueError(f"{value!r} is not an http:// or https:// URL")
-        return value
+        return check_address(value)
 
 
 @dataclass(frozen=True)
@@ -164,8 +161,12 @@ class NetworkTraffic(PluginBase[NetworkTrafficArgs]):
     def score_nodes(
         self, state: CycleState, pod: PodInfo, snapshot: Snapshot, slots: Slots
     ) -> Int64s:
-        """Bytes per second received by each candidate (NO_DATA where unknown)."""
-        traffic: Traffic = state.read(STATE_KEY)
+        """Bytes per second received by each candidate (NO_DATA where unknown). Enabled at
+        score only (the usual way, as in the scheduler-plugins tutorial), it gets no PreScore
+        call and asks (or reads the cache) here."""
+        traffic: Traffic | None = state.get(STATE_KEY)
+        if traffic is None:
+            traffic = self.traffic()
         names = [snapshot.name(int(slot)) for slot in slots]
         raw = [traffic.by_node.get(name) for name in names]
         if traffic.error is None:

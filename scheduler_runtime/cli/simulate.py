@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import gc
 import sys
 
 import orjson
 
 from scheduler_runtime.cli.command import Command, ExitCode
-from scheduler_runtime.config import ConfigError, load_configuration_file
+from scheduler_runtime.config import ConfigError, DocumentError, load_configuration_file
 from scheduler_runtime.framework.registry import PluginLoadError
 from scheduler_runtime.framework.runtime import FrameworkError
 from scheduler_runtime.simulate import StateError, format_table, read_state, simulate
@@ -16,12 +17,19 @@ from scheduler_runtime.simulate import StateError, format_table, read_state, sim
 
 def simulate_command(args: argparse.Namespace) -> int:
     try:
-        config = load_configuration_file(args.config)
+        config = load_configuration_file(args.config, scheduler_profile=True)
+    except DocumentError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return ExitCode.USAGE_ERROR
     except ConfigError as error:
         print(f"error: {args.config}: {error}", file=sys.stderr)
         return ExitCode.USAGE_ERROR
     try:
-        placements = simulate(config, read_state(args.state), seed=args.seed)
+        objects = read_state(args.state)
+        # What was read lives as long as the command: the collector need not look at it again.
+        gc.freeze()
+        # Only the JSON output holds explanations; the table needs none.
+        placements = simulate(config, objects, seed=args.seed, explaining=args.output == "json")
     except (StateError, FrameworkError, PluginLoadError) as error:
         print(f"error: {error}", file=sys.stderr)
         return ExitCode.USAGE_ERROR
@@ -40,8 +48,18 @@ def simulate_command(args: argparse.Namespace) -> int:
 
 
 def arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--config", required=True, help="KubeSchedulerConfiguration file")
-    parser.add_argument("--state", required=True, help="Nodes and Pods (YAML)")
+    parser.add_argument(
+        "--config",
+        required=True,
+        help="KubeSchedulerConfiguration file, or a SchedulerProfile (its profiles, as the "
+        "operator configures them)",
+    )
+    parser.add_argument(
+        "--state",
+        required=True,
+        help="Nodes, Pods and the objects plugins read: a YAML stream or a JSON file, as "
+        "`kubectl get -o yaml` or `-o json` prints them; - for standard input",
+    )
     parser.add_argument("--seed", type=int, default=None, help="seed for tie-breaking")
     parser.add_argument("-o", "--output", choices=("json", "table"), default="table")
 

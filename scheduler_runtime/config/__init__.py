@@ -5,6 +5,12 @@ them); the modules behind them are private to the runtime.
 """
 
 from scheduler_runtime.config.defaults import DEFAULT_MULTI_POINT, default_plugins
+from scheduler_runtime.config.documents import (
+    DocumentError,
+    parse_documents,
+    read_document,
+    read_documents,
+)
 from scheduler_runtime.config.errors import ConfigError, field_path, from_validation_error
 from scheduler_runtime.config.loader import (
     SchedulerConfiguration,
@@ -37,6 +43,7 @@ __all__ = [
     "ApiModel",
     "ClientConnectionConfiguration",
     "ConfigError",
+    "DocumentError",
     "KubeSchedulerConfiguration",
     "KubeSchedulerProfile",
     "LeaderElectionConfiguration",
@@ -52,5 +59,8 @@ __all__ = [
     "from_validation_error",
     "load_configuration",
     "load_configuration_file",
+    "parse_documents",
     "parse_go_duration",
+    "read_document",
+    "read_documents",
 ]

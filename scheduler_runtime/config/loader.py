@@ -7,14 +7,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import ValidationError
 
+from scheduler_runtime.config.convert import removed_version_hint
+from scheduler_runtime.config.documents import read_document
 from scheduler_runtime.config.errors import ConfigError, from_validation_error
 from scheduler_runtime.config.resolve import (
     check_common_queue_sort,
     resolve_profile,
     scheduler_names,
+)
+from scheduler_runtime.config.schedulerprofile import (
+    configuration_of,
+    in_scheduler_profile,
+    is_scheduler_profile,
 )
 from scheduler_runtime.config.types import (
     ClientConnectionConfiguration,
@@ -24,7 +30,7 @@ from scheduler_runtime.config.types import (
 )
 from scheduler_runtime.framework.interface import Handle
 from scheduler_runtime.framework.profile import ResolvedProfile
-from scheduler_runtime.framework.registry import PluginLoadError
+from scheduler_runtime.framework.registry import PluginEntry, PluginLoadError
 from scheduler_runtime.framework.runtime import Framework
 from scheduler_runtime.framework.snapshot import Snapshot
 
@@ -95,10 +101,21 @@ def _check_document(document: KubeSchedulerConfiguration) -> None:
             raise ConfigError("leaderElection.resourceNamespace", "required field is missing")
 
 
-def load_configuration(doc: Mapping[str, Any]) -> SchedulerConfiguration:
-    """Validates a decoded KubeSchedulerConfiguration; raises ConfigError naming the field."""
+def load_configuration(
+    doc: Mapping[str, Any],
+    *,
+    strict: bool = True,
+    known: Mapping[str, PluginEntry] | None = None,
+) -> SchedulerConfiguration:
+    """Validates a decoded KubeSchedulerConfiguration; raises ConfigError naming the field.
+    `strict=False` keeps a profile that would fail every pod as kube-scheduler keeps it
+    (for comparing the two), where the scheduler itself refuses it. `known` judges the
+    plugins by another scheduler's registry (the operator checks kube-scheduler's this way)."""
     if not isinstance(doc, Mapping):
         raise ConfigError("<root>", "must be a KubeSchedulerConfiguration mapping")
+    hint = removed_version_hint(doc.get("apiVersion"))
+    if hint is not None:
+        raise ConfigError("apiVersion", hint)
     try:
         document = KubeSchedulerConfiguration.model_validate(dict(doc))
     except ValidationError as error:
@@ -108,7 +125,7 @@ def load_configuration(doc: Mapping[str, Any]) -> SchedulerConfiguration:
     profiles = document.profiles or (KubeSchedulerProfile(),)
     try:
         resolved = tuple(
-            resolve_profile(profile, index, name)
+            resolve_profile(profile, index, name, strict=strict, known=known)
             for index, (profile, name) in enumerate(zip(profiles, names, strict=True))
         )
     except PluginLoadError as error:
@@ -125,16 +142,19 @@ def load_configuration(doc: Mapping[str, Any]) -> SchedulerConfiguration:
     return SchedulerConfiguration(document=defaulted, profiles=resolved)
 
 
-def load_configuration_file(path: str | Path) -> SchedulerConfiguration:
-    """Reads and validates a configuration file (YAML or JSON)."""
-    try:
-        text = Path(path).read_text()
-    except OSError as error:
-        raise ConfigError(str(path), f"cannot read the file: {error.strerror}") from None
-    try:
-        doc = yaml.safe_load(text)
-    except yaml.YAMLError as error:
-        raise ConfigError(str(path), f"not valid YAML: {error}") from None
+def load_configuration_file(
+    path: str | Path, *, scheduler_profile: bool = False
+) -> SchedulerConfiguration:
+    """Reads and validates a configuration file (YAML or JSON): a DocumentError when the
+    file cannot be read, a ConfigError naming the field when its content is wrong. With
+    `scheduler_profile`, a SchedulerProfile is read as the configuration it asks for (its
+    errors name the SchedulerProfile's fields)."""
+    doc = read_document(path)
+    if scheduler_profile and is_scheduler_profile(doc):
+        try:
+            return load_configuration(configuration_of(doc))
+        except ConfigError as error:
+            raise in_scheduler_profile(error) from None
     if not isinstance(doc, Mapping):
         raise ConfigError(str(path), "must hold one KubeSchedulerConfiguration mapping")
     return load_configuration(doc)

@@ -20,6 +20,7 @@ from scheduler_runtime.config.types import (
     PluginConfig,
     Plugins,
 )
+from scheduler_runtime.framework.interface import missing_state_failure
 from scheduler_runtime.framework.profile import ResolvedProfile
 from scheduler_runtime.framework.registry import EXTENSION_POINTS, PluginEntry, registry
 
@@ -145,6 +146,31 @@ def _check_framework_shape(points: Mapping[str, tuple[str, ...]], base: str) -> 
         raise ConfigError(f"{base}.plugins.bind", "at least one bind plugin is needed")
 
 
+def check_state_needs(
+    points: Mapping[str, tuple[str, ...]], known: Mapping[str, PluginEntry], base: str
+) -> None:
+    """Refuses a profile that runs a plugin at an extension point but not at the earlier one
+    where it writes what it reads there (VolumeBinding at reserve without preFilter, say):
+    kube-scheduler accepts such a profile and then fails every pod with it."""
+    for point in ("filter", "score", "reserve", "preBind", "postFilter"):
+        for name in points[point]:
+            need = known[name].state_needs.get(point)
+            if need is None or name in points[need.written_at]:
+                continue
+            failure = missing_state_failure(point, name, need)
+            outcome = (
+                f"a pod that fits no node would get {failure!r} instead of preemption"
+                if point == "postFilter"
+                else f"every pod would fail with {failure!r}"
+            )
+            raise ConfigError(
+                f"{base}.plugins.{need.written_at}",
+                f"plugin {name!r} runs at {point} but not at {need.written_at}, where it "
+                f"prepares what it reads at {point}: {outcome}, as in kube-scheduler; "
+                f"enable it at {need.written_at} too, or disable it at {point}",
+            )
+
+
 def _typed_args(
     config: PluginConfig, path: str, known: Mapping[str, PluginEntry]
 ) -> BaseModel | None:
@@ -191,10 +217,17 @@ def _plugin_args(
 
 
 def resolve_profile(
-    profile: KubeSchedulerProfile, index: int, scheduler_name: str
+    profile: KubeSchedulerProfile,
+    index: int,
+    scheduler_name: str,
+    *,
+    strict: bool = True,
+    known: Mapping[str, PluginEntry] | None = None,
 ) -> ResolvedProfile:
-    """One profile's plugins per extension point, weights and typed args."""
-    known = registry()
+    """One profile's plugins per extension point, weights and typed args. `strict` refuses
+    profiles that would fail every pod (check_state_needs); `known` are the plugins the
+    scheduler has (default: this runtime's registry)."""
+    known = registry() if known is None else known
     base = _profile_path(index)
     plugins_path = f"{base}.plugins"
     defaults = tuple(_Ref(name, weight, "") for name, weight in DEFAULT_MULTI_POINT)
@@ -207,6 +240,8 @@ def resolve_profile(
         point: _expand_point(point, merged[point], multi, known) for point in EXTENSION_POINTS
     }
     _check_framework_shape(points, base)
+    if strict:
+        check_state_needs(points, known, base)
     weights = _score_weights(merged["score"], multi, points["score"])
     names = tuple(dict.fromkeys(name for plugins in points.values() for name in plugins))
     return ResolvedProfile(

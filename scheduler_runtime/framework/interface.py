@@ -10,9 +10,9 @@ candidate nodes of the columnar snapshot at once; user plugins may define only t
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Generic, Protocol, TypeVar, cast, runtime_checkable
+from typing import Any, ClassVar, Final, Generic, Protocol, TypeVar, cast, runtime_checkable
 
 import numpy as np
 from prometheus_client import CollectorRegistry
@@ -187,6 +187,32 @@ class Handle:
 ArgsT = TypeVar("ArgsT", bound="BaseModel | None")
 
 
+@dataclass(frozen=True)
+class StateNeed:
+    """What a plugin reads at one extension point that it writes at an earlier one
+    (`written_at`): without that point it fails, as upstream's plugin does, with `missing`
+    (upstream's words), and the configuration refuses the profile."""
+
+    written_at: str
+    missing: str = "not found"
+
+
+# How upstream words the failure of a plugin that misses its state, by extension point.
+MISSING_STATE_FAILURES: Final[Mapping[str, str]] = {
+    "filter": 'running "{plugin}" filter plugin: {missing}',
+    "score": 'running Score plugins: plugin "{plugin}" failed with: {missing}',
+    "reserve": 'running Reserve plugin "{plugin}": {missing}',
+    "preBind": 'running PreBindPreFlight "{plugin}": {missing}',
+    "postFilter": "{missing}",
+}
+
+
+def missing_state_failure(point: str, plugin: str, need: StateNeed) -> str:
+    """The error upstream reports when `plugin` runs at `point` without its state."""
+    template = MISSING_STATE_FAILURES.get(point, "{missing}")
+    return template.format(plugin=plugin, missing=need.missing)
+
+
 class PluginBase(Generic[ArgsT]):
     """The constructor plugins share: `Plugin(args, handle)` keeps the validated args (the
     args model's defaults when the configuration gives none) and the handle.
@@ -198,6 +224,8 @@ class PluginBase(Generic[ArgsT]):
 
     name: ClassVar[str]
     args_type: ClassVar[type[BaseModel] | None] = None
+    # Extension point -> the earlier point whose state the plugin reads there (see StateNeed).
+    state_needs: ClassVar[Mapping[str, StateNeed]] = {}
 
     def __init__(self, args: BaseModel | None, handle: Handle) -> None:
         if args is None and self.args_type is not None:

@@ -95,6 +95,12 @@ class PluginEntry:
         return extension_points_of(self.load())
 
     @property
+    def state_needs(self) -> Mapping[str, Any]:
+        """Extension point -> the StateNeed the plugin has there (what it writes earlier)."""
+        needs: Mapping[str, Any] = getattr(self.load(), "state_needs", None) or {}
+        return needs
+
+    @property
     def args_type(self) -> type[BaseModel] | None:
         """The pydantic model of the plugin's `pluginConfig` args (None: it takes none)."""
         args_type: type[BaseModel] | None = getattr(self.load(), "args_type", None)

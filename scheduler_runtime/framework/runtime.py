@@ -18,6 +18,7 @@ from scheduler_runtime.framework.interface import (
     Handle,
     PostFilterResult,
     PreFilterResult,
+    missing_state_failure,
 )
 from scheduler_runtime.framework.isolation import FrameworkError, GuardedPlugin
 from scheduler_runtime.framework.nodeinfo import NodeInfo
@@ -99,6 +100,23 @@ class Framework:
             self.points[point] = [self.plugins[name] for name in names]
         self.score_weights = dict(profile.score_weights)
         self.waiting_pods = WaitingPods()
+        # (point, plugin) -> (upstream's reason, its whole error) for a plugin that reads at
+        # `point` what it writes at a point the profile does not run it at: it fails there,
+        # as upstream's does (the configuration refuses such profiles unless told not to).
+        self.missing_state: dict[tuple[str, str], tuple[str, str]] = {}
+        for point, names in profile.plugins.items():
+            for name in names:
+                need = entries[name].state_needs.get(point)
+                if need is not None and name not in profile.plugins.get(need.written_at, ()):
+                    failure = missing_state_failure(point, name, need)
+                    self.missing_state[(point, name)] = (need.missing, failure)
+
+    def _missing(self, point: str, plugin: str) -> str | None:
+        """Upstream's whole error when `plugin` lacks its state at `point`, else None."""
+        if not self.missing_state:
+            return None
+        found = self.missing_state.get((point, plugin))
+        return None if found is None else found[1]
 
     @property
     def scheduler_name(self) -> str:
@@ -187,6 +205,8 @@ class Framework:
         for plugin in self.points.get("filter", ()):
             if plugin.name in state.skip_filter_plugins or len(remaining) == 0:
                 continue
+            if (missing := self._missing("filter", plugin.name)) is not None:
+                raise FrameworkError(missing)
             if callable(getattr(plugin, "filter_nodes", None)):
                 verdicts = plugin.filter_nodes(state, pod, snapshot, remaining)
             else:
@@ -209,9 +229,11 @@ class Framework:
         for plugin in self.points.get("filter", ()):
             if plugin.name in state.skip_filter_plugins:
                 continue
+            if (missing := self._missing("filter", plugin.name)) is not None:
+                raise FrameworkError(missing)
             status: Status = plugin.filter(state, pod, node)
             if status.code == Code.ERROR:
-                raise FrameworkError(f"running {plugin.name!r} filter plugin: {status.message()}")
+                raise FrameworkError(f'running "{plugin.name}" filter plugin: {status.message()}')
             if not status.is_success:
                 return status.with_plugin(plugin.name)
         return SUCCESS
@@ -305,6 +327,8 @@ class Framework:
         for plugin in self.points.get("score", ()):
             if plugin.name in state.skip_score_plugins:
                 continue
+            if (missing := self._missing("score", plugin.name)) is not None:
+                raise FrameworkError(missing)
             scores = self._raw_scores(plugin, state, pod, slots)
             normalize = getattr(plugin, "normalize_score", None)
             if callable(normalize):
@@ -343,6 +367,9 @@ class Framework:
     @extension_point("Reserve")
     def run_reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status:
         for plugin in self.points.get("reserve", ()):
+            if self.missing_state and ("reserve", plugin.name) in self.missing_state:
+                reason = self.missing_state[("reserve", plugin.name)][0]
+                return Status(Code.ERROR, (reason,), plugin.name)
             status: Status = plugin.reserve(state, pod, node_name)
             if not status.is_success:
                 return status.with_plugin(plugin.name)
@@ -395,6 +422,14 @@ class Framework:
         waiting.reject("", "removed")  # upstream's words for a pod rejected from outside
         return True
 
+    def run_pre_bind_pre_flight(self, state: CycleState, pod: PodInfo, node_name: str) -> Status:
+        """What upstream's PreBindPreFlight finds before the pod waits on Permit: here, only
+        a preBind plugin that lacks the state it needs (an Error naming it)."""
+        for plugin in self.points.get("preBind", ()):
+            if (missing := self._missing("preBind", plugin.name)) is not None:
+                return Status(Code.ERROR, (missing,))
+        return SUCCESS
+
     @extension_point("PreBind")
     def run_pre_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status:
         for plugin in self.points.get("preBind", ()):
@@ -429,7 +464,7 @@ def verdicts_from_statuses(plugin: str, statuses: Sequence[Status]) -> NodeVerdi
         if status.is_success:
             continue
         if status.code == Code.ERROR:
-            raise FrameworkError(f"running {plugin!r} filter plugin: {status.message()}")
+            raise FrameworkError(f'running "{plugin}" filter plugin: {status.message()}')
         rejected[position] = True
         unresolvable[position] = status.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE
         for reason in status.reasons:

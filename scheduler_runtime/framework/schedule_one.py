@@ -232,7 +232,11 @@ class ScheduleOne(Generic[QueuedT]):
         """WaitOnPermit, PreBind, Bind, then PostBind, or the failure: unreserve, forget."""
         pod, framework, state, node = attempt.pod, attempt.framework, attempt.state, attempt.node
         try:
-            status = located(self.sink.wait_on_permit(framework, pod), "Permit")
+            status = framework.run_pre_bind_pre_flight(state, pod, node)
+            if status.is_success:
+                status = located(self.sink.wait_on_permit(framework, pod), "Permit")
+            else:
+                framework.waiting_pods.remove(pod.uid)  # nothing will wait for it now
             if status.is_rejected:
                 status = permit_rejection(attempt, status)
             if status.is_success:

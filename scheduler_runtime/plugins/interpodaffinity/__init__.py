@@ -5,16 +5,25 @@ normalized, scoring.py)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import ClassVar
 
 from scheduler_runtime.config.args import InterPodAffinityArgs
-from scheduler_runtime.framework.interface import PluginBase
+from scheduler_runtime.framework.interface import PluginBase, StateNeed
 from scheduler_runtime.plugins.interpodaffinity.filtering import Filtering
 from scheduler_runtime.plugins.interpodaffinity.scoring import Scoring
 
 
 class InterPodAffinity(Filtering, Scoring, PluginBase[InterPodAffinityArgs]):
     name: ClassVar[str] = "InterPodAffinity"
+    state_needs: ClassVar[Mapping[str, StateNeed]] = {
+        "filter": StateNeed(
+            "preFilter", 'error reading "PreFilterInterPodAffinity" from cycleState: not found'
+        ),
+        "score": StateNeed(
+            "preScore", 'failed to read "PreScoreInterPodAffinity" from cycleState: not found'
+        ),
+    }
     args_type = InterPodAffinityArgs
 
 

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import ClassVar
 
 import numpy as np
 
-from scheduler_runtime.framework.interface import CycleState, PluginBase, PreFilterResult
+from scheduler_runtime.framework.interface import CycleState, PluginBase, PreFilterResult, StateNeed
 from scheduler_runtime.framework.nodeinfo import NodeInfo
 from scheduler_runtime.framework.podinfo import PodInfo
 from scheduler_runtime.framework.snapshot import Slots, Snapshot
@@ -21,6 +22,9 @@ def fits_ports(pod: PodInfo, node: NodeInfo) -> bool:
 
 class NodePorts(PluginBase[None]):
     name: ClassVar[str] = "NodePorts"
+    state_needs: ClassVar[Mapping[str, StateNeed]] = {
+        "filter": StateNeed("preFilter", 'reading "PreFilterNodePorts" from cycleState: not found')
+    }
 
     def pre_filter(
         self, state: CycleState, pod: PodInfo, snapshot: Snapshot

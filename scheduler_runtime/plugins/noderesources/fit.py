@@ -3,13 +3,20 @@ scored by the configured strategy (LeastAllocated, MostAllocated, RequestedToCap
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import ClassVar
 
 import numpy as np
 from pydantic import BaseModel
 
 from scheduler_runtime.config.args import NodeResourcesFitArgs
-from scheduler_runtime.framework.interface import CycleState, Handle, PluginBase, PreFilterResult
+from scheduler_runtime.framework.interface import (
+    CycleState,
+    Handle,
+    PluginBase,
+    PreFilterResult,
+    StateNeed,
+)
 from scheduler_runtime.framework.nodeinfo import NodeInfo
 from scheduler_runtime.framework.podinfo import PodInfo
 from scheduler_runtime.framework.quantity import CPU, EPHEMERAL_STORAGE, MEMORY, PODS
@@ -51,6 +58,11 @@ class Fit(PluginBase[NodeResourcesFitArgs]):
     """Registered as NodeResourcesFit."""
 
     name: ClassVar[str] = "NodeResourcesFit"
+    state_needs: ClassVar[Mapping[str, StateNeed]] = {
+        "filter": StateNeed(
+            "preFilter", 'error reading "PreFilterNodeResourcesFit" from cycleState: not found'
+        )
+    }
     args_type = NodeResourcesFitArgs
 
     def __init__(self, args: BaseModel | None, handle: Handle) -> None:

@@ -87,8 +87,21 @@ class NodeVolumeLimits(PluginBase[None]):
         csi = ((volumes.volume(bound_to) or {}).get("spec") or {}).get("csi") or {}
         return csi.get("driver") or "", csi.get("volumeHandle") or ""
 
+    def _computed(self, state: CycleState, pod: PodInfo) -> dict[str, str] | MissingClaimError:
+        """PreFilter's answer, or (preFilter disabled) the same worked out here, as
+        upstream's filter does without a state."""
+        computed: dict[str, str] | MissingClaimError | None = state.get(STATE_KEY)
+        if computed is not None:
+            return computed
+        if not claim_refs(pod):
+            return {}
+        try:
+            return self.attachable(pod, new=True)
+        except MissingClaimError as error:
+            return error
+
     def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status:
-        computed: dict[str, str] | MissingClaimError = state.read(STATE_KEY)
+        computed = self._computed(state, pod)
         if isinstance(computed, MissingClaimError):
             return Status.unresolvable(str(computed))
         wanted = dict(computed)

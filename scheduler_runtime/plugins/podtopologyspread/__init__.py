@@ -6,18 +6,27 @@ StatefulSet selects them."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import ClassVar
 
 from pydantic import BaseModel
 
 from scheduler_runtime.config.args import PodTopologySpreadArgs
-from scheduler_runtime.framework.interface import Handle, PluginBase
+from scheduler_runtime.framework.interface import Handle, PluginBase, StateNeed
 from scheduler_runtime.plugins.podtopologyspread.filtering import Filtering
 from scheduler_runtime.plugins.podtopologyspread.scoring import Scoring
 
 
 class PodTopologySpread(Filtering, Scoring, PluginBase[PodTopologySpreadArgs]):
     name: ClassVar[str] = "PodTopologySpread"
+    state_needs: ClassVar[Mapping[str, StateNeed]] = {
+        "filter": StateNeed(
+            "preFilter", 'reading "PreFilterPodTopologySpread" from cycleState: not found'
+        ),
+        "score": StateNeed(
+            "preScore", 'error reading "PreScorePodTopologySpread" from cycleState: not found'
+        ),
+    }
     args_type = PodTopologySpreadArgs
 
     def __init__(self, args: BaseModel | None, handle: Handle) -> None:

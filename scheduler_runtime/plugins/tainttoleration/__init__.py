@@ -3,11 +3,17 @@ PreferNoSchedule taints count against a node (score, normalized in reverse)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import ClassVar
 
 import numpy as np
 
-from scheduler_runtime.framework.interface import CycleState, PluginBase, default_normalize_score
+from scheduler_runtime.framework.interface import (
+    CycleState,
+    PluginBase,
+    StateNeed,
+    default_normalize_score,
+)
 from scheduler_runtime.framework.nodeinfo import NodeInfo
 from scheduler_runtime.framework.podinfo import PodInfo, Taint, Toleration
 from scheduler_runtime.framework.snapshot import Int64s, Slots, Snapshot
@@ -46,6 +52,11 @@ def prefer_no_schedule_tolerations(pod: PodInfo) -> tuple[Toleration, ...]:
 
 class TaintToleration(PluginBase[None]):
     name: ClassVar[str] = "TaintToleration"
+    state_needs: ClassVar[Mapping[str, StateNeed]] = {
+        "score": StateNeed(
+            "preScore", 'failed to read "PreScoreTaintToleration" from cycleState: not found'
+        )
+    }
 
     def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status:
         taint = untolerated_taint(node.taints, pod.tolerations)

@@ -10,11 +10,12 @@ upstream alpha feature gate, off by default: the score step skips, as upstream's
 from __future__ import annotations
 
 import copy
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from scheduler_runtime.config.args import VolumeBindingArgs
-from scheduler_runtime.framework.interface import CycleState, PluginBase, PreFilterResult
+from scheduler_runtime.framework.interface import CycleState, PluginBase, PreFilterResult, StateNeed
 from scheduler_runtime.framework.nodeinfo import NodeInfo
 from scheduler_runtime.framework.objects import object_key
 from scheduler_runtime.framework.podinfo import PodInfo
@@ -46,6 +47,11 @@ class BindingState:
 class VolumeBinding(PluginBase[VolumeBindingArgs]):
     name: ClassVar[str] = "VolumeBinding"
     args_type = VolumeBindingArgs
+    # Its PreFilter always writes a state (even when it skips); without it every later
+    # point fails, upstream's words being the cycle state's own "not found".
+    state_needs: ClassVar[Mapping[str, StateNeed]] = {
+        point: StateNeed("preFilter") for point in ("filter", "reserve", "preBind")
+    }
 
     def pre_filter(
         self, state: CycleState, pod: PodInfo, snapshot: Snapshot

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from scheduler_runtime.framework.interface import CycleState, PluginBase, PreFilterResult
+from scheduler_runtime.framework.interface import CycleState, PluginBase, PreFilterResult, StateNeed
 from scheduler_runtime.framework.nodeinfo import NodeInfo
 from scheduler_runtime.framework.podinfo import PodInfo
 from scheduler_runtime.framework.snapshot import Snapshot
@@ -88,6 +88,11 @@ class RestrictionsState:
 
 class VolumeRestrictions(PluginBase[None]):
     name: ClassVar[str] = "VolumeRestrictions"
+    state_needs: ClassVar[Mapping[str, StateNeed]] = {
+        "filter": StateNeed(
+            "preFilter", 'cannot read "PreFilterVolumeRestrictions" from cycleState'
+        )
+    }
 
     def pre_filter(
         self, state: CycleState, pod: PodInfo, snapshot: Snapshot

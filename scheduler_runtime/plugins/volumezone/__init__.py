@@ -94,11 +94,26 @@ class VolumeZone(PluginBase[None]):
         state.write(STATE_KEY, topologies)
         return None, SUCCESS
 
+    def _pod_topologies(
+        self, state: CycleState, pod: PodInfo
+    ) -> tuple[list[VolumeTopology], Status]:
+        """PreFilter's topologies, or (preFilter disabled) the same looked up here, as
+        upstream's filter falls back to."""
+        found: list[VolumeTopology] | None = state.get(STATE_KEY)
+        if found is not None:
+            return found, SUCCESS
+        if not claim_refs(pod):
+            return [], SUCCESS
+        return self._topologies(pod, self.handle.snapshot)
+
     def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status:
         labels = node.labels
         if not any(key in labels for key in TOPOLOGY_LABELS):
             return SUCCESS
-        for topology in state.read(STATE_KEY):
+        topologies, status = self._pod_topologies(state, pod)
+        if not status.is_success:
+            return status
+        for topology in topologies:
             value = labels.get(topology.key)
             if value is None:
                 value = labels.get(GA_LABEL.get(topology.key, topology.key))
@@ -114,7 +129,11 @@ class VolumeZone(PluginBase[None]):
             unconstrained |= snapshot.label_exists(key)
         unconstrained = ~unconstrained
         allowed: Mask = np.ones(snapshot.capacity, dtype=np.bool_)
-        for topology in state.read(STATE_KEY):
+        topologies, status = self._pod_topologies(state, pod)
+        if not status.is_success:
+            rejected = ~unconstrained[slots]
+            return NodeVerdicts.rejecting(rejected, status.message(), unresolvable=True)
+        for topology in topologies:
             own = snapshot.label_exists(topology.key)
             fallback = GA_LABEL.get(topology.key, topology.key)
             matches = np.where(

@@ -3,10 +3,17 @@
 from __future__ import annotations
 
 import gc
+from pathlib import Path
 
 import pytest
+import yaml
 
-from benchmarks.simulated import live_heap_policy, simulate_throughput
+from benchmarks.simulated import (
+    live_heap_policy,
+    simulate_end_to_end,
+    simulate_throughput,
+    state_file,
+)
 from scheduler_runtime.live.run import NEVER
 
 
@@ -27,3 +34,20 @@ def test_cycles_run_under_the_live_heap_policy_which_is_then_undone() -> None:
         assert gc.get_freeze_count() > 0
     assert gc.get_threshold() == before
     assert gc.get_freeze_count() == 0
+
+
+@pytest.mark.parametrize("state_format", ["yaml", "json"])
+def test_end_to_end_runs_the_command_on_a_kubectl_list(state_format: str) -> None:
+    result = simulate_end_to_end(30, 24, state_format)
+    assert (result.nodes, result.pods, result.placed) == (30, 24, 24)
+    assert result.state_format == state_format
+    assert result.seconds > 0
+    assert result.peak_rss_mib is not None
+    assert result.peak_rss_mib > 10
+
+
+def test_the_state_file_is_a_list_as_kubectl_prints_it(tmp_path: Path) -> None:
+    for state_format in ("yaml", "json"):
+        document = yaml.safe_load(state_file(tmp_path, 3, 2, state_format).read_text())
+        assert (document["apiVersion"], document["kind"]) == ("v1", "List")
+        assert [item["kind"] for item in document["items"]] == ["Node"] * 3 + ["Pod"] * 2

@@ -29,6 +29,7 @@ DEFAULT_FILTERS = (
     "VolumeZone",
     "PodTopologySpread",
     "InterPodAffinity",
+    "DynamicResources",  # as upstream's: it needs its PreFilter state here, reserve and preBind
 )
 
 
@@ -73,6 +74,8 @@ def test_default_plugins_per_extension_point() -> None:
     assert resolved.enabled("filter") == DEFAULT_FILTERS
     assert resolved.enabled("postFilter") == ("DynamicResources", "DefaultPreemption")
     assert resolved.enabled("bind") == ("DefaultBinder",)
+    assert resolved.enabled("reserve") == ("VolumeBinding", "DynamicResources")
+    assert resolved.enabled("preBind") == ("VolumeBinding", "DynamicResources")
     assert resolved.enabled("score") == (
         "TaintToleration",
         "NodeAffinity",
@@ -80,6 +83,7 @@ def test_default_plugins_per_extension_point() -> None:
         "VolumeBinding",
         "PodTopologySpread",
         "InterPodAffinity",
+        "DynamicResources",
         "NodeResourcesBalancedAllocation",
         "ImageLocality",
     )
@@ -90,6 +94,7 @@ def test_default_plugins_per_extension_point() -> None:
         "VolumeBinding": 1,
         "PodTopologySpread": 2,
         "InterPodAffinity": 2,
+        "DynamicResources": 1,
         "NodeResourcesBalancedAllocation": 1,
         "ImageLocality": 1,
     }

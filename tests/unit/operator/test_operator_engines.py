@@ -161,3 +161,79 @@ def test_disabling_everything_with_a_star_is_allowed_upstream() -> None:
 def test_both_engines_take_pre_enqueue(engine: str) -> None:
     gates = {"preEnqueue": {"disabled": [{"name": "SchedulingGates"}]}}
     check({"engine": engine, "profiles": [{"plugins": gates}]})
+
+
+def disabled(*names: str) -> dict[str, Any]:
+    return {"disabled": [{"name": name} for name in names]}
+
+
+@pytest.mark.parametrize("engine", ["PythonRuntime", "KubeScheduler"])
+@pytest.mark.parametrize(
+    ("profile", "path", "reason"),
+    [
+        (  # kube-scheduler starts, then fails every pod in Reserve
+            {
+                "plugins": {
+                    "preFilter": disabled("*"),
+                    "filter": disabled("*"),
+                    "score": disabled("DynamicResources"),
+                }
+            },
+            "spec.profiles[0].plugins.preFilter",
+            "every pod would fail with 'running Reserve plugin \"VolumeBinding\": not found'",
+        ),
+        (
+            {"plugins": {"preScore": disabled("*")}},
+            "spec.profiles[0].plugins.preScore",
+            "plugin 'TaintToleration' runs at score but not at preScore",
+        ),
+        (  # kube-scheduler does not start: NodePorts is no score plugin
+            score("NodePorts"),
+            "spec.profiles[0].plugins.score.enabled[0].name",
+            "plugin 'NodePorts' does not ",
+        ),
+        (  # the values of an args field, not only its type
+            {
+                "pluginConfig": [
+                    {"name": "NodeResourcesFit", "args": {"scoringStrategy": {"type": "Bogus"}}}
+                ]
+            },
+            "spec.profiles[0].pluginConfig[0].args.scoringStrategy.type",
+            "input should be 'LeastAllocated', 'MostAllocated' or 'RequestedToCapacityRatio'",
+        ),
+        (
+            {"plugins": {"bind": disabled("*")}},
+            "spec.profiles[0].plugins.bind",
+            "at least one bind plugin is needed",
+        ),
+        (
+            {"plugins": {"multiPoint": {"enabled": [{"name": "ImageLocality"}] * 2}}},
+            "spec.profiles[0].plugins.multiPoint.enabled[1].name",
+            "enabled twice",
+        ),
+    ],
+)
+def test_both_engines_check_the_configuration_alike(
+    engine: str, profile: dict[str, Any], path: str, reason: str
+) -> None:
+    with pytest.raises(SpecError) as caught:
+        check({"engine": engine, "profiles": [profile]})
+    assert caught.value.path == path
+    assert reason in caught.value.reason
+
+
+def test_upstream_only_plugins_and_args_pass_the_full_check() -> None:
+    dra = {"name": "DynamicResources", "args": {"filterTimeout": "5s"}}
+    check(
+        upstream(
+            profiles=[
+                {
+                    "plugins": {
+                        "score": {"enabled": [{"name": "DynamicResources"}]},
+                        "permit": {"enabled": [{"name": "GangScheduling"}]},
+                    },
+                    "pluginConfig": [dra],
+                }
+            ]
+        )
+    )

@@ -248,3 +248,49 @@ def test_the_pod_goes_to_the_quietest_node(fake_prometheus: FakePrometheus) -> N
     pod = pod_info({"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c"}]}})
     assert algorithm.schedule_pod(fwk, CycleState(), pod).suggested_host == "b"
     assert len(fake_prometheus.queries) == 1
+
+
+@pytest.mark.parametrize("prometheus_answers", [True, False])
+def test_enabled_at_score_only_as_the_tutorial_does(
+    fake_prometheus: FakePrometheus, prometheus_answers: bool
+) -> None:
+    """Every other score plugin disabled and NetworkTraffic under `score` only: no PreScore
+    call, so Score asks Prometheus itself (once per cycle, cached)."""
+    fake_prometheus.traffic = {"a": 9e6, "b": 1e3, "c": 5e6}
+    if not prometheus_answers:
+        fake_prometheus.status = 503
+    args = {
+        "prometheusAddress": fake_prometheus.address,
+        "networkInterface": "eth0",
+        "timeRangeInSeconds": 60,
+    }
+    resolved = load_configuration(
+        {
+            "apiVersion": "kubescheduler.config.k8s.io/v1",
+            "kind": "KubeSchedulerConfiguration",
+            "profiles": [
+                {
+                    "schedulerName": "traffic",
+                    "plugins": {
+                        "score": {
+                            "disabled": [{"name": "*"}],
+                            "enabled": [{"name": "NetworkTraffic", "weight": 1}],
+                        }
+                    },
+                    "pluginConfig": [{"name": "NetworkTraffic", "args": args}],
+                }
+            ],
+        }
+    ).profiles[0]
+    assert "NetworkTraffic" not in resolved.enabled("preScore")
+    assert resolved.enabled("score") == ("NetworkTraffic",)
+    nodes = snapshot("a", "b", "c")
+    fwk = Framework(resolved, Handle(nodes))
+    algorithm = SchedulingAlgorithm(nodes, 0, random.Random(1))
+    pod = pod_info({"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c"}]}})
+    state = CycleState()
+    feasible, _ = algorithm.find_nodes_that_fit(fwk, state, pod)
+    _, by_plugin = algorithm.prioritize(fwk, state, pod, feasible)
+    expected = [0, 100, 44] if prometheus_answers else [NEUTRAL_SCORE] * 3
+    assert [int(score) for score in by_plugin["NetworkTraffic"]] == expected
+    assert len(fake_prometheus.queries) == 1

@@ -6,13 +6,14 @@ import json
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from scheduler_runtime.cli import main
-from scheduler_runtime.config import load_configuration_file
+from scheduler_runtime.config import documents, load_configuration_file
 from scheduler_runtime.simulate import Simulation, StateError, read_state, simulate
 
 DATA = Path(__file__).parents[2] / "data" / "simulate"
@@ -218,3 +219,172 @@ def test_step_runs_one_cycle_at_a_time() -> None:
     assert simulation.step()
     assert not simulation.step()
     assert [p.name for p in simulation.run()] == ["a", "b"]
+
+
+def test_yaml_errors_name_the_file_line_and_column(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    broken = tmp_path / "state.yaml"
+    broken.write_text("kind: Node\nmetadata: {name: n1\n")
+    code, _, err = run(capsys, "--config", str(CONFIG), "--state", str(broken))
+    assert code == 2
+    assert err == (
+        f"error: {broken}:3:1: did not find expected ',' or '}}' "
+        "(while parsing a flow mapping at line 2, column 11)\n"
+    )
+    bad_config = tmp_path / "config.yaml"
+    bad_config.write_text("apiVersion: [\n")
+    code, _, err = run(capsys, "--config", str(bad_config), "--state", str(STATE))
+    assert code == 2
+    assert err.startswith(f"error: {bad_config}:2:1: ")
+    assert "<unicode string>" not in err
+
+
+@pytest.mark.parametrize("which", ["--config", "--state"])
+def test_alias_bombs_and_deep_nesting_are_refused_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], which: str
+) -> None:
+    lines = ["a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]"]
+    for previous, name in zip("abcdefgh", "bcdefghi", strict=True):
+        lines.append(f"{name}: &{name} [" + ", ".join([f"*{previous}"] * 9) + "]")
+    hostile = {
+        "bomb.yaml": "\n".join(lines) + "\n",
+        "deep.yaml": "kind: Pod\nspec: " + "{a: " * 500 + "b" + "}" * 500 + "\n",
+    }
+    for name, text in hostile.items():
+        path = tmp_path / name
+        path.write_text(text)
+        files = {"--config": str(CONFIG), "--state": str(STATE), which: str(path)}
+        code, out, err = run(capsys, *(item for pair in files.items() for item in pair))
+        assert (code, out) == (2, "")
+        assert err.startswith(f"error: {path}:")
+        assert err.count("\n") == 1
+        assert "Recursion" not in err
+
+
+def scheduler_profile(spec: str) -> str:
+    return (
+        "apiVersion: scheduling.schedops.io/v1alpha1\nkind: SchedulerProfile\n"
+        "metadata: {name: what-if}\n" + spec
+    )
+
+
+def test_a_scheduler_profile_is_taken_for_config(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    profile = tmp_path / "profile.yaml"
+    profile.write_text(scheduler_profile("spec:\n  replicas: 2\n"))
+    code, out, err = run(capsys, "--config", str(profile), "--state", str(STATE), "-o", "json")
+    assert (code, err) == (0, "")
+    placed = {p["name"]: p["node"] for p in json.loads(out)["placements"]}
+    assert placed == {"web": "small", "batch": "big", "too-big": None}
+    profile.write_text(
+        scheduler_profile("spec:\n  profiles:\n  - plugins: {score: {enabled: [{name: Nope}]}}\n")
+    )
+    code, out, err = run(capsys, "--config", str(profile), "--state", str(STATE))
+    assert (code, out) == (2, "")
+    assert err == (
+        f"error: {profile}: spec.profiles[0].plugins.score.enabled[0].name: unknown plugin 'Nope'\n"
+    )
+
+
+BAD_EXPRESSION = {"matchExpressions": [{"key": "app", "operator": "Equals", "values": ["web"]}]}
+
+
+@pytest.mark.parametrize(
+    ("spec", "field"),
+    [
+        (
+            {
+                "affinity": {
+                    "podAntiAffinity": {
+                        "requiredDuringSchedulingIgnoredDuringExecution": [
+                            {
+                                "topologyKey": "kubernetes.io/hostname",
+                                "labelSelector": BAD_EXPRESSION,
+                            }
+                        ]
+                    }
+                }
+            },
+            "spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution[0]"
+            ".labelSelector",
+        ),
+        (
+            {
+                "affinity": {
+                    "podAffinity": {
+                        "preferredDuringSchedulingIgnoredDuringExecution": [
+                            {
+                                "weight": 1,
+                                "podAffinityTerm": {
+                                    "topologyKey": "zone",
+                                    "namespaceSelector": BAD_EXPRESSION,
+                                },
+                            }
+                        ]
+                    }
+                }
+            },
+            "spec.affinity.podAffinity.preferredDuringSchedulingIgnoredDuringExecution[0]"
+            ".podAffinityTerm.namespaceSelector",
+        ),
+        (
+            {
+                "topologySpreadConstraints": [
+                    {
+                        "maxSkew": 1,
+                        "topologyKey": "zone",
+                        "whenUnsatisfiable": "DoNotSchedule",
+                        "labelSelector": BAD_EXPRESSION,
+                    }
+                ]
+            },
+            "spec.topologySpreadConstraints[0].labelSelector",
+        ),
+    ],
+)
+def test_a_bad_selector_operator_names_the_object_and_field(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], spec: dict[str, Any], field: str
+) -> None:
+    pod = {
+        "kind": "Pod",
+        "metadata": {"name": "web", "namespace": "default"},
+        "spec": {"schedulerName": "what-if", "containers": [{"name": "c"}], **spec},
+    }
+    state = tmp_path / "state.yaml"
+    state.write_text(yaml.safe_dump_all([*nodes_and_pods(1, []), pod]))
+    code, out, err = run(capsys, "--config", str(CONFIG), "--state", str(state))
+    assert (code, out) == (2, "")
+    assert err == (
+        f"error: Pod default/web: {field}.matchExpressions[0].operator: 'Equals' is not a "
+        "valid selector operator\n"
+    )
+
+
+def test_a_state_is_read_by_libyaml_or_orjson(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What makes a large state fast to load (the timings are the benchmark's): PyYAML's
+    pure-Python scanner never runs, and JSON goes through orjson."""
+
+    def slow_path(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("PyYAML's pure-Python scanner was used")
+
+    monkeypatch.setattr(yaml.scanner.Scanner, "check_token", slow_path)
+    monkeypatch.setattr(yaml.scanner.Scanner, "get_token", slow_path)
+    objects = read_state(STATE)
+    assert {obj["kind"] for obj in objects} >= {"Node", "Pod"}
+    listed = tmp_path / "state.json"
+    items = [{"metadata": {"name": f"n{i}"}} for i in range(3)]
+    listed.write_text(json.dumps({"apiVersion": "v1", "kind": "NodeList", "items": items}))
+    calls: list[bytes] = []
+    original = orjson.loads
+
+    def loads(data: bytes) -> Any:
+        calls.append(data)
+        return original(data)
+
+    monkeypatch.setattr(documents.orjson, "loads", loads)
+    assert [obj["kind"] for obj in read_state(listed)] == ["Node"] * 3
+    assert len(calls) == 1

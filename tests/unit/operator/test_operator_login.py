@@ -1,0 +1,41 @@
+"""The operator logs in again with the kubeconfig it started with, whatever $KUBECONFIG says
+by then (kopf logs in again after the API server has refused it for a while)."""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+
+import kopf
+import pytest
+from scheduler_operator import handlers
+
+KUBECONFIG = """
+apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "https://127.0.0.1:6443"}}]
+contexts: [{name: c, context: {cluster: c, user: u}}]
+current-context: c
+users: [{name: u, user: {token: operator}}]
+"""
+
+
+def test_logging_in_again_uses_the_kubeconfig_of_the_start(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "kubeconfig"
+    path.write_text(KUBECONFIG)
+    monkeypatch.setattr(handlers, "_KUBECONFIG_AT_START", [])
+    monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
+    monkeypatch.setenv("KUBECONFIG", str(path))
+    monkeypatch.setenv("HOME", str(tmp_path))  # no ~/.kube/config to fall back on
+    settings, logger = kopf.OperatorSettings(), logging.getLogger("test")
+    first = handlers.login(settings=settings, logger=logger)
+    assert first is not None
+    assert first.server == "https://127.0.0.1:6443"
+    monkeypatch.delenv("KUBECONFIG")
+    again = handlers.login(settings=settings, logger=logger)
+    assert again is not None
+    assert (again.server, again.token) == ("https://127.0.0.1:6443", "operator")
+    assert "KUBECONFIG" not in os.environ
