@@ -1,12 +1,12 @@
-"""Prometheus for the tests: a real one (Debian's `prometheus`, started per test on a free port
-with its own configuration and storage) scraping an exporter the test controls (per node, the
-node-exporter series NetworkTraffic reads, at the receive rates the test sets), and a fake one
-that answers queries with whatever the test sets."""
+"""Prometheus for the tests: a real one (built by tools/build-binaries.sh at the version pinned
+in tools/versions.env, started per test on a free port with its own configuration and storage)
+scraping an exporter the test controls (per node, the node-exporter series NetworkTraffic
+reads, at the receive rates the test sets), and a fake one that answers queries with whatever
+the test sets."""
 
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import threading
 import time
@@ -23,6 +23,7 @@ import yaml
 from cluster import wait_for
 
 from benchmarks.processes import free_port, stop_process
+from benchmarks.tools import built_binary
 
 SCRAPE_INTERVAL_SECONDS = 1
 # (path) -> (status, content type, body)
@@ -110,8 +111,7 @@ class Prometheus:
     """One prometheus process scraping the exporter every second."""
 
     def __init__(self, exporter: TrafficExporter, workdir: Path) -> None:
-        binary = shutil.which("prometheus")
-        assert binary, "Debian's prometheus package is not installed (.ci/run installs it)"
+        binary = built_binary("prometheus")
         self.port = free_port()
         config = workdir / "prometheus.yml"
         config.write_text(
