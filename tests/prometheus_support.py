@@ -10,9 +10,10 @@ import json
 import subprocess
 import threading
 import time
+import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -108,12 +109,24 @@ class TrafficExporter:
 
 
 class Prometheus:
-    """One prometheus process scraping the exporter every second."""
+    """One prometheus process scraping every second the exporter, if given, and the jobs
+    (scrape_configs entries) a test adds."""
 
-    def __init__(self, exporter: TrafficExporter, workdir: Path) -> None:
+    def __init__(
+        self,
+        exporter: TrafficExporter | None,
+        workdir: Path,
+        jobs: Sequence[dict[str, Any]] = (),
+    ) -> None:
         binary = built_binary("prometheus")
         self.port = free_port()
         config = workdir / "prometheus.yml"
+        node = {
+            "job_name": "node",
+            # The exporter names each node's instance itself.
+            "honor_labels": True,
+            "static_configs": [{"targets": [exporter.address]}],
+        }
         config.write_text(
             yaml.safe_dump(
                 {
@@ -121,14 +134,7 @@ class Prometheus:
                         "scrape_interval": f"{SCRAPE_INTERVAL_SECONDS}s",
                         "evaluation_interval": f"{SCRAPE_INTERVAL_SECONDS}s",
                     },
-                    "scrape_configs": [
-                        {
-                            "job_name": "node",
-                            # The exporter names each node's instance itself.
-                            "honor_labels": True,
-                            "static_configs": [{"targets": [exporter.address]}],
-                        }
-                    ],
+                    "scrape_configs": ([node] if exporter else []) + list(jobs),
                 }
             )
         )
@@ -162,10 +168,19 @@ class Prometheus:
             return False
 
     def query(self, promql: str) -> dict[str, float]:
-        url = f"{self.address}/api/v1/query?{urllib.parse.urlencode({'query': promql})}"
-        with urllib.request.urlopen(url, timeout=5) as answer:
-            result = json.loads(answer.read())["data"]["result"]
+        result = self.api("query", query=promql)["result"]
         return {s["metric"].get("nodename", ""): float(s["value"][1]) for s in result}
+
+    def api(self, endpoint: str, **params: str) -> Any:
+        """`/api/v1/<endpoint>`'s data; an error answer fails with Prometheus's own words."""
+        url = f"{self.address}/api/v1/{endpoint}?{urllib.parse.urlencode(params)}"
+        try:
+            with urllib.request.urlopen(url, timeout=10) as answer:
+                document = json.loads(answer.read())
+        except urllib.error.HTTPError as error:
+            document = json.loads(error.read())
+        assert document["status"] == "success", f"{params}: {document.get('error')}"
+        return document["data"]
 
     def stop(self) -> None:
         stop_process(self.process)
