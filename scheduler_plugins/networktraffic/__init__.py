@@ -164,8 +164,9 @@ class NetworkTraffic(PluginBase[NetworkTrafficArgs]):
     def score_nodes(
         self, state: CycleState, pod: PodInfo, snapshot: Snapshot, slots: Slots
     ) -> Int64s:
-        """Bytes per second received by each candidate (NO_DATA where unknown)."""
-        traffic: Traffic = state.read(STATE_KEY)
+        """Bytes per second received by each candidate (NO_DATA where unknown). Enabled at
+        score alone (no PreScore call), it asks for the traffic itself."""
+        traffic: Traffic = state.get(STATE_KEY) or self.traffic()
         names = [snapshot.name(int(slot)) for slot in slots]
         raw = [traffic.by_node.get(name) for name in names]
         if traffic.error is None:
