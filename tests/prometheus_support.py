@@ -121,12 +121,11 @@ class Prometheus:
         binary = built_binary("prometheus")
         self.port = free_port()
         config = workdir / "prometheus.yml"
-        node = {
-            "job_name": "node",
-            # The exporter names each node's instance itself.
-            "honor_labels": True,
-            "static_configs": [{"targets": [exporter.address]}],
-        }
+        # The exporter names each node's instance itself.
+        node = [
+            {"job_name": "node", "honor_labels": True, "static_configs": [{"targets": [e]}]}
+            for e in ([exporter.address] if exporter else [])
+        ]
         config.write_text(
             yaml.safe_dump(
                 {
@@ -134,7 +133,7 @@ class Prometheus:
                         "scrape_interval": f"{SCRAPE_INTERVAL_SECONDS}s",
                         "evaluation_interval": f"{SCRAPE_INTERVAL_SECONDS}s",
                     },
-                    "scrape_configs": ([node] if exporter else []) + list(jobs),
+                    "scrape_configs": node + list(jobs),
                 }
             )
         )

@@ -8,6 +8,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Final
+from wsgiref.simple_server import WSGIServer
 
 from prometheus_client import CollectorRegistry, Counter, Histogram, start_http_server
 from prometheus_client.process_collector import ProcessCollector
@@ -87,7 +88,8 @@ def bind_address(value: str) -> tuple[str, int] | None:
     return host.strip("[]") or "0.0.0.0", int(port)  # noqa: S104 - every interface, as asked
 
 
-def serve(address: tuple[str, int]) -> None:
-    """Serves /metrics over plain HTTP on a daemon thread."""
+def serve(address: tuple[str, int]) -> WSGIServer:
+    """Serves /metrics over plain HTTP on a daemon thread, until the server is shut down."""
     host, port = address
-    start_http_server(port, addr=host, registry=REGISTRY)
+    server, _ = start_http_server(port, addr=host, registry=REGISTRY)
+    return server

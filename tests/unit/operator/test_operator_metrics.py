@@ -95,9 +95,13 @@ def test_metrics_are_off_unless_asked_for() -> None:
 
 def test_the_metrics_are_served_over_http() -> None:
     port = free_port()
-    metrics.serve(("127.0.0.1", port))
-    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as answer:
-        text = answer.read().decode()
+    server = metrics.serve(("127.0.0.1", port))
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as answer:
+            text = answer.read().decode()
+    finally:
+        server.shutdown()
+        server.server_close()
     assert 'scheduler_operator_reconciles_total{result="applied"}' in text
     assert "scheduler_operator_reconcile_duration_seconds_bucket" in text
     assert "process_resident_memory_bytes" in text
