@@ -40,6 +40,21 @@ def test_default_values_render_exactly_what_kustomize_renders() -> None:
     assert not differ, "\n".join(differ)
 
 
+def test_installed_into_its_own_namespace_it_keeps_that_one_at_uninstall() -> None:
+    """`helm install -n scheduler-operator`, as docs/install.md says: the namespace holding
+    the release's records is kept by `helm uninstall`, which would otherwise delete them
+    with it before it could remove them itself."""
+    objects = helm_template({}, "--namespace", "scheduler-operator")
+    kept = named(objects, "Namespace", "scheduler-operator")["metadata"]["annotations"]
+    assert kept.pop("helm.sh/resource-policy") == "keep"
+    assert (
+        "helm.sh/resource-policy"
+        not in named(objects, "Namespace", "schedulers")["metadata"]["annotations"]
+    )
+    differ = differences(kustomize(), objects)
+    assert not differ, "\n".join(differ)
+
+
 @pytest.mark.parametrize(
     ("values", "components"),
     [
