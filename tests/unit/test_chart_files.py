@@ -110,3 +110,14 @@ def test_the_dashboard_config_map_carries_grafana_s_sidecar_label() -> None:
     [generator] = kustomization["configMapGenerator"]
     assert generator["options"]["labels"]["grafana_dashboard"] == "1"
     assert generator["files"] == ["scheduler-operator.json=dashboard.json"]
+
+
+def test_the_argo_cd_helm_application_installs_this_release_of_the_chart() -> None:
+    application = yaml.safe_load(
+        (REPO / "manifests" / "argocd" / "application-helm.yaml").read_text()
+    )
+    source = application["spec"]["source"]
+    assert source["targetRevision"] == f"v{version.VERSION}"
+    assert (REPO / source["path"] / "Chart.yaml").is_file()
+    schema = json.loads((CHART / "values.schema.json").read_text())
+    assert set(source["helm"]["valuesObject"]) <= set(schema["properties"])
