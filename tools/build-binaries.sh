@@ -102,7 +102,7 @@ build_prometheus() {
   [ -f "$out/.complete" ] && return
   local release=${v#v0.}
   release="3.$((10#${release%%.*} - 300)).${release#*.}"
-  log "building Prometheus $release ($v; cold build: about 6 minutes on 2 cores)"
+  log "building Prometheus $release ($v; cold build: about 5 minutes on 2 cores)"
   new_module "$out/src" local.build/prometheus
   local cmds=(github.com/prometheus/prometheus/cmd/prometheus github.com/prometheus/prometheus/cmd/promtool)
   local pkg=github.com/prometheus/common/version
@@ -116,7 +116,7 @@ build_prometheus() {
 build_helm() {
   local out="$cache/helm-$HELM_VERSION" v=$HELM_VERSION
   [ -f "$out/.complete" ] && return
-  log "building helm $v (cold build: about 3 minutes on 2 cores)"
+  log "building helm $v (cold build: about 5 minutes on 2 cores, 1-2 after Kubernetes)"
   new_module "$out/src" local.build/helm
   local major=${v%%.*} pkg
   pkg=helm.sh/helm/$major/internal/version
