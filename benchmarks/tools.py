@@ -1,5 +1,6 @@
-"""The repository's tools/ as Python calls them: the versions pinned in tools/versions.env and
-the local cluster script tools/cluster.sh (shared with the tests)."""
+"""The repository's tools/ as Python calls them: the versions pinned in tools/versions.env, the
+local cluster script tools/cluster.sh and the binaries tools/build-binaries.sh builds (shared
+with the tests)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ TOOLS = REPO / "tools"
 
 
 def pinned_versions() -> dict[str, str]:
-    """tools/versions.env, the one place the control plane's versions are pinned."""
+    """tools/versions.env, the one place the built binaries' versions are pinned."""
     pairs = (
         line.split("=", 1)
         for line in (TOOLS / "versions.env").read_text().splitlines()
@@ -30,3 +31,12 @@ def cluster_tool(*args: str) -> str:
             f"tools/cluster.sh {' '.join(args)} failed ({done.returncode}):\n{done.stderr[-4000:]}"
         )
     return done.stdout.strip()
+
+
+def built_binary(name: str) -> Path:
+    """A binary tools/build-binaries.sh built (kubectl, prometheus, promtool, helm, ...), built
+    first if the cache lacks it."""
+    for directory in cluster_tool("bin").splitlines():
+        if (candidate := Path(directory) / name).is_file():
+            return candidate
+    raise RuntimeError(f"tools/build-binaries.sh builds no binary named {name!r}")

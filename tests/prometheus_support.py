@@ -1,18 +1,19 @@
-"""Prometheus for the tests: a real one (Debian's `prometheus`, started per test on a free port
-with its own configuration and storage) scraping an exporter the test controls (per node, the
-node-exporter series NetworkTraffic reads, at the receive rates the test sets), and a fake one
-that answers queries with whatever the test sets."""
+"""Prometheus for the tests: a real one (built by tools/build-binaries.sh at the version pinned
+in tools/versions.env, started per test on a free port with its own configuration and storage)
+scraping an exporter the test controls (per node, the node-exporter series NetworkTraffic
+reads, at the receive rates the test sets), and a fake one that answers queries with whatever
+the test sets."""
 
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import threading
 import time
+import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,7 @@ import yaml
 from cluster import wait_for
 
 from benchmarks.processes import free_port, stop_process
+from benchmarks.tools import built_binary
 
 SCRAPE_INTERVAL_SECONDS = 1
 # (path) -> (status, content type, body)
@@ -107,13 +109,23 @@ class TrafficExporter:
 
 
 class Prometheus:
-    """One prometheus process scraping the exporter every second."""
+    """One prometheus process scraping every second the exporter, if given, and the jobs
+    (scrape_configs entries) a test adds."""
 
-    def __init__(self, exporter: TrafficExporter, workdir: Path) -> None:
-        binary = shutil.which("prometheus")
-        assert binary, "Debian's prometheus package is not installed (.ci/run installs it)"
+    def __init__(
+        self,
+        exporter: TrafficExporter | None,
+        workdir: Path,
+        jobs: Sequence[dict[str, Any]] = (),
+    ) -> None:
+        binary = built_binary("prometheus")
         self.port = free_port()
         config = workdir / "prometheus.yml"
+        # The exporter names each node's instance itself.
+        node = [
+            {"job_name": "node", "honor_labels": True, "static_configs": [{"targets": [e]}]}
+            for e in ([exporter.address] if exporter else [])
+        ]
         config.write_text(
             yaml.safe_dump(
                 {
@@ -121,14 +133,7 @@ class Prometheus:
                         "scrape_interval": f"{SCRAPE_INTERVAL_SECONDS}s",
                         "evaluation_interval": f"{SCRAPE_INTERVAL_SECONDS}s",
                     },
-                    "scrape_configs": [
-                        {
-                            "job_name": "node",
-                            # The exporter names each node's instance itself.
-                            "honor_labels": True,
-                            "static_configs": [{"targets": [exporter.address]}],
-                        }
-                    ],
+                    "scrape_configs": node + list(jobs),
                 }
             )
         )
@@ -162,10 +167,19 @@ class Prometheus:
             return False
 
     def query(self, promql: str) -> dict[str, float]:
-        url = f"{self.address}/api/v1/query?{urllib.parse.urlencode({'query': promql})}"
-        with urllib.request.urlopen(url, timeout=5) as answer:
-            result = json.loads(answer.read())["data"]["result"]
+        result = self.api("query", query=promql)["result"]
         return {s["metric"].get("nodename", ""): float(s["value"][1]) for s in result}
+
+    def api(self, endpoint: str, **params: str) -> Any:
+        """`/api/v1/<endpoint>`'s data; an error answer fails with Prometheus's own words."""
+        url = f"{self.address}/api/v1/{endpoint}?{urllib.parse.urlencode(params)}"
+        try:
+            with urllib.request.urlopen(url, timeout=10) as answer:
+                document = json.loads(answer.read())
+        except urllib.error.HTTPError as error:
+            document = json.loads(error.read())
+        assert document["status"] == "success", f"{params}: {document.get('error')}"
+        return document["data"]
 
     def stop(self) -> None:
         stop_process(self.process)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the local control plane (kube-apiserver, kube-controller-manager, kube-scheduler,
-# kubectl, etcd, kwok, kwokctl) and a real node's kubelet and kube-proxy from the Go module
-# proxy into a cache outside the repository.
+# kubectl, etcd, kwok, kwokctl), a real node's kubelet and kube-proxy, Prometheus (prometheus,
+# promtool) and helm from the Go module proxy into a cache outside the repository.
 # Each component lives in a directory named after its pinned version, so a cached build is
 # reused until tools/versions.env changes. Prints the directories holding the binaries.
 set -euo pipefail
@@ -93,9 +93,47 @@ build_kwok() {
   finish "$out"
 }
 
+# Prometheus 3.MM.P is published as the Go module v0.3MM.P. Built without the `builtinassets`
+# tag, whose web UI is an npm build the module does not carry: the HTTP API, the rules and
+# promtool are all there, and the UI pages answer 404. `remove_all_sd` leaves out the cloud
+# service discoveries (static and file targets remain), a third of the build.
+build_prometheus() {
+  local out="$cache/prometheus-$PROMETHEUS_VERSION" v=$PROMETHEUS_VERSION
+  [ -f "$out/.complete" ] && return
+  local release=${v#v0.}
+  release="3.$((10#${release%%.*} - 300)).${release#*.}"
+  log "building Prometheus $release ($v; cold build: about 5 minutes on 2 cores)"
+  new_module "$out/src" local.build/prometheus
+  local cmds=(github.com/prometheus/prometheus/cmd/prometheus github.com/prometheus/prometheus/cmd/promtool)
+  local pkg=github.com/prometheus/common/version
+  (cd "$out/src" && quiet go get -tool "${cmds[@]/%/@$v}" &&
+    go build -tags remove_all_sd -ldflags "-s -w -X $pkg.Version=$release -X $pkg.Branch=HEAD \
+      -X $pkg.BuildUser=scheduler-operator -X $pkg.BuildDate=$(date -u +%Y%m%d-%H:%M:%S)" \
+      -o "$out/" "${cmds[@]}")
+  finish "$out"
+}
+
+build_helm() {
+  local out="$cache/helm-$HELM_VERSION" v=$HELM_VERSION
+  [ -f "$out/.complete" ] && return
+  log "building helm $v (cold build: about 5 minutes on 2 cores, 1-2 after Kubernetes)"
+  new_module "$out/src" local.build/helm
+  local major=${v%%.*} pkg
+  pkg=helm.sh/helm/$major/internal/version
+  (cd "$out/src" && quiet go get -tool "helm.sh/helm/$major/cmd/helm@$v" &&
+    go build -ldflags "-s -w -X $pkg.version=$v -X $pkg.metadata= -X $pkg.gitTreeState=clean" \
+      -o "$out/helm" "helm.sh/helm/$major/cmd/helm")
+  finish "$out"
+}
+
 build_etcd
 build_kwok
 build_kubernetes
+build_prometheus
+build_helm
+# One directory a line, in this order (tools/cluster.sh and the tests read them by position).
 echo "$cache/kubernetes-$KUBERNETES_VERSION"
 echo "$cache/etcd-$ETCD_VERSION"
 echo "$cache/kwok-$KWOK_VERSION"
+echo "$cache/prometheus-$PROMETHEUS_VERSION"
+echo "$cache/helm-$HELM_VERSION"

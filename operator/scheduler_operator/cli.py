@@ -10,6 +10,7 @@ from typing import Any, Final
 
 from scheduler_runtime.config import DocumentError, read_document
 
+from . import metrics
 from .apply import ClusterUnreachableError, connect
 from .crd import custom_resource_definition
 from .desired import judge
@@ -51,6 +52,14 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--liveness", default="http://0.0.0.0:8080/healthz", help="liveness endpoint URL"
     )
+    run.add_argument(
+        "--metrics-bind-address",
+        default="0",
+        type=metrics_address,
+        metavar="HOST:PORT",
+        help="serve Prometheus metrics at http://HOST:PORT/metrics (':8081': every "
+        "interface); 0, the default, serves none",
+    )
     run.set_defaults(command=run_operator)
 
     show = commands.add_parser("render", help="print the objects applied for a SchedulerProfile")
@@ -78,6 +87,8 @@ def run_operator(args: argparse.Namespace) -> int:
     from . import handlers  # noqa: PLC0415 - registers the handlers
 
     namespaces = ["*"] if args.all_namespaces else args.namespaces or [DEFAULT_NAMESPACE]
+    if args.metrics_bind_address is not None:
+        metrics.serve(args.metrics_bind_address)
     kopf.configure(verbose=False)
     kopf.run(
         # Named explicitly: kopf would otherwise ask the password database for the user, and a
@@ -91,6 +102,13 @@ def run_operator(args: argparse.Namespace) -> int:
         liveness_endpoint=args.liveness,
     )
     return 0
+
+
+def metrics_address(value: str) -> tuple[str, int] | None:
+    try:
+        return metrics.bind_address(value)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def render_file(args: argparse.Namespace) -> int:

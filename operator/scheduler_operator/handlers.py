@@ -14,7 +14,7 @@ from typing import Any, Final
 
 import kopf
 
-from . import drift, reporting, status
+from . import drift, metrics, reporting, status
 from .apply import Cluster, api_client, in_cluster_server
 from .bookkeeping import DigestDiffBaseStorage
 from .claims import Claim, Claims, claimed, first_claim
@@ -105,9 +105,11 @@ def claims_of(kwargs: Mapping[str, Any]) -> Claims:
 @kopf.on.create(GROUP, VERSION, PLURAL)
 @kopf.on.update(GROUP, VERSION, PLURAL)
 def reconcile(body: kopf.Body, patch: kopf.Patch, memo: kopf.Memo, **kwargs: Any) -> None:
-    reported = reconciled_status(
-        body, memo.cluster, claims_of(kwargs), memo.desired, memo.namespaces
-    )
+    with metrics.reconciling() as measured:
+        reported = reconciled_status(
+            body, memo.cluster, claims_of(kwargs), memo.desired, memo.namespaces
+        )
+        measured.report(reported)
     patch.status.update(reported)
     for event in status.events(body.get("status") or {}, reported):
         memo.cluster.post_event(body, event)

@@ -166,6 +166,19 @@ def test_answers_are_cached_for_the_ttl(fake_prometheus: FakePrometheus) -> None
     assert len(fake_prometheus.queries) == 2
 
 
+def test_enabled_at_score_alone_it_asks_for_the_traffic_itself(
+    fake_prometheus: FakePrometheus,
+) -> None:
+    """A profile may enable it under `score` only: then no PreScore runs before Score."""
+    traffic, nodes = plugin(fake_prometheus.address, Clock(), CollectorRegistry())
+    fake_prometheus.traffic = {"a": 500, "b": 100, "c": 300}
+    state, pod = CycleState(), pod_info({"metadata": {"name": "p"}, "spec": {}})
+    raw = traffic.score_nodes(state, pod, nodes, nodes.order())
+    assert traffic.normalize_score(state, pod, raw).is_success
+    assert [int(score) for score in raw] == [0, 100, 50]
+    assert len(fake_prometheus.queries) == 1
+
+
 def test_prometheus_down_gives_neutral_scores_a_warning_and_a_metric(
     fake_prometheus: FakePrometheus, caplog: pytest.LogCaptureFixture
 ) -> None:
