@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """Copies into the Helm chart (charts/scheduler-operator) the files it shares with the
 kustomize tree, so each is written in one place: the CRD (crds/, made by `scheduler-operator
-crd`), the samples (manifests/samples), the dashboard and the alert rules (the monitoring
-component's dashboard.json and its PrometheusRule's spec, as a plain rules file promtool also
-reads). `--check` fails when a copy differs from its source (a unit test runs it). The
-templates are the chart's own; a test renders them and kustomize's tree and compares.
+crd`), the limits policy (manifests/limits.yaml), the samples (manifests/samples), the
+dashboard and the alert rules (the monitoring component's dashboard.json and its
+PrometheusRule's spec, as a plain rules file promtool also reads). `--check` fails when a copy
+differs from its source (a unit test runs it). The templates are the chart's own; a test
+renders them and kustomize's tree and compares.
 
     tools/chart.py          # write the copies
     tools/chart.py --check  # compare them
@@ -40,6 +41,7 @@ def copies() -> dict[Path, str]:
         CHART / "files" / "samples" / sample.name: sample.read_text()
         for sample in sorted((REPO / "manifests" / "samples").glob("*.yaml"))
     }
+    wanted[CHART / "files" / "limits.yaml"] = (REPO / "manifests" / "limits.yaml").read_text()
     wanted[CHART / "files" / "dashboard.json"] = (MONITORING / "dashboard.json").read_text()
     wanted[CHART / "files" / "alert-rules.yaml"] = alert_rules()
     return wanted
