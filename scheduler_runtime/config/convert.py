@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from scheduler_runtime.config.errors import ConfigError
-from scheduler_runtime.config.types import API_VERSION, KIND
+from scheduler_runtime.config.types import API_VERSION, KIND, Plugins
 
 V1BETA2: Final = "kubescheduler.config.k8s.io/v1beta2"
 V1BETA3: Final = "kubescheduler.config.k8s.io/v1beta3"
@@ -56,21 +56,8 @@ V1BETA2_SCORE_WEIGHTS: Final = {
     "NodeAffinity": (1, 2),
     "InterPodAffinity": (1, 2),
 }
-POINTS: Final = (
-    "multiPoint",
-    "preEnqueue",
-    "queueSort",
-    "preFilter",
-    "filter",
-    "postFilter",
-    "preScore",
-    "score",
-    "reserve",
-    "permit",
-    "preBind",
-    "bind",
-    "postBind",
-)
+# Every field of a profile's plugins, as the file spells it (multiPoint included).
+POINTS: Final = tuple(str(spec.alias) for spec in Plugins.model_fields.values())
 
 
 @dataclass
