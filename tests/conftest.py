@@ -12,7 +12,6 @@ import kubernetes
 import pytest
 from cluster import Cluster, start_cluster, stop_cluster, wait_for
 from kubernetes.utils import parse_quantity
-from operator_support import operand_namespace
 
 INTEGRATION = Path(__file__).parent / "integration"
 AS_SHIPPED = Path(__file__).parent / "e2e"
@@ -60,6 +59,9 @@ def namespace(cluster: Cluster) -> Iterator[str]:
     name = f"t-{uuid.uuid4().hex[:8]}"
     core = kubernetes.client.CoreV1Api(cluster.api)
     core.create_namespace({"metadata": {"name": name}})
+    # Imported here, after pytest_plugins loaded it, so pytest rewrites its asserts.
+    from operator_support import operand_namespace  # noqa: PLC0415
+
     operand_namespace(cluster, name)
     # Pods are refused until the controller manager has made the default ServiceAccount
     # (slower while it reconnects after a test restarted the API server).
