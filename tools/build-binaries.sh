@@ -43,7 +43,7 @@ build_kubernetes() {
   for cmd in "${cmds[@]}"; do [ -x "$out/$cmd" ] || missing+=("$cmd"); done
   [ -f "$out/.complete" ] && [ ${#missing[@]} -eq 0 ] && return
   rm -f "$out/.complete"
-  log "building Kubernetes $v: ${missing[*]} (cold build: 10-25 minutes on 2 cores)"
+  log "building Kubernetes $v: ${missing[*]} (cold build: 6-10 minutes on 2 cores)"
   local mod="$out/src" staging minor
   new_module "$mod" local.build/kubernetes
   # k8s.io/kubernetes points its staging modules at ./staging; a dependent module must
@@ -102,7 +102,7 @@ build_prometheus() {
   [ -f "$out/.complete" ] && return
   local release=${v#v0.}
   release="3.$((10#${release%%.*} - 300)).${release#*.}"
-  log "building Prometheus $release ($v; cold build: about 5 minutes on 2 cores)"
+  log "building Prometheus $release ($v; cold build: 1-5 minutes on 2 cores)"
   new_module "$out/src" local.build/prometheus
   local cmds=(github.com/prometheus/prometheus/cmd/prometheus github.com/prometheus/prometheus/cmd/promtool)
   local pkg=github.com/prometheus/common/version
@@ -116,7 +116,7 @@ build_prometheus() {
 build_helm() {
   local out="$cache/helm-$HELM_VERSION" v=$HELM_VERSION
   [ -f "$out/.complete" ] && return
-  log "building helm $v (cold build: about 5 minutes on 2 cores, 1-2 after Kubernetes)"
+  log "building helm $v (cold build: 1-5 minutes on 2 cores, less after Kubernetes)"
   new_module "$out/src" local.build/helm
   local major=${v%%.*} pkg
   pkg=helm.sh/helm/$major/internal/version
