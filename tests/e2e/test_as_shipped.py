@@ -162,6 +162,12 @@ def test_a_scheduler_pod_leads_and_binds_workload_pods_to_kwok_nodes(
     assert wait_for("the scheduler pod to hold its Lease", lambda: leading_pod(installed, name))
     assert leading_pod(installed, name) == pod["metadata"]["name"]
     assert status["readyReplicas"] == 1
+    # Having reconciled it, the operator has made every kind of request it makes at start and
+    # for a profile: its RBAC covered them all (a refused namespace listing cost a minute).
+    operator_log = installed.kubectl(
+        "logs", "-n", OPERATOR_NAMESPACE, "deployment/scheduler-operator"
+    ).stdout
+    assert "Forbidden" not in operator_log, operator_log[-3000:]
 
     created = create_pods(
         installed, workload_namespace, [workload_pod(f"w{i}", name) for i in range(4)]

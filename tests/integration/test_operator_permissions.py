@@ -37,6 +37,8 @@ def can(cluster: Cluster, *request: str, who: str = OPERATOR) -> bool:
         ("create", "rolebindings.rbac.authorization.k8s.io", "-n", "kube-system"),
         ("patch", "schedulerprofiles.scheduling.schedops.io/status"),
         ("create", "events", "-n", "default"),
+        ("list", "namespaces"),
+        ("watch", "namespaces"),
     ],
 )
 def test_the_operator_may_do_what_it_needs(
