@@ -73,7 +73,15 @@ def test_namespaced_writes_are_granted_only_in_the_schedulers_namespace() -> Non
         "clusterrolebindings",
         "clusterroles",
         "customresourcedefinitions",
+        "namespaces",  # read only: kopf matches --namespace against them
     }
+    namespace_verbs = {
+        verb
+        for rule in role("ClusterRole", "scheduler-operator")["rules"]
+        if "namespaces" in rule["resources"]
+        for verb in rule["verbs"]
+    }
+    assert namespace_verbs == {"list", "watch"}
     bindings = [
         d
         for d in documents("rbac.yaml")
