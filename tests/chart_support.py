@@ -135,3 +135,15 @@ def of_kind(objects: Iterable[dict[str, Any]], kind: str) -> list[dict[str, Any]
 def named(objects: Iterable[dict[str, Any]], kind: str, name: str) -> dict[str, Any]:
     [found] = [o for o in objects if o["kind"] == kind and o["metadata"]["name"] == name]
     return found
+
+
+def metrics_reader_for(namespace: str) -> list[dict[str, Any]]:
+    """The monitoring component's /metrics reader ClusterRole and its binding, renamed for
+    `namespace` and bound to its ServiceAccount `prometheus` (which the caller creates)."""
+    objects = kustomize("monitoring")
+    role = named(objects, "ClusterRole", "scheduler-operator-metrics-reader")
+    binding = named(objects, "ClusterRoleBinding", "scheduler-operator-metrics-reader")
+    role["metadata"]["name"] = binding["roleRef"]["name"] = f"{namespace}-metrics-reader"
+    binding["metadata"]["name"] = f"{namespace}-metrics-reader"
+    binding["subjects"] = [{"kind": "ServiceAccount", "name": "prometheus", "namespace": namespace}]
+    return [role, binding]

@@ -128,6 +128,17 @@ def profiles(installed: Cluster) -> Iterator[Callable[..., str]]:
         installed.kubectl("delete", "schedulerprofile", name, "--ignore-not-found", "--wait=true")
 
 
+def running_on(pod: dict[str, Any], node: str) -> bool:
+    """Running on the node, every container ready and never restarted."""
+    statuses = pod["status"].get("containerStatuses") or []
+    return (
+        pod["spec"].get("nodeName") == node
+        and pod["status"].get("phase") == "Running"
+        and bool(statuses)
+        and all(s["ready"] and s["restartCount"] == 0 for s in statuses)
+    )
+
+
 def scheduler_pods(cluster: Cluster, profile: str, namespace: str) -> list[dict[str, Any]]:
     """The pods of a profile's scheduler Deployment that are not being deleted."""
     found = get_json(

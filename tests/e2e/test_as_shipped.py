@@ -19,24 +19,13 @@ import pytest
 import yaml
 from cluster import Cluster, wait_for
 from operator_support import condition, get_json
-from real_node_support import KWOK_TOLERATION, OPERATOR_NAMESPACE, scheduler_pods
+from real_node_support import KWOK_TOLERATION, OPERATOR_NAMESPACE, running_on, scheduler_pods
 
 from benchmarks.processes import free_port, stop_process
 
 pytestmark = pytest.mark.timeout(900)
 
 SCHEDULERS_NAMESPACE = "schedulers"
-
-
-def running_on(pod: dict[str, Any], node: str) -> bool:
-    """Running on the node, every container ready and never restarted."""
-    statuses = pod["status"].get("containerStatuses") or []
-    return (
-        pod["spec"].get("nodeName") == node
-        and pod["status"].get("phase") == "Running"
-        and bool(statuses)
-        and all(s["ready"] and s["restartCount"] == 0 for s in statuses)
-    )
 
 
 def leader_election(cluster: Cluster, profile: str) -> dict[str, Any]:

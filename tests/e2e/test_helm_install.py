@@ -20,24 +20,13 @@ import yaml
 from chart_support import CHART, MANIFESTS, helm
 from cluster import REPO, Cluster, wait_for
 from operator_support import condition, get_json
-from real_node_support import OPERATOR_NAMESPACE, scheduler_pods
+from real_node_support import OPERATOR_NAMESPACE, running_on, scheduler_pods
 
 pytestmark = pytest.mark.timeout(900)
 
 RELEASE = "scheduler-operator"
 SCHEDULERS = "schedulers"
 PROMETHEUS_OPERATOR_CRDS = REPO / "tests" / "data" / "prometheus-operator-crds"
-
-
-def running_on(pod: dict[str, Any], node: str) -> bool:
-    """Running on the node, every container ready and never restarted."""
-    statuses = pod["status"].get("containerStatuses") or []
-    return (
-        pod["spec"].get("nodeName") == node
-        and pod["status"].get("phase") == "Running"
-        and bool(statuses)
-        and all(s["ready"] and s["restartCount"] == 0 for s in statuses)
-    )
 
 
 def kustomize_installed(cluster: Cluster) -> bool:

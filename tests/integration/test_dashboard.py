@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 import yaml
-from chart_support import kustomize, named
+from chart_support import kustomize, metrics_reader_for
 from cluster import Cluster, kwok_node, wait_for
 from dashboard_support import Query, finite_points, plot, queries, variable_queries
 from kopf.testing import KopfRunner
@@ -48,12 +48,7 @@ PLOTTED = [
 @pytest.fixture
 def metrics_reader_token(cluster: Cluster, namespace: str) -> Iterator[str]:
     """A token of a ServiceAccount bound to the monitoring component's ClusterRole."""
-    objects = kustomize("monitoring")
-    role = named(objects, "ClusterRole", "scheduler-operator-metrics-reader")
-    binding = named(objects, "ClusterRoleBinding", "scheduler-operator-metrics-reader")
-    role["metadata"]["name"] = binding["roleRef"]["name"] = f"{namespace}-metrics-reader"
-    binding["metadata"]["name"] = f"{namespace}-metrics-reader"
-    binding["subjects"] = [{"kind": "ServiceAccount", "name": "prometheus", "namespace": namespace}]
+    role, binding = metrics_reader_for(namespace)
     cluster.kubectl("create", "serviceaccount", "prometheus", "-n", namespace)
     cluster.kubectl("apply", "-f", "-", input=yaml.safe_dump_all([role, binding]))
     yield cluster.kubectl("create", "token", "prometheus", "-n", namespace).stdout.strip()

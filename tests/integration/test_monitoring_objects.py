@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 import yaml
-from chart_support import helm_template, kustomize, named
+from chart_support import helm_template, kustomize, metrics_reader_for, named
 from cluster import Cluster, wait_for
 from scheduler_operator.model import parse
 from scheduler_operator.render import render
@@ -87,13 +87,8 @@ def test_the_schedulers_service_selects_the_pods_the_operator_runs() -> None:
 def test_the_metrics_reader_role_lets_prometheus_read_a_scheduler_s_metrics(
     cluster: Cluster, namespace: str
 ) -> None:
-    objects = kustomize("monitoring")
-    role = named(objects, "ClusterRole", "scheduler-operator-metrics-reader")
-    binding = named(objects, "ClusterRoleBinding", "scheduler-operator-metrics-reader")
     # Bound to a ServiceAccount of the test's own, under names of the test's own.
-    role["metadata"]["name"] = binding["roleRef"]["name"] = f"{namespace}-metrics-reader"
-    binding["metadata"]["name"] = f"{namespace}-metrics-reader"
-    binding["subjects"] = [{"kind": "ServiceAccount", "name": "prometheus", "namespace": namespace}]
+    role, binding = metrics_reader_for(namespace)
     cluster.kubectl("create", "serviceaccount", "prometheus", "-n", namespace)
     user = f"system:serviceaccount:{namespace}:prometheus"
 
