@@ -1,32 +1,28 @@
 """What-if scheduling without a cluster: the pods of a state file (what `kubectl get
 nodes,pods -A -o yaml` prints) that belong to a profile are scheduled in queue order, each
-placement counting for the next, through the live scheduler's own scheduling sequence
-(framework/schedule_one.py) with memory as its outcome sink."""
+placement counting for the next, through the live scheduler's own backend and scheduling
+sequence (backend/schedule_one.py) with memory in the cluster's place."""
 
 from __future__ import annotations
 
-import heapq
 import random
-from collections.abc import Callable, Iterable, Iterator, Mapping
-from contextlib import AbstractContextManager, nullcontext
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from scheduler_runtime.backend import NODES, PODS, Backend
+from scheduler_runtime.backend.schedule_one import Attempt, BindingCycle, ScheduleOne
 from scheduler_runtime.config import DocumentError, SchedulerConfiguration, read_documents
 from scheduler_runtime.framework.algorithm import SchedulingAlgorithm
 from scheduler_runtime.framework.explain import Explanation
 from scheduler_runtime.framework.interface import Handle, Services
 from scheduler_runtime.framework.labelselector import parse_selector
-from scheduler_runtime.framework.podinfo import PodInfo, pod_info
+from scheduler_runtime.framework.podinfo import PodInfo
 from scheduler_runtime.framework.quantity import QuantityError
-from scheduler_runtime.framework.runtime import Framework
-from scheduler_runtime.framework.schedule_one import Attempt, ScheduleOne
 from scheduler_runtime.framework.snapshot import Snapshot
-from scheduler_runtime.framework.status import SUCCESS, Code, Status
-from scheduler_runtime.framework.types import QueuedPodInfo, ScheduleResult
-
-TERMINAL_PHASES = ("Succeeded", "Failed")
+from scheduler_runtime.framework.status import Code, Status
+from scheduler_runtime.framework.types import ScheduleResult
 
 
 class StateError(ValueError):
@@ -105,14 +101,23 @@ def _describe(obj: Mapping[str, Any]) -> str:
     return f"{_kind(obj)} {namespace + '/' if namespace else ''}{name}"
 
 
-def _parse_pod(obj: dict[str, Any]) -> PodInfo:
+def _checked_pod(obj: dict[str, Any]) -> dict[str, Any]:
+    """The pod, once what the API server would refuse of it is ruled out."""
     if not (obj.get("metadata") or {}).get("name"):
         raise StateError(f"{_describe(obj)}: metadata.name is required")
     try:
         _check_selectors(obj.get("spec") or {})
-        return pod_info(obj)
-    except (QuantityError, KeyError, TypeError, ValueError) as error:
+    except ValueError as error:
         raise StateError(f"{_describe(obj)}: {error}") from None
+    return obj
+
+
+def _is_bound(pod: Mapping[str, Any]) -> bool:
+    return bool((pod.get("spec") or {}).get("nodeName"))
+
+
+def _created(pod: Mapping[str, Any]) -> str:
+    return str((pod.get("metadata") or {}).get("creationTimestamp") or "")
 
 
 _AFFINITY_TERMS = ("podAffinity", "podAntiAffinity")
@@ -142,107 +147,77 @@ def _check_term(term: Mapping[str, Any], where: str) -> None:
         parse_selector(term.get(field), f"{where}.{field}")
 
 
-@dataclass(frozen=True)
-class _Queued:
-    """A heap entry ordered by the profile's queueSort plugin."""
+class VirtualClock:
+    """Simulated time: it stands still while pods are ready and jumps ahead to the moment the
+    next pod's backoff ends when none is, so a what-if run never sleeps."""
 
-    queued: QueuedPodInfo
-    less: Callable[[QueuedPodInfo, QueuedPodInfo], bool]
+    def __init__(self) -> None:
+        self.now = 0.0
 
-    def __lt__(self, other: _Queued) -> bool:
-        return self.less(self.queued, other.queued)
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
 
 
 class Simulation:
-    """A snapshot, one framework per profile and a queue, driven until the queue is empty;
-    the outcome sink of its scheduling sequence, in memory."""
-
-    binding_errors: tuple[type[BaseException], ...] = ()
-    contains_bugs = False  # a bug stops the simulation with one clear error
+    """The scheduler's backend fed from a state file and driven until no pod is ready to be
+    tried, with memory in the cluster's place: bindings, evictions and nominations are applied
+    to the backend as the API server's watch would report them, and the outcomes are kept as
+    placements."""
 
     def __init__(
         self, config: SchedulerConfiguration, seed: int | None = None, *, explaining: bool = True
     ) -> None:
-        self.snapshot = Snapshot()
         self.rng = random.Random(seed)  # noqa: S311 - tie-breaking, not crypto
-        self.nominated: dict[str, PodInfo] = {}
+        self.clock = VirtualClock()
+        self.backend = Backend(config, clock=self.clock)
         handle = Handle(
-            snapshot=self.snapshot,
-            binder=lambda pod, node: None,  # the assumed pod already counts on its node
-            nominator=self._nominated_to,
-            nominated_nodes=self._nominated_nodes,
+            snapshot=self.backend.snapshot,
+            binder=lambda pod, node: None,  # the binding is applied once the cycle succeeds
+            nominator=self.backend.nominator,
             rng=self.rng,
             parallelism=config.parallelism,
-            services=Services(delete_pod=self._delete_pod, clear_nomination=self._clear_nomination),
+            services=Services(delete_pod=self._evict, clear_nomination=self._clear_nomination),
         )
-        self.frameworks = {p.scheduler_name: Framework(p, handle) for p in config.profiles}
+        self.frameworks = self.backend.build_frameworks(handle)
         self.algorithm = SchedulingAlgorithm(
             self.snapshot, config.percentage_of_nodes_to_score, self.rng
         )
-        self.sequence = ScheduleOne(self.frameworks, self.algorithm, self, explaining=explaining)
-        self._less = next(iter(self.frameworks.values())).less
-        self._queue: list[_Queued] = []
-        self._sequence = 0
-        self._unschedulable: list[QueuedPodInfo] = []
+        self.sequence = ScheduleOne(
+            self.backend, self.algorithm, self, explaining=explaining, start_binding=self._bind
+        )
         self.placements: dict[str, Placement] = {}
+
+    @property
+    def snapshot(self) -> Snapshot:
+        return self.backend.snapshot
 
     # ----- loading
 
     def load(self, objects: Iterable[dict[str, Any]]) -> None:
+        """Nodes and the other objects first, then bound pods, then pending pods in the order
+        they were created (the order the queue first saw them)."""
         objects = list(objects)
+        events = self.backend.events
+        pods: list[dict[str, Any]] = []
         for obj in objects:
-            if obj.get("kind") == "Node":
+            kind = obj.get("kind")
+            if kind == "Pod":
+                pods.append(_checked_pod(obj))
+            elif kind == "Node":
                 if not (obj.get("metadata") or {}).get("name"):
                     raise StateError(f"{_describe(obj)}: metadata.name is required")
-                self.snapshot.add_node(obj)
-            elif obj.get("kind") != "Pod":
-                self.snapshot.objects.apply(obj)
-        pending = []
-        for obj in objects:
-            if obj.get("kind") == "Pod":
-                pod = _parse_pod(obj)
-                if self._is_gone(pod):
-                    continue
-                if pod.node_name:
-                    self.snapshot.add_pod(pod)
-                elif pod.scheduler_name in self.frameworks:
-                    pending.append(pod)
-        for pod in sorted(pending, key=lambda p: p.creation_timestamp):
-            if pod.nominated_node_name:
-                self.nominated[pod.key] = pod
-            self._enqueue(pod)
-
-    @staticmethod
-    def _is_gone(pod: PodInfo) -> bool:
-        phase = (pod.pod.get("status") or {}).get("phase")
-        return phase in TERMINAL_PHASES or bool(pod.pod["metadata"].get("deletionTimestamp"))
-
-    def _enqueue(self, pod: PodInfo) -> None:
-        framework = self.frameworks[pod.scheduler_name]
-        if not framework.run_pre_enqueue(pod).is_success:
-            return  # gated pods wait outside the queue, as upstream's do
-        self._sequence += 1
-        queued = QueuedPodInfo(pod, timestamp=float(self._sequence))
-        heapq.heappush(self._queue, _Queued(queued, self._less))
-
-    # ----- services the plugins use
-
-    def _nominated_nodes(self) -> set[str]:
-        return {pod.nominated_node_name for pod in self.nominated.values()}
-
-    def _nominated_to(self, node_name: str) -> list[PodInfo]:
-        return [p for p in self.nominated.values() if p.nominated_node_name == node_name]
-
-    def _clear_nomination(self, pod: PodInfo) -> None:
-        self.nominated.pop(pod.key, None)
-        (pod.pod.get("status") or {}).pop("nominatedNodeName", None)
-
-    def _delete_pod(self, pod: PodInfo) -> None:
-        """A preemption victim goes; pods that could not be placed get another chance."""
-        self.snapshot.remove_pod(pod.key)
-        for queued in self._unschedulable:
-            self._enqueue(queued.pod_info)
-        self._unschedulable.clear()
+                events.upsert(NODES, obj)
+            else:
+                events.upsert(str(kind), obj)
+        pods.sort(key=lambda pod: (not _is_bound(pod), _created(pod)))
+        for pod in pods:
+            try:
+                events.upsert(PODS, pod)
+            except (QuantityError, KeyError, TypeError, ValueError) as error:
+                raise StateError(f"{_describe(pod)}: {error}") from None
 
     # ----- scheduling
 
@@ -252,11 +227,70 @@ class Simulation:
         return list(self.placements.values())
 
     def step(self) -> bool:
-        """Runs one scheduling cycle for the next queued pod; False once none is left."""
-        if not self._queue:
-            return False
-        self.sequence.schedule_one(heapq.heappop(self._queue).queued)
+        """Runs one scheduling cycle for the next pod ready to be tried; False once none is
+        left (the pods that could not be placed wait for a change that will not come)."""
+        queue = self.backend.queue
+        queued = queue.pop(timeout=0)
+        if queued is None:
+            wait = queue.next_ready_in()
+            if wait is None:
+                return False
+            self.clock.advance(wait)
+            queued = queue.pop(timeout=0)
+            if queued is None:
+                return False
+        self.sequence.schedule_one(queued)
         return True
+
+    def _bind(self, binding_cycle: BindingCycle, attempt: Attempt) -> None:
+        """One pod at a time: nothing can allow a pod waiting at Permit later, so it is
+        judged now; the others are bound at once."""
+        waiting = attempt.framework.get_waiting_pod(attempt.pod.uid)
+        if waiting is not None:
+            waiting.reject("", "pod waits on permit, which simulation does not grant")
+        binding_cycle(attempt)
+
+    # ----- what the API server and its watch would do
+
+    def _evict(self, victim: PodInfo, preemptor: PodInfo) -> None:
+        self.backend.events.delete(PODS, victim.pod)
+
+    def _clear_nomination(self, pod: PodInfo) -> None:
+        self._set_nomination(pod, None)
+
+    def _set_nomination(self, pod: PodInfo, node: str | None) -> None:
+        status = {
+            k: v for k, v in (pod.pod.get("status") or {}).items() if k != "nominatedNodeName"
+        }
+        if node:
+            status["nominatedNodeName"] = node
+        self.backend.events.upsert(PODS, {**pod.pod, "status": status})
+
+    # ----- the sequence's outcome sink: memory
+
+    def node_found(self, attempt: Attempt, result: ScheduleResult) -> None:
+        pass
+
+    def post_filter_started(self, attempt: Attempt) -> None:
+        pass
+
+    def explained(self, explanation: Explanation) -> None:
+        pass
+
+    def bound(self, attempt: Attempt) -> None:
+        self.backend.events.upsert(PODS, self.backend.cache.assumed_pod(attempt.pod.key))
+        self._record(attempt.pod, attempt.node, None, attempt.explanation)
+
+    def failed(self, attempt: Attempt, status: Status) -> None:
+        """The FailedScheduling message; a nomination is written as updatePod would. A pod
+        that met an Error is not tried again: nothing in a what-if run would change it."""
+        pod = attempt.pod
+        self._record(pod, None, status.message(), attempt.explanation)
+        if status.code == Code.ERROR:
+            self.backend.queue.delete(pod.key)
+        nomination = attempt.nomination
+        if status.code != Code.ERROR and nomination not in (None, pod.nominated_node_name):
+            self._set_nomination(pod, nomination)
 
     def _record(
         self,
@@ -267,61 +301,6 @@ class Simulation:
     ) -> None:
         self.placements.pop(pod.key, None)  # the last attempt counts, in its order
         self.placements[pod.key] = Placement(pod.namespace, pod.name, node, message, explanation)
-
-    # ----- the sequence's outcome sink: memory
-
-    def scheduling(self, pod: PodInfo) -> AbstractContextManager[object]:
-        return nullcontext()
-
-    def node_found(self, attempt: Attempt[QueuedPodInfo], result: ScheduleResult) -> None:
-        pass
-
-    def post_filter_started(self, attempt: Attempt[QueuedPodInfo]) -> None:
-        pass
-
-    def explained(self, explanation: Explanation) -> None:
-        pass
-
-    def assume(self, pod: PodInfo, node: str) -> None:
-        self.snapshot.add_pod(pod.with_node(node))
-        self.nominated.pop(pod.key, None)
-
-    def forget(self, pod: PodInfo) -> None:
-        self.snapshot.remove_pod(pod.key)
-
-    def nominate(self, pod: PodInfo, node: str) -> None:
-        if node:
-            pod.pod.setdefault("status", {})["nominatedNodeName"] = node
-            self.nominated[pod.key] = pod
-
-    def wait_on_permit(self, framework: Framework, pod: PodInfo) -> Status:
-        """One pod at a time: nothing can allow a waiting pod later, so it is judged now."""
-        if framework.waiting_pods.get(pod.uid) is None:
-            return SUCCESS
-        framework.waiting_pods.remove(pod.uid)
-        return Status.unschedulable("pod waits on permit, which simulation does not grant")
-
-    def start_binding(
-        self,
-        binding_cycle: Callable[[Attempt[QueuedPodInfo]], None],
-        attempt: Attempt[QueuedPodInfo],
-    ) -> None:
-        binding_cycle(attempt)  # the assumed pod already counts on its node
-
-    def bound(self, attempt: Attempt[QueuedPodInfo]) -> None:
-        self._record(attempt.pod, attempt.node, None, attempt.explanation)
-
-    def failed(self, attempt: Attempt[QueuedPodInfo], status: Status) -> None:
-        """The FailedScheduling message; a nominated pod tries again at once, an
-        unschedulable one once preemption has made room somewhere."""
-        pod = attempt.pod
-        self._record(pod, None, status.message(), attempt.explanation)
-        if status.code == Code.ERROR:
-            return
-        if attempt.nomination:
-            self._enqueue(pod)
-        else:
-            self._unschedulable.append(attempt.queued)
 
 
 def simulate(

@@ -8,10 +8,16 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import hypothesis
 import kubernetes
 import pytest
 from cluster import Cluster, start_cluster, stop_cluster, wait_for
 from kubernetes.utils import parse_quantity
+
+# Examples are judged by what they find, never by how long they take: hypothesis' per-example
+# deadline made property tests fail on a loaded machine.
+hypothesis.settings.register_profile("untimed", deadline=None)
+hypothesis.settings.load_profile("untimed")
 
 INTEGRATION = Path(__file__).parent / "integration"
 AS_SHIPPED = Path(__file__).parent / "e2e"

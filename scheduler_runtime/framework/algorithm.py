@@ -193,7 +193,9 @@ class SchedulingAlgorithm:
         for slot in self._with_nominations(fwk, passed):
             node = self.snapshot.info(int(slot))
             others = [
-                p for p in nominator(node.name) if p.priority >= pod.priority and p.key != pod.key
+                p
+                for p in nominator.pods_on(node.name)
+                if p.priority >= pod.priority and p.key != pod.key
             ]
             if not others:
                 continue
@@ -213,11 +215,10 @@ class SchedulingAlgorithm:
         return passed[~self._membership(failed_slots)[passed]], [*rejections, *failed]
 
     def _with_nominations(self, fwk: Framework, passed: Slots) -> Slots:
-        """The nodes among `passed` that may have nominated pods."""
-        names = fwk.handle.nominated_nodes
-        if names is None:
-            return passed
-        slots = [self.snapshot.slot(name) for name in names()]
+        """The nodes among `passed` that have nominated pods."""
+        nominator = fwk.handle.nominator
+        assert nominator is not None
+        slots = [self.snapshot.slot(name) for name in nominator.nodes()]
         known = np.array([slot for slot in slots if slot is not None], dtype=np.intp)
         result: Slots = passed[self._membership(known)[passed]]
         return result

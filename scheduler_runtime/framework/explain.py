@@ -1,8 +1,11 @@
 """Why a pod went where it went, or nowhere: every filtered-out node with the plugin and
-reason that rejected it, and the per-plugin weighted scores of the best candidates.
+reason that rejected it, how many nodes the search never looked at, and the per-plugin
+weighted scores of the best candidates.
 
 Built from what one scheduling cycle already computed (the diagnosis and the scores), in
-slots: only the nodes an explanation lists are named, and a large group only when read.
+slots: only the nodes an explanation lists are named, and a large group only when read. Nodes
+a stopped search never evaluated are only counted: on a large cluster they are most nodes, and
+naming them made every explanation as large as the cluster.
 """
 
 from __future__ import annotations
@@ -20,9 +23,8 @@ from scheduler_runtime.framework.snapshot import Names, Slots, Snapshot
 from scheduler_runtime.framework.types import Diagnosis
 
 TOP_CANDIDATES = 3
-NOT_EVALUATED = "not evaluated: the search stopped once enough nodes fit"
-# Larger groups keep slots and are named when read: the nodes a stopped search never
-# evaluated can be thousands per pod, and the live scheduler keeps many explanations.
+# Larger groups keep slots and are named when read: a filter can reject thousands of nodes
+# per pod, and the live scheduler keeps many explanations.
 EAGER_NODES = 32
 
 
@@ -117,6 +119,7 @@ class Explanation:
     message: str | None = None
     evaluated_nodes: int = 0
     feasible_nodes: int = 0
+    not_evaluated_nodes: int = 0  # the search stopped once enough nodes fit
     filtered: tuple[Rejected, ...] = ()
     candidates: tuple[Candidate, ...] = field(default=())
 
@@ -132,15 +135,18 @@ class Explanation:
             "message": self.message,
             "evaluatedNodes": self.evaluated_nodes,
             "feasibleNodes": self.feasible_nodes,
+            "notEvaluatedNodes": self.not_evaluated_nodes,
             "filtered": [rejected.as_json() for rejected in self.filtered],
             "candidates": [candidate.as_json() for candidate in self.candidates],
         }
 
 
-def rejected_nodes(diagnosis: Diagnosis, snapshot: Snapshot, feasible: Slots) -> list[Rejected]:
-    """Every node that did not fit, grouped by (plugin, reason) in the order seen. Nodes no
-    filter saw share the diagnosis' absent status (a PreFilter that ruled them out), or were
-    not evaluated at all when the search stopped early."""
+def rejected_nodes(
+    diagnosis: Diagnosis, snapshot: Snapshot, feasible: Slots
+) -> tuple[list[Rejected], int]:
+    """Every node that did not fit, grouped by (plugin, reason) in the order seen, and how
+    many nodes were not evaluated at all because the search stopped early. Nodes no filter
+    saw share the diagnosis' absent status when it has one (a PreFilter ruled them out)."""
     # A group's parts: slot arrays from the filters, names from statuses set by name.
     groups: dict[tuple[str, str], list[Slots | list[str]]] = {}
     seen = np.zeros(snapshot.capacity, dtype=np.bool_)
@@ -159,11 +165,13 @@ def rejected_nodes(diagnosis: Diagnosis, snapshot: Snapshot, feasible: Slots) ->
             groups.setdefault((status.plugin, reason), []).append([name])
     order = snapshot.order()
     unseen = order[~seen[order]]
+    not_evaluated = 0 if statuses.absent.reasons else len(unseen)
     if len(unseen):
-        for reason in statuses.absent.reasons or (NOT_EVALUATED,):
+        for reason in statuses.absent.reasons:
             groups.setdefault((statuses.absent.plugin, reason), []).append(unseen)
     names = snapshot.node_names()
-    return [_group(plugin, reason, parts, names) for (plugin, reason), parts in groups.items()]
+    rejected = [_group(plugin, reason, parts, names) for (plugin, reason), parts in groups.items()]
+    return rejected, not_evaluated
 
 
 def _group(plugin: str, reason: str, parts: list[Slots | list[str]], names: Names) -> Rejected:
@@ -221,7 +229,9 @@ def explain(
     diagnosis = diagnosis or algorithm.last_diagnosis
     placement = algorithm.last_placement if node is not None else None
     feasible = algorithm.last_feasible
-    filtered = rejected_nodes(diagnosis, snapshot, feasible) if diagnosis is not None else []
+    filtered, not_evaluated = (
+        rejected_nodes(diagnosis, snapshot, feasible) if diagnosis is not None else ([], 0)
+    )
     candidates = (
         top_candidates(placement, snapshot, framework.score_weights, node, top)
         if placement is not None and node is not None
@@ -236,6 +246,7 @@ def explain(
         message=message,
         evaluated_nodes=evaluated,
         feasible_nodes=len(feasible),
+        not_evaluated_nodes=not_evaluated,
         filtered=tuple(filtered),
         candidates=tuple(candidates),
     )
@@ -276,7 +287,10 @@ def format_explanation(document: dict[str, Any]) -> str:
     lines = [f"Pod {pod} (profile {document['profile']}): {outcome}"]
     if document.get("message"):
         lines.append(f"  {document['message']}")
-    lines.append(f"Nodes evaluated: {document['evaluatedNodes']}, fit: {document['feasibleNodes']}")
+    counts = f"Nodes evaluated: {document['evaluatedNodes']}, fit: {document['feasibleNodes']}"
+    if document.get("notEvaluatedNodes"):
+        counts += f", not evaluated: {document['notEvaluatedNodes']} (enough nodes fit)"
+    lines.append(counts)
     filtered = [
         [name, group["plugin"] or "-", group["reason"]]
         for group in document["filtered"]

@@ -108,11 +108,24 @@ class PostFilterResult:
 
 
 Binder = Callable[[PodInfo, str], None]
-Nominator = Callable[[str], "list[PodInfo]"]
+
+
+class PodNominator(Protocol):
+    """The pending pods preemption nominated to nodes (upstream's framework.PodNominator)."""
+
+    def pods_on(self, node_name: str) -> list[PodInfo]:
+        """The pods nominated to `node_name`."""
+
+    def nodes(self) -> Collection[str]:
+        """The nodes some pod is nominated to (usually none)."""
+
+
 # (extension point, status code, profile, seconds): upstream's
 # scheduler_framework_extension_point_duration_seconds, which the live scheduler exports.
 ExtensionPointRecorder = Callable[[str, Code, str, float], None]
 PodAction = Callable[[PodInfo], None]
+# (victim, preemptor): evicts a preemption victim on the preemptor's behalf.
+Eviction = Callable[[PodInfo, PodInfo], None]
 # (pod, node, the volumes VolumeBinding chose there, timeout in seconds) -> its PreBind status
 VolumeBinder = Callable[[PodInfo, str, ChosenVolumes, float], Status]
 
@@ -122,12 +135,12 @@ class Services:
     """What the scheduler around the framework does for plugins; None where it does not
     (a bare framework does nothing, simulate binds no volumes).
 
-    `delete_pod` evicts a preemption victim; `clear_nomination` withdraws a lower-priority
-    pod's nomination; `bind_pod_volumes` writes VolumeBinding's choice in PreBind;
+    `delete_pod` evicts a preemption victim for its preemptor; `clear_nomination` withdraws a
+    lower-priority pod's nomination; `bind_pod_volumes` writes VolumeBinding's choice in PreBind;
     `metrics_registry` is where plugins register their own metrics (served on /metrics).
     """
 
-    delete_pod: PodAction | None = None
+    delete_pod: Eviction | None = None
     clear_nomination: PodAction | None = None
     bind_pod_volumes: VolumeBinder | None = None
     metrics_registry: CollectorRegistry | None = None
@@ -163,9 +176,8 @@ class FrameworkHandle(Protocol):
 class Handle:
     """What the framework lends its plugins: the snapshot and the scheduler's services.
 
-    `binder` binds a pod through the API (the live scheduler provides it); `nominator` lists
-    the pods nominated to a node (after preemption), and `nominated_nodes`, when given, the
-    nodes that have any (so the others are not asked); `services` are what else the scheduler
+    `binder` binds a pod through the API (the live scheduler provides it); `nominator` knows
+    the pods nominated to nodes (after preemption); `services` are what else the scheduler
     does for plugins. `framework` is the profile's own framework (set when it builds its
     plugins). `plugin_time_budget` bounds each call of an out-of-tree plugin (a plugin class
     may set its own `time_budget`). `record_extension_point`, when given, is told how long
@@ -174,8 +186,7 @@ class Handle:
 
     snapshot: Snapshot
     binder: Binder | None = None
-    nominator: Nominator | None = None
-    nominated_nodes: Callable[[], Collection[str]] | None = None
+    nominator: PodNominator | None = None
     rng: random.Random = field(default_factory=random.Random)
     parallelism: int = 16
     services: Services = field(default_factory=Services)

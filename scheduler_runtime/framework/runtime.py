@@ -145,16 +145,26 @@ class Framework:
 
     # ----- queue
 
-    def run_pre_enqueue(self, pod: PodInfo) -> Status:
-        for plugin in self.points.get("preEnqueue", ()):
-            status: Status = plugin.pre_enqueue(pod)
+    def until_failure(self, point: str, call: Callable[[Any], Status]) -> Status:
+        """Calls each plugin of `point` in order; the first status that is not Success ends
+        the run, named after its plugin (how most extension points run)."""
+        for plugin in self.points.get(point, ()):
+            status = call(plugin)
             if not status.is_success:
                 return status.with_plugin(plugin.name)
         return SUCCESS
 
+    def run_pre_enqueue(self, pod: PodInfo) -> Status:
+        return self.until_failure("preEnqueue", lambda plugin: plugin.pre_enqueue(pod))
+
     def less(self, first: QueuedPodInfo, second: QueuedPodInfo) -> bool:
         result: bool = self.points["queueSort"][0].less(first, second)
         return result
+
+    def queue_sort(self) -> Callable[[QueuedPodInfo, QueuedPodInfo], bool]:
+        """The queueSort plugin's `less` itself."""
+        less: Callable[[QueuedPodInfo, QueuedPodInfo], bool] = self.points["queueSort"][0].less
+        return less
 
     # ----- filtering
 
@@ -226,17 +236,18 @@ class Framework:
     def run_filters_on_node(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status:
         """RunFilterPlugins for one node, through each plugin's per-node `filter` (used on
         node copies by preemption and for nominated pods)."""
-        for plugin in self.points.get("filter", ()):
+
+        def run(plugin: Any) -> Status:
             if plugin.name in state.skip_filter_plugins:
-                continue
+                return SUCCESS
             if (missing := self._missing("filter", plugin.name)) is not None:
                 raise FrameworkError(missing)
             status: Status = plugin.filter(state, pod, node)
             if status.code == Code.ERROR:
                 raise FrameworkError(f'running "{plugin.name}" filter plugin: {status.message()}')
-            if not status.is_success:
-                return status.with_plugin(plugin.name)
-        return SUCCESS
+            return status
+
+        return self.until_failure("filter", run)
 
     def run_filters_with_nominated_pods(
         self, state: CycleState, pod: PodInfo, node: NodeInfo
@@ -246,7 +257,7 @@ class Framework:
         nominator = self.handle.nominator
         others = [
             p
-            for p in (nominator(node.name) if nominator is not None else ())
+            for p in (nominator.pods_on(node.name) if nominator is not None else ())
             if p.priority >= pod.priority and p.key != pod.key
         ]
         if others:
@@ -275,14 +286,15 @@ class Framework:
     def _pre_filter_extension(
         self, method: str, state: CycleState, pod: PodInfo, other: PodInfo, node: NodeInfo
     ) -> Status:
-        for plugin in self.points.get("preFilter", ()):
+
+        def run(plugin: Any) -> Status:
             extension = getattr(plugin, method, None)
             if plugin.name in state.skip_filter_plugins or not callable(extension):
-                continue
+                return SUCCESS
             status: Status = extension(state, pod, other, node)
-            if not status.is_success:
-                return status.with_plugin(plugin.name)
-        return SUCCESS
+            return status
+
+        return self.until_failure("preFilter", run)
 
     @extension_point("PostFilter")
     def run_post_filter(
@@ -366,14 +378,15 @@ class Framework:
 
     @extension_point("Reserve")
     def run_reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status:
-        for plugin in self.points.get("reserve", ()):
+
+        def run(plugin: Any) -> Status:
             if self.missing_state and ("reserve", plugin.name) in self.missing_state:
                 reason = self.missing_state[("reserve", plugin.name)][0]
-                return Status(Code.ERROR, (reason,), plugin.name)
+                return Status(Code.ERROR, (reason,))
             status: Status = plugin.reserve(state, pod, node_name)
-            if not status.is_success:
-                return status.with_plugin(plugin.name)
-        return SUCCESS
+            return status
+
+        return self.until_failure("reserve", run)
 
     @extension_point("Unreserve")
     def run_unreserve(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
@@ -432,11 +445,7 @@ class Framework:
 
     @extension_point("PreBind")
     def run_pre_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status:
-        for plugin in self.points.get("preBind", ()):
-            status: Status = plugin.pre_bind(state, pod, node_name)
-            if not status.is_success:
-                return status.with_plugin(plugin.name)
-        return SUCCESS
+        return self.until_failure("preBind", lambda plugin: plugin.pre_bind(state, pod, node_name))
 
     @extension_point("Bind")
     def run_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status:

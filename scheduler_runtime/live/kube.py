@@ -166,6 +166,20 @@ class Kube:
     def get(self, path: str, timeout: float | None = None, **query: Any) -> dict[str, Any]:
         return self.request("GET", path, query=query, timeout=timeout)
 
+    def patch(
+        self,
+        path: str,
+        body: Mapping[str, Any],
+        *,
+        content_type: str = STRATEGIC_MERGE_PATCH,
+        before_send: Callable[[], None] | None = None,
+    ) -> dict[str, Any]:
+        """A strategic-merge patch (as kubectl and client-go's typed clients send), unless
+        another patch type is asked for."""
+        return self.request(
+            "PATCH", path, body=body, content_type=content_type, before_send=before_send
+        )
+
     def watch(
         self, path: str, query: Mapping[str, Any], open_responses: list[Any]
     ) -> Iterator[dict[str, Any]]:

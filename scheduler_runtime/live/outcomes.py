@@ -19,7 +19,6 @@ import orjson
 from scheduler_runtime.framework.podinfo import PodInfo
 from scheduler_runtime.live.kube import (
     MERGE_PATCH,
-    STRATEGIC_MERGE_PATCH,
     ApiError,
     Kube,
     micro_time,
@@ -194,26 +193,14 @@ class Outcomes:
         patch = condition_patch(pod, reason, message, nominated_node)
         if patch is not None:
             path = f"/api/v1/namespaces/{pod.namespace}/pods/{pod.name}/status"
-            self.kube.request(
-                "PATCH",
-                path,
-                body=patch,
-                content_type=STRATEGIC_MERGE_PATCH,
-                before_send=self.fence,
-            )
+            self.kube.patch(path, patch, before_send=self.fence)
 
     def preempt(self, victim: PodInfo, preemptor: PodInfo) -> None:
         """Evicts a preemption victim as upstream's prepareCandidate does: mark it as a
         disruption target, delete it, and tell its owner why."""
         path = f"/api/v1/namespaces/{victim.namespace}/pods/{victim.name}"
         patch = disruption_patch(preemptor.scheduler_name)
-        self.kube.request(
-            "PATCH",
-            f"{path}/status",
-            body=patch,
-            content_type=STRATEGIC_MERGE_PATCH,
-            before_send=self.fence,
-        )
+        self.kube.patch(f"{path}/status", patch, before_send=self.fence)
         self.kube.request(
             "DELETE", path, body={"preconditions": {"uid": victim.uid}}, before_send=self.fence
         )
@@ -224,9 +211,7 @@ class Outcomes:
         """ClearNominatedNodeName: the pod no longer waits for that node."""
         path = f"/api/v1/namespaces/{pod.namespace}/pods/{pod.name}/status"
         body = {"status": {"nominatedNodeName": None}}
-        self.kube.request(
-            "PATCH", path, body=body, content_type=STRATEGIC_MERGE_PATCH, before_send=self.fence
-        )
+        self.kube.patch(path, body, before_send=self.fence)
 
     def _event(
         self,
@@ -293,9 +278,7 @@ class EventSeries:
         series = {"series": {"count": count + 1, "lastObservedTime": micro_time()}}
         name = first["metadata"]["name"]
         try:
-            self.kube.request(
-                "PATCH", f"{collection}/{name}", body=series, content_type=MERGE_PATCH
-            )
+            self.kube.patch(f"{collection}/{name}", series, content_type=MERGE_PATCH)
         except ApiError as error:
             if error.code != NOT_FOUND:
                 raise

@@ -15,6 +15,19 @@ from scheduler_runtime.live.kube import ApiError, Kube
 
 log = logging.getLogger(__name__)
 
+# The objects plugins read besides nodes and pods (framework.objects), and their collections.
+OBJECT_PATHS = {
+    "Namespace": "/api/v1/namespaces",
+    "PodDisruptionBudget": "/apis/policy/v1/poddisruptionbudgets",
+    "PersistentVolumeClaim": "/api/v1/persistentvolumeclaims",
+    "PersistentVolume": "/api/v1/persistentvolumes",
+    "StorageClass": "/apis/storage.k8s.io/v1/storageclasses",
+    "CSINode": "/apis/storage.k8s.io/v1/csinodes",
+    "Service": "/api/v1/services",
+    "ReplicaSet": "/apis/apps/v1/replicasets",
+    "StatefulSet": "/apis/apps/v1/statefulsets",
+    "ReplicationController": "/api/v1/replicationcontrollers",
+}
 LIST_PAGE_SIZE = 500
 MIN_WATCH_SECONDS = 300  # client-go picks each watch's timeout in [5m, 10m)
 GONE = 410

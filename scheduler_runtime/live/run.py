@@ -17,15 +17,15 @@ import time
 from dataclasses import dataclass, field
 from types import FrameType
 
+from scheduler_runtime.backend import NODES, PODS
 from scheduler_runtime.config import SchedulerConfiguration
 from scheduler_runtime.framework.interface import DEFAULT_PLUGIN_TIME_BUDGET
-from scheduler_runtime.live.cache import NODES, OBJECT_PATHS, PODS
 from scheduler_runtime.live.explanations import DEFAULT_KEPT, ExplanationStore
 from scheduler_runtime.live.kube import Kube, RateLimiter, load_client
 from scheduler_runtime.live.leader import LeaderElector, LeaseConfig, identity
 from scheduler_runtime.live.metrics import SchedulerMetrics
 from scheduler_runtime.live.outcomes import Outcomes
-from scheduler_runtime.live.reflector import Reflector, start
+from scheduler_runtime.live.reflector import OBJECT_PATHS, Reflector, start
 from scheduler_runtime.live.scheduler import Scheduler
 from scheduler_runtime.live.server import HealthServer
 from scheduler_runtime.live.serving import ServingOptions, secure_serving
@@ -97,9 +97,9 @@ class Runtime:
         api = load_client(options.kubeconfig)
         # As kube-scheduler does, events and leader election get clients of their own, each
         # with its own rate limit, so neither can starve the other or the scheduling loop.
-        self.kube, events, self.lease_kube = (Kube(api, self._limiter()) for _ in range(3))
+        self.kube, event_writer, self.lease_kube = (Kube(api, self._limiter()) for _ in range(3))
         self.metrics = SchedulerMetrics()
-        outcomes = Outcomes(self.kube, events, hostname(), leading=self.leading)
+        outcomes = Outcomes(self.kube, event_writer, hostname(), leading=self.leading)
         self.elector: LeaderElector | None = None
         self.scheduler = Scheduler(
             config,
@@ -111,11 +111,11 @@ class Runtime:
             plugin_time_budget=options.plugin_time_budget,
             on_fenced=self._stop_leading,
         )
-        cache = self.scheduler.cache
+        events = self.scheduler.backend.events
         self.reflectors = [
-            Reflector(self.kube, NODES, "/api/v1/nodes", cache),
-            Reflector(self.kube, PODS, "/api/v1/pods", cache),
-            *(Reflector(self.kube, kind, path, cache) for kind, path in OBJECT_PATHS.items()),
+            Reflector(self.kube, NODES, "/api/v1/nodes", events),
+            Reflector(self.kube, PODS, "/api/v1/pods", events),
+            *(Reflector(self.kube, kind, path, events) for kind, path in OBJECT_PATHS.items()),
         ]
         self.done = threading.Event()
         self.heap = HeapKeeper()

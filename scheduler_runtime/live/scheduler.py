@@ -15,13 +15,15 @@ import logging
 import random
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
 from typing import Any
 
 import urllib3
 
+from scheduler_runtime.backend import Backend
+from scheduler_runtime.backend.queue import QueuedPod, SchedulingQueue
+from scheduler_runtime.backend.schedule_one import Attempt, BindingCycle, ScheduleOne, fields
 from scheduler_runtime.config import SchedulerConfiguration
 from scheduler_runtime.framework.algorithm import SchedulingAlgorithm
 from scheduler_runtime.framework.explain import Explanation, annotation
@@ -31,17 +33,12 @@ from scheduler_runtime.framework.interface import (
     Services,
 )
 from scheduler_runtime.framework.podinfo import PodInfo
-from scheduler_runtime.framework.runtime import Framework
-from scheduler_runtime.framework.schedule_one import Attempt, ScheduleOne, fields
-from scheduler_runtime.framework.snapshot import Snapshot
 from scheduler_runtime.framework.status import Code, Status
 from scheduler_runtime.framework.types import ScheduleResult
-from scheduler_runtime.live.cache import ClusterCache
 from scheduler_runtime.live.explanations import ExplanationStore, annotation_patch
-from scheduler_runtime.live.kube import STRATEGIC_MERGE_PATCH, ApiError, Kube
+from scheduler_runtime.live.kube import ApiError, Kube
 from scheduler_runtime.live.metrics import ERROR, SCHEDULED, UNSCHEDULABLE, SchedulerMetrics
 from scheduler_runtime.live.outcomes import NotLeadingError, Outcomes
-from scheduler_runtime.live.queue import QueuedPod, SchedulingQueue, priority_sort
 from scheduler_runtime.live.volumes import VolumeBinder
 
 log = logging.getLogger("scheduler_runtime.scheduler")
@@ -63,11 +60,8 @@ def nothing() -> None:
 
 
 class Scheduler:
-    """Profiles, queue and cache, and the loop that drives them; the outcome sink of its
-    scheduling sequence."""
-
-    binding_errors: tuple[type[BaseException], ...] = (*API_ERRORS, NotLeadingError)
-    contains_bugs = True
+    """The backend (profiles, queue, cache) and the loop that drives it; the outcome sink of
+    its scheduling sequence: events, conditions, metrics and explanations."""
 
     def __init__(
         self,
@@ -84,48 +78,43 @@ class Scheduler:
     ) -> None:
         self.kube = kube
         self.on_fenced = on_fenced
-        self.plugin_time_budget = plugin_time_budget
         self.explanations = explanations or ExplanationStore()
         self.explain_annotation = explain_annotation
         # Explaining costs a pass over the rejected nodes per pod: skipped when nobody asks.
-        self.explaining = self.explanations.capacity > 0 or explain_annotation
+        explaining = self.explanations.capacity > 0 or explain_annotation
         self.outcomes = outcomes
         self.metrics = metrics
         self.rng = rng or random.Random()  # noqa: S311 - tie-breaking, not crypto
-        self.snapshot = Snapshot()
-        self.frameworks = {
-            profile.scheduler_name: Framework(profile, self._handle(config))
-            for profile in config.profiles
-        }
-        first = next(iter(self.frameworks.values()))
-        self.queue = SchedulingQueue(
-            less=first.less if first.has("queueSort") else priority_sort,
-            pre_enqueue=self._may_enqueue,
-            initial_backoff=config.pod_initial_backoff_seconds,
-            max_backoff=config.pod_max_backoff_seconds,
-            on_change=metrics.set_pending,
-        )
-        self.cache = ClusterCache(self.snapshot, self.queue, self.frameworks)
+        self.backend = Backend(config, on_change=metrics.set_pending)
+        self.backend.build_frameworks(self._handle(config, plugin_time_budget))
         self.algorithm = SchedulingAlgorithm(
-            self.snapshot, config.percentage_of_nodes_to_score, self.rng
+            self.backend.snapshot, config.percentage_of_nodes_to_score, self.rng
         )
         self.binding = ThreadPoolExecutor(BINDING_WORKERS, thread_name_prefix="binding")
         self.reporting = ThreadPoolExecutor(REPORTING_WORKERS, thread_name_prefix="reporting")
         self.stopping = threading.Event()
         self._loop_idle = threading.Event()  # set while no scheduling loop runs
         self._loop_idle.set()
-        self._cycle_pod: PodInfo | None = None  # the pod of the running scheduling cycle
-        self.sequence: ScheduleOne[QueuedPod] = ScheduleOne(
-            self.frameworks, self.algorithm, self, explaining=self.explaining
+        self.sequence = ScheduleOne(
+            self.backend,
+            self.algorithm,
+            self,
+            explaining=explaining,
+            start_binding=self._start_binding,
+            binding_errors=(*API_ERRORS, NotLeadingError),
+            contains_bugs=True,
         )
 
-    def _handle(self, config: SchedulerConfiguration) -> Handle:
+    @property
+    def queue(self) -> SchedulingQueue:
+        return self.backend.queue
+
+    def _handle(self, config: SchedulerConfiguration, plugin_time_budget: float) -> Handle:
         return Handle(
-            snapshot=self.snapshot,
-            plugin_time_budget=self.plugin_time_budget,
+            snapshot=self.backend.snapshot,
+            plugin_time_budget=plugin_time_budget,
             binder=self.outcomes.bind,
-            nominator=self._nominated_pods,
-            nominated_nodes=self._nominated_node_names,
+            nominator=self.backend.nominator,
             rng=self.rng,
             parallelism=config.parallelism,
             record_extension_point=self.metrics.extension_point,
@@ -137,26 +126,14 @@ class Scheduler:
             ),
         )
 
-    def _evict(self, victim: PodInfo) -> None:
+    def _evict(self, victim: PodInfo, preemptor: PodInfo) -> None:
         """The delete_pod service of preemption; runs off the scheduling loop. The victim
         stops counting when its deletion arrives through the watch, as upstream's does."""
-        preemptor = self._cycle_pod
-        if preemptor is not None:
-            self._report(self.outcomes.preempt, victim, preemptor)
+        self._report(self.outcomes.preempt, victim, preemptor)
 
     def _clear_nomination(self, pod: PodInfo) -> None:
-        self.cache.nominate(pod, "")
+        self.backend.nominator.delete(pod.key)
         self._report(self.outcomes.clear_nomination, pod)
-
-    def _nominated_pods(self, node_name: str) -> list[PodInfo]:
-        return self.cache.nominated_pods(node_name)
-
-    def _nominated_node_names(self) -> list[str]:
-        return self.cache.nominated_node_names()
-
-    def _may_enqueue(self, pod: PodInfo) -> bool:
-        framework = self.frameworks.get(pod.scheduler_name)
-        return framework is not None and framework.run_pre_enqueue(pod).is_success
 
     # ----- the loop
 
@@ -199,55 +176,25 @@ class Scheduler:
         self.reporting.shutdown(wait=True)
 
     def schedule_one(self, queued: QueuedPod) -> None:
-        pod = queued.pod_info
-        if self.cache.is_assumed(pod.key) or (pod.pod.get("metadata") or {}).get(
-            "deletionTimestamp"
-        ):
-            self.queue.done(pod.key)
-            return
         self.sequence.schedule_one(queued)
 
     # ----- the sequence's outcome sink: the cluster
 
-    @contextmanager
-    def scheduling(self, pod: PodInfo) -> Iterator[None]:
-        """The scheduling cycle runs under the cache lock, so the snapshot stays still."""
-        with self.cache.frozen():
-            self._cycle_pod = pod
-            try:
-                yield
-            finally:
-                self._cycle_pod = None
-
-    def node_found(self, attempt: Attempt[QueuedPod], result: ScheduleResult) -> None:
+    def node_found(self, attempt: Attempt, result: ScheduleResult) -> None:
         # As upstream: from the cycle's start (here, including the wait for the cache lock,
         # as upstream's includes its snapshot update) to a suggested host.
         self.metrics.algorithm_duration.observe(time.monotonic() - attempt.started)
         if log.isEnabledFor(logging.INFO):  # the why costs a pass over the scores
             attempt.why = self._why(result)
 
-    def post_filter_started(self, attempt: Attempt[QueuedPod]) -> None:
+    def post_filter_started(self, attempt: Attempt) -> None:
         if PREEMPTION in attempt.framework.profile.enabled("postFilter"):
             self.metrics.preemption_attempts.inc()
 
     def explained(self, explanation: Explanation) -> None:
         self.explanations.add(explanation)
 
-    def assume(self, pod: PodInfo, node: str) -> None:
-        self.cache.assume(pod, node)
-
-    def forget(self, pod: PodInfo) -> None:
-        self.cache.forget(pod)
-
-    def nominate(self, pod: PodInfo, node: str) -> None:
-        self.cache.nominate(pod, node)
-
-    def wait_on_permit(self, framework: Framework, pod: PodInfo) -> Status:
-        return framework.wait_on_permit(pod)
-
-    def start_binding(
-        self, binding_cycle: Callable[[Attempt[QueuedPod]], None], attempt: Attempt[QueuedPod]
-    ) -> None:
+    def _start_binding(self, binding_cycle: BindingCycle, attempt: Attempt) -> None:
         try:
             self.binding.submit(binding_cycle, attempt)
         except RuntimeError:  # the pool shut down: only after a cycle outlived stop()'s wait
@@ -255,9 +202,8 @@ class Scheduler:
                 raise
             log.warning("Not binding pod %s: the scheduler is stopping", attempt.pod.key)
 
-    def bound(self, attempt: Attempt[QueuedPod]) -> None:
+    def bound(self, attempt: Attempt) -> None:
         pod, node = attempt.pod, attempt.node
-        self.queue.done(pod.key)
         elapsed = time.monotonic() - attempt.started
         self.metrics.attempt(SCHEDULED, pod.scheduler_name, elapsed)
         queued_at = attempt.queued.initial_attempt_timestamp or attempt.started
@@ -270,8 +216,8 @@ class Scheduler:
         self._report(self.outcomes.scheduled, pod, node)
         self._annotate(attempt)
 
-    def failed(self, attempt: Attempt[QueuedPod], status: Status) -> None:
-        """handleSchedulingFailure: event, condition, nominated node, back to the queue."""
+    def failed(self, attempt: Attempt, status: Status) -> None:
+        """handleSchedulingFailure's report: event, condition and nominated node."""
         pod = attempt.pod
         error = status.code == Code.ERROR
         message = status.message()
@@ -289,25 +235,18 @@ class Scheduler:
                     nominatedNode=nominated or "",
                 ),
             )
-        self.queue.requeue(attempt.queued, unschedulable=not error)
         if not attempt.queued.deleted:  # nobody to tell about a pod that is gone
             self._report(self.outcomes.failed, pod, message, error=error, nominated_node=nominated)
             self._annotate(attempt)
 
-    def _annotate(self, attempt: Attempt[QueuedPod]) -> None:
+    def _annotate(self, attempt: Attempt) -> None:
         """With --explain-annotation: the compact explanation on the pod itself."""
         if self.explain_annotation and attempt.explanation is not None:
             self._report(self._write_annotation, attempt.pod, annotation(attempt.explanation))
 
     def _write_annotation(self, pod: PodInfo, text: str) -> None:
         path = f"/api/v1/namespaces/{pod.namespace}/pods/{pod.name}"
-        self.kube.request(
-            "PATCH",
-            path,
-            body=annotation_patch(text),
-            content_type=STRATEGIC_MERGE_PATCH,
-            before_send=self.outcomes.fence,
-        )
+        self.kube.patch(path, annotation_patch(text), before_send=self.outcomes.fence)
 
     def _report(self, write: Any, *args: Any, **kwargs: Any) -> None:
         """Runs an API write on the reporting pool; a failure is logged, never raised."""
@@ -336,7 +275,7 @@ class Scheduler:
         }
         placement = self.algorithm.last_placement
         if placement is not None and result.feasible_nodes > 1:
-            slot = self.snapshot.slot(result.suggested_host)
+            slot = self.backend.snapshot.slot(result.suggested_host)
             position = int((placement.slots == slot).argmax())
             why["score"] = int(placement.totals[position])
             why["scores"] = ",".join(

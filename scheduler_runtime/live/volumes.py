@@ -13,7 +13,7 @@ import urllib3
 from scheduler_runtime.framework.podinfo import PodInfo
 from scheduler_runtime.framework.status import Status
 from scheduler_runtime.framework.volumes import ChosenVolumes
-from scheduler_runtime.live.kube import STRATEGIC_MERGE_PATCH, ApiError, Kube
+from scheduler_runtime.live.kube import ApiError, Kube
 from scheduler_runtime.live.outcomes import NotLeadingError
 
 SELECTED_NODE = "volume.kubernetes.io/selected-node"
@@ -68,23 +68,13 @@ class VolumeBinder:
         for volume, claim in volumes.bindings:
             name = (volume.get("metadata") or {}).get("name")
             patch = {"spec": {"claimRef": claim_ref(claim)}}
-            self.kube.request(
-                "PATCH",
-                f"/api/v1/persistentvolumes/{name}",
-                body=patch,
-                content_type=STRATEGIC_MERGE_PATCH,
-                before_send=self.before_send,
+            self.kube.patch(
+                f"/api/v1/persistentvolumes/{name}", patch, before_send=self.before_send
             )
             claims.append(_claim_path(claim))
         for claim in volumes.provisions:
             patch = {"metadata": {"annotations": {SELECTED_NODE: node_name}}}
-            self.kube.request(
-                "PATCH",
-                _claim_path(claim),
-                body=patch,
-                content_type=STRATEGIC_MERGE_PATCH,
-                before_send=self.before_send,
-            )
+            self.kube.patch(_claim_path(claim), patch, before_send=self.before_send)
             claims.append(_claim_path(claim))
         return claims
 

@@ -123,7 +123,7 @@ class DefaultPreemption(PluginBase[DefaultPreemptionArgs]):
             return self._no_candidates(pod, failures)
         best = pick_one_node(candidates)
         cleared = self._lower_priority_nominated(pod, best.node)
-        self._evict(best)
+        self._evict(best, pod)
         self._clear_nominations(cleared)
         result = PostFilterResult(NominatingInfo(best.node), best.victims, cleared)
         return result, SUCCESS
@@ -236,15 +236,17 @@ class DefaultPreemption(PluginBase[DefaultPreemptionArgs]):
         if nominator is None:
             return ()
         return tuple(
-            p for p in nominator(node_name) if p.priority < pod.priority and p.key != pod.key
+            p
+            for p in nominator.pods_on(node_name)
+            if p.priority < pod.priority and p.key != pod.key
         )
 
-    def _evict(self, best: Candidate) -> None:
+    def _evict(self, best: Candidate, preemptor: PodInfo) -> None:
         delete = self.handle.services.delete_pod
         if delete is None:
             return
         for victim in best.victims:
-            delete(victim)
+            delete(victim, preemptor)
 
     def _clear_nominations(self, pods: Sequence[PodInfo]) -> None:
         clear = self.handle.services.clear_nomination

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from scheduler_runtime.backend.nominator import Nominator
 from scheduler_runtime.config import load_configuration
 from scheduler_runtime.framework.algorithm import SchedulingAlgorithm, num_feasible_nodes_to_find
 from scheduler_runtime.framework.interface import CycleState, Handle, Status
@@ -245,14 +246,12 @@ def test_weights_multiply_normalized_scores() -> None:
     assert result.suggested_host == "plain"
 
 
-@pytest.mark.parametrize("tell_nominated_nodes", [False, True])
-def test_pods_nominated_to_a_node_count_when_at_least_as_important(
-    tell_nominated_nodes: bool,
-) -> None:
+def test_pods_nominated_to_a_node_count_when_at_least_as_important() -> None:
     snapshot = Snapshot()
     snapshot.add_node(node("a", cpu="4"))
     snapshot.add_node(node("b", cpu="2"))
-    nominated = {"a": [pod("preemptor", cpu="3", priority=10)]}
+    nominator = Nominator()
+    nominator.nominate(pod("preemptor", cpu="3", priority=10), "a")
     config = load_configuration(
         {
             "apiVersion": "kubescheduler.config.k8s.io/v1",
@@ -260,11 +259,7 @@ def test_pods_nominated_to_a_node_count_when_at_least_as_important(
             "profiles": [{"plugins": {"multiPoint": {"disabled": CORE_ONLY}}}],
         }
     )
-    handle = Handle(
-        snapshot,
-        nominator=lambda name: nominated.get(name, []),
-        nominated_nodes=(lambda: set(nominated)) if tell_nominated_nodes else None,
-    )
+    handle = Handle(snapshot, nominator=nominator)
     fwk = Framework(config.profiles[0], handle)
     algorithm = SchedulingAlgorithm(snapshot, 0, random.Random(1))
     feasible, diagnosis = algorithm.find_nodes_that_fit(fwk, CycleState(), pod(cpu="2", priority=5))

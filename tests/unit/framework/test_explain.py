@@ -19,7 +19,6 @@ from scheduler_runtime.cli import main
 from scheduler_runtime.config import load_configuration
 from scheduler_runtime.framework.algorithm import Placement
 from scheduler_runtime.framework.explain import (
-    NOT_EVALUATED,
     Rejected,
     annotation,
     format_explanation,
@@ -174,23 +173,36 @@ def test_the_annotation_is_one_compact_line() -> None:
 
 
 MANY = [node(f"n{i:03}") for i in range(200)]  # one zone: node-tree order is this order
+TAINTED = "node(s) had untolerated taint(s)"
 
 
-def stopped_early() -> tuple[Simulation, Rejected]:
+def test_nodes_a_stopped_search_never_evaluated_are_counted_not_named() -> None:
     """200 nodes that all fit: the search stops after 100, the first pod's at n000."""
+    [placed] = simulate(CONFIG, [*MANY, pod("web", "1")], seed=1)
+    why = placed.explanation
+    assert why is not None
+    assert (why.evaluated_nodes, why.feasible_nodes, why.not_evaluated_nodes) == (100, 100, 100)
+    assert why.filtered == ()
+    assert why.as_json()["notEvaluatedNodes"] == 100
+    assert "not evaluated: 100 (enough nodes fit)" in format_explanation(why.as_json())
+
+
+def mostly_tainted() -> tuple[Simulation, Rejected]:
+    """200 nodes of which 150 carry a taint the pod does not tolerate."""
+    nodes = [node(f"n{i:03}", taint=i >= 50) for i in range(200)]
     simulation = Simulation(CONFIG, seed=1)
-    simulation.load([*MANY, pod("web", "1")])
+    simulation.load([*nodes, pod("web", "1")])
     [placed] = simulation.run()
     why = placed.explanation
     assert why is not None
-    assert (why.evaluated_nodes, why.feasible_nodes) == (100, 100)
+    assert (why.evaluated_nodes, why.feasible_nodes, why.not_evaluated_nodes) == (200, 50, 0)
     [group] = why.filtered
     return simulation, group
 
 
-def test_nodes_a_stopped_search_never_evaluated_are_named_when_read() -> None:
-    _, group = stopped_early()
-    eager = Rejected("", NOT_EVALUATED, tuple(f"n{i:03}" for i in range(100, 200)))
+def test_a_large_group_of_filtered_nodes_is_named_when_read() -> None:
+    _, group = mostly_tainted()
+    eager = Rejected("TaintToleration", TAINTED, tuple(f"n{i:03}" for i in range(50, 200)))
     assert group == eager
     assert hash(group) == hash(eager)
     assert repr(group) == repr(eager)
@@ -201,7 +213,7 @@ def test_nodes_a_stopped_search_never_evaluated_are_named_when_read() -> None:
 
 
 def test_an_older_explanation_keeps_the_names_it_saw_when_a_slot_is_reused() -> None:
-    simulation, group = stopped_early()
+    simulation, group = mostly_tainted()
     snapshot = simulation.snapshot
     names = snapshot.node_names()
     snapshot.update_node(node("n150", "8"))
@@ -212,7 +224,7 @@ def test_an_older_explanation_keeps_the_names_it_saw_when_a_slot_is_reused() -> 
     assert snapshot.slot("fresh") == slot
     assert snapshot.node_names()[slot] == "fresh"
     assert names[slot] == "n150"
-    assert group.nodes == tuple(f"n{i:03}" for i in range(100, 200))
+    assert group.nodes == tuple(f"n{i:03}" for i in range(50, 200))
 
 
 def test_candidates_are_the_chosen_node_then_the_best_totals_ties_in_scoring_order() -> None:
@@ -257,10 +269,10 @@ def test_statuses_set_by_name_join_their_group_after_the_filters_slots() -> None
     )
     statuses.set("d", Status(Code.UNSCHEDULABLE, ("full",), "Fit"))
     feasible = np.zeros(0, dtype=np.intp)
-    assert rejected_nodes(Diagnosis(statuses), snapshot, feasible) == [
-        Rejected("Fit", "full", ("c", "a", "d")),
-        Rejected("", NOT_EVALUATED, ("b",)),
-    ]
+    assert rejected_nodes(Diagnosis(statuses), snapshot, feasible) == (
+        [Rejected("Fit", "full", ("c", "a", "d"))],
+        1,  # b was never evaluated
+    )
 
 
 def test_the_store_keeps_the_last_attempt_of_the_last_pods() -> None:

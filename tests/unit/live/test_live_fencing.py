@@ -10,11 +10,11 @@ from typing import Any
 
 import kubernetes
 import pytest
-from test_live_cache import node, pod
+from backend_support import node, pod
 from test_live_transport import Server, configuration
 
+from scheduler_runtime.backend import NODES, PODS
 from scheduler_runtime.config import load_configuration
-from scheduler_runtime.live.cache import NODES, PODS
 from scheduler_runtime.live.kube import ApiError, Kube
 from scheduler_runtime.live.leader import LeaderElector, LeaseConfig
 from scheduler_runtime.live.metrics import SchedulerMetrics
@@ -140,7 +140,7 @@ def make_scheduler(url: str, leading: Leading, fenced: threading.Event) -> Sched
     kube = Kube(kubernetes.client.ApiClient(configuration(url)))
     outcomes = Outcomes(kube, kube, "test", leading=leading)
     made = Scheduler(config, kube, outcomes, SchedulerMetrics(), on_fenced=fenced.set)
-    made.cache.replace(NODES, [node("n1")])
+    made.backend.events.replace(NODES, [node("n1")])
     return made
 
 
@@ -151,11 +151,11 @@ def bindings(server: Server) -> list[str]:
 def test_no_cycle_starts_once_the_lease_is_not_held(server: Server) -> None:
     fenced = threading.Event()
     scheduler = make_scheduler(server.url, Leading(0), fenced)
-    scheduler.cache.upsert(PODS, pod("p", scheduler=PROFILE))
+    scheduler.backend.events.upsert(PODS, pod("p", scheduler=PROFILE))
     scheduler.run()  # returns at once: the first pod finds the lease not held
     assert fenced.is_set()
     assert scheduler.stopping.is_set()
-    assert not scheduler.cache.is_assumed("ns/p")
+    assert not scheduler.backend.cache.is_assumed("ns/p")
     scheduler.stop(finish_bindings=False)
     assert server.requests == []
 
@@ -164,14 +164,14 @@ def test_a_binding_is_not_sent_once_the_lease_is_not_held(server: Server) -> Non
     """The cycle ran while the lease was held; by the time the binding goes out, it is not."""
     fenced = threading.Event()
     scheduler = make_scheduler(server.url, Leading(1), fenced)
-    scheduler.cache.upsert(PODS, pod("p", scheduler=PROFILE))
+    scheduler.backend.events.upsert(PODS, pod("p", scheduler=PROFILE))
     queued = scheduler.queue.pop(timeout=1)
     assert queued is not None
     assert scheduler.outcomes.leading()  # the loop's question before the cycle
     scheduler.schedule_one(queued)
     scheduler.stop(finish_bindings=True)
     assert bindings(server) == []
-    assert not scheduler.cache.is_assumed("ns/p")  # forgotten, as any failed binding
+    assert not scheduler.backend.cache.is_assumed("ns/p")  # forgotten, as any failed binding
     assert server.requests == []  # and the failure is not reported by a deposed leader
 
 
@@ -194,7 +194,7 @@ def test_stopping_mid_cycle_ends_the_cycle_before_the_pools(
         threading, "excepthook", lambda hook: failures.append(hook.exc_value or Exception())
     )
     scheduler = make_scheduler(server.url, Leading(10), threading.Event())
-    scheduler.cache.upsert(PODS, pod("p", scheduler=PROFILE))
+    scheduler.backend.events.upsert(PODS, pod("p", scheduler=PROFILE))
     loop = threading.Thread(target=scheduler.run)
     loop.start()
     assert in_cycle.wait(5)

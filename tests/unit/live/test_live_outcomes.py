@@ -190,6 +190,9 @@ class RecordingApi:
             raise ApiError(404, "NotFound", "gone")
         return {}
 
+    def patch(self, path: str, body: Any, *, content_type: str = "") -> dict[str, Any]:
+        return self.request("PATCH", path, body=body, content_type=content_type)
+
 
 def failed_event(note: str) -> dict[str, Any]:
     return event(

@@ -8,10 +8,10 @@ from typing import Any
 
 import kubernetes
 import pytest
-from test_live_cache import node, pod
+from backend_support import node, pod
 
+from scheduler_runtime.backend import NODES, PODS
 from scheduler_runtime.config import load_configuration
-from scheduler_runtime.live.cache import NODES, PODS
 from scheduler_runtime.live.kube import Kube
 from scheduler_runtime.live.metrics import SchedulerMetrics
 from scheduler_runtime.live.outcomes import Outcomes
@@ -36,7 +36,7 @@ def scheduler() -> Iterator[Scheduler]:
         kubernetes.client.ApiClient(kubernetes.client.Configuration(host="http://127.0.0.1:9"))
     )
     made = Scheduler(config, kube, Outcomes(kube, kube, "test"), SchedulerMetrics())
-    made.cache.replace(NODES, [node("n1")])
+    made.backend.events.replace(NODES, [node("n1")])
     yield made
     made.stop(finish_bindings=False)
 
@@ -46,7 +46,7 @@ def fault(*_: Any, **__: Any) -> Any:
 
 
 def attempt_one(scheduler: Scheduler, name: str) -> None:
-    scheduler.cache.upsert(PODS, pod(name, scheduler=PROFILE))
+    scheduler.backend.events.upsert(PODS, pod(name, scheduler=PROFILE))
     queued = scheduler.queue.pop(timeout=1)
     assert queued is not None
     assert queued.pod_info.key == f"ns/{name}"
@@ -67,7 +67,7 @@ def test_a_filter_that_raises_costs_the_pod_an_error_attempt(
     monkeypatch.setattr(NodeUnschedulable, "filter", fault)
     attempt_one(scheduler, "first")
     assert error_attempts(scheduler) == 1
-    assert not scheduler.cache.is_assumed("ns/first")
+    assert not scheduler.backend.cache.is_assumed("ns/first")
     monkeypatch.undo()
     attempt_one(scheduler, "second")  # the loop goes on: the next pod finds its node
     # (whose binding then fails against the unreachable API server, so no assumed pod stays)
@@ -80,7 +80,7 @@ def test_a_reserve_that_raises_forgets_the_assumed_pod(
     monkeypatch.setattr(VolumeBinding, "reserve", fault)
     attempt_one(scheduler, "reserved")
     assert error_attempts(scheduler) == 1
-    assert not scheduler.cache.is_assumed("ns/reserved")
+    assert not scheduler.backend.cache.is_assumed("ns/reserved")
 
 
 def algorithm_runs(scheduler: Scheduler) -> float:

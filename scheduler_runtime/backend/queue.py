@@ -1,9 +1,11 @@
-"""The scheduling queue, shaped like upstream's PriorityQueue: activeQ ordered by the
-profile's queueSort, backoffQ for pods waiting out their exponential backoff, the
-unschedulable pods waiting for a cluster event that could help them, and gated pods waiting
-for their scheduling gates to go.
+"""The scheduling queue, shaped like upstream's PriorityQueue (backend/queue): activeQ ordered
+by the profiles' queueSort plugin, backoffQ for pods waiting out their exponential backoff, the
+unschedulable pods waiting for a cluster event that could help them, and the pods a preEnqueue
+plugin (SchedulingGates, ...) holds outside all of them.
 
-All methods are thread-safe; `pop` blocks until a pod is ready or the queue is closed."""
+Time comes from the clock it is given: the live scheduler's is the monotonic clock and `pop`
+blocks until a pod is ready; simulate's is virtual and moves to `next_ready_in()` when only
+backoff is left. All methods are thread-safe."""
 
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from scheduler_runtime.framework.podinfo import PodInfo
+from scheduler_runtime.framework.status import Status
 from scheduler_runtime.framework.types import QueuedPodInfo
 
 log = logging.getLogger(__name__)
@@ -32,26 +35,18 @@ class QueuedPod(QueuedPodInfo):
     failed_at: float = 0.0
     deleted: bool = False
     moved_while_in_flight: bool = False
+    gated_by: Status | None = None  # the preEnqueue verdict that holds it, while it does
+    order: int = 0  # when it last entered activeQ, to keep equal pods in arrival order
 
     @property
     def key(self) -> str:
         return self.pod_info.key
 
 
+# The profiles' queueSort plugin.
 Less = Callable[[QueuedPodInfo, QueuedPodInfo], bool]
-# Whether a pod may enter activeQ (the profile's preEnqueue plugins, e.g. SchedulingGates).
-PreEnqueue = Callable[[PodInfo], bool]
-
-
-def ungated(pod: PodInfo) -> bool:
-    """SchedulingGates' check: a pod with gates left waits."""
-    return not pod.scheduling_gates
-
-
-def priority_sort(a: QueuedPodInfo, b: QueuedPodInfo) -> bool:
-    """PrioritySort: higher priority first, then the pod that entered the queue first."""
-    pa, pb = a.pod_info.priority, b.pod_info.priority
-    return pa > pb or (pa == pb and a.timestamp < b.timestamp)
+# The pod's profile's preEnqueue plugins: anything but Success holds it outside activeQ.
+PreEnqueue = Callable[[PodInfo], Status]
 
 
 def pod_identity(pod: dict[str, Any]) -> tuple[Any, Any]:
@@ -65,6 +60,9 @@ def pod_identity(pod: dict[str, Any]) -> tuple[Any, Any]:
 
 
 class _Entry:
+    """An activeQ heap entry: the queueSort order, then the order pods entered, so equal pods
+    leave in a reproducible order."""
+
     __slots__ = ("less", "pod")
 
     def __init__(self, pod: QueuedPod, less: Less) -> None:
@@ -72,7 +70,9 @@ class _Entry:
         self.less = less
 
     def __lt__(self, other: _Entry) -> bool:
-        return self.less(self.pod, other.pod)
+        if self.less(self.pod, other.pod):
+            return True
+        return not self.less(other.pod, self.pod) and self.pod.order < other.pod.order
 
 
 class SchedulingQueue:
@@ -81,8 +81,8 @@ class SchedulingQueue:
     def __init__(
         self,
         *,
-        less: Less = priority_sort,
-        pre_enqueue: PreEnqueue = ungated,
+        less: Less,
+        pre_enqueue: PreEnqueue,
         initial_backoff: float = 1.0,
         max_backoff: float = 10.0,
         clock: Callable[[], float] = time.monotonic,
@@ -217,6 +217,17 @@ class SchedulingQueue:
             self._move(stale)
             self._changed()
 
+    def next_ready_in(self) -> float | None:
+        """Seconds until the first pod in backoff may be tried again (None: none waits)."""
+        with self._lock:
+            return self._next_backoff_in()
+
+    def gated(self, key: str) -> Status | None:
+        """The preEnqueue verdict holding the pod back, or None when nothing holds it."""
+        with self._lock:
+            queued = self._gated.get(key)
+            return None if queued is None else queued.gated_by
+
     def close(self) -> None:
         with self._lock:
             self._closed = True
@@ -245,10 +256,15 @@ class SchedulingQueue:
         return None
 
     def _enqueue(self, queued: QueuedPod) -> None:
-        if not self.pre_enqueue(queued.pod_info):
+        verdict = self.pre_enqueue(queued.pod_info)
+        if not verdict.is_success:
+            queued.gated_by = verdict
             self._gated[queued.key] = queued
             return
+        queued.gated_by = None
         self._active[queued.key] = queued
+        self._sequence += 1
+        queued.order = self._sequence
         heapq.heappush(self._active_heap, _Entry(queued, self.less))
         self._lock.notify()
 
@@ -257,9 +273,8 @@ class SchedulingQueue:
         queued.pod_info = pod
         key = queued.key
         if key in self._gated:
-            if self.pre_enqueue(pod):
-                del self._gated[key]
-                self._enqueue(queued)
+            del self._gated[key]
+            self._enqueue(queued)  # gated again unless its preEnqueue plugins now let it in
             return
         if key in self._active:
             # Priority may have changed: push a fresh entry; the stale one is skipped on pop.

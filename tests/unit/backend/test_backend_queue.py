@@ -7,8 +7,12 @@ from typing import Any
 
 import pytest
 
+from scheduler_runtime.backend.queue import MAX_UNSCHEDULABLE_SECONDS, SchedulingQueue
+from scheduler_runtime.framework.interface import Handle
 from scheduler_runtime.framework.podinfo import PodInfo, pod_info
-from scheduler_runtime.live.queue import MAX_UNSCHEDULABLE_SECONDS, SchedulingQueue
+from scheduler_runtime.framework.snapshot import Snapshot
+from scheduler_runtime.plugins.queuesort import PrioritySort
+from scheduler_runtime.plugins.schedulinggates import SchedulingGates
 
 
 class Clock:
@@ -44,7 +48,15 @@ def counts() -> list[dict[str, int]]:
 
 @pytest.fixture
 def queue(clock: Clock, counts: list[dict[str, int]]) -> SchedulingQueue:
-    return SchedulingQueue(initial_backoff=1, max_backoff=10, clock=clock, on_change=counts.append)
+    handle = Handle(Snapshot())
+    return SchedulingQueue(
+        less=PrioritySort(None, handle).less,
+        pre_enqueue=SchedulingGates(None, handle).pre_enqueue,
+        initial_backoff=1,
+        max_backoff=10,
+        clock=clock,
+        on_change=counts.append,
+    )
 
 
 def drain(queue: SchedulingQueue) -> list[str]:

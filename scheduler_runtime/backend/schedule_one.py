@@ -3,9 +3,10 @@ scheduler and for simulate: the scheduling cycle (the algorithm, PostFilter when
 fits, assume, Reserve, Permit) and the binding cycle (WaitOnPermit, PreBind, Bind,
 PostBind), with upstream's failure statuses and messages.
 
-Where an attempt's effects go is the caller's `OutcomeSink`: the live scheduler assumes pods
-in its cache, binds through the API server on a thread pool and reports events; simulate
-keeps everything in memory and binds at once."""
+What an attempt does to the scheduler's state (the cache, the queue, the nominator) happens
+here, on the backend; where the binding cycle runs and who hears of the outcome are the
+caller's: the live scheduler binds on a thread pool and reports to the cluster, simulate binds
+at once and keeps the outcomes in memory."""
 
 from __future__ import annotations
 
@@ -13,11 +14,11 @@ import dataclasses
 import json
 import logging
 import time
-from collections.abc import Callable, Mapping
-from contextlib import AbstractContextManager
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol
 
+from scheduler_runtime.backend.queue import QueuedPod
 from scheduler_runtime.framework.algorithm import SchedulingAlgorithm
 from scheduler_runtime.framework.explain import Explanation, explain
 from scheduler_runtime.framework.interface import CycleState
@@ -30,13 +31,13 @@ from scheduler_runtime.framework.types import (
     FitError,
     NodeToStatus,
     NoNodesAvailableError,
-    QueuedPodInfo,
     ScheduleResult,
 )
 
-log = logging.getLogger("scheduler_runtime.scheduler")
+if TYPE_CHECKING:
+    from scheduler_runtime.backend import Backend
 
-QueuedT = TypeVar("QueuedT", bound=QueuedPodInfo)
+log = logging.getLogger("scheduler_runtime.scheduler")
 
 
 def fields(**values: Any) -> str:
@@ -48,10 +49,10 @@ def fields(**values: Any) -> str:
 
 
 @dataclass(slots=True)
-class Attempt(Generic[QueuedT]):
+class Attempt:
     """One pod's way through a scheduling and binding cycle."""
 
-    queued: QueuedT
+    queued: QueuedPod
     framework: Framework
     state: CycleState
     started: float
@@ -66,93 +67,93 @@ class Attempt(Generic[QueuedT]):
         return self.queued.pod_info
 
 
-class OutcomeSink(Protocol[QueuedT]):
-    """Where a scheduling sequence's effects go: the cluster (live) or memory (simulate)."""
+class OutcomeSink(Protocol):
+    """Who hears how an attempt went: the cluster (live) or memory (simulate). Reporting
+    only: the cache, queue and nominator are already up to date when it is told."""
 
-    # Exceptions a binding may meet that are the pod's Error, not a bug (the API's, live).
-    binding_errors: tuple[type[BaseException], ...]
-    # Whether a bug met in a cycle costs only that pod's attempt (live) or stops all (simulate).
-    contains_bugs: bool
-
-    def scheduling(self, pod: PodInfo) -> AbstractContextManager[object]:
-        """Held during the scheduling cycle (the live cache stays still under it)."""
-
-    def node_found(self, attempt: Attempt[QueuedT], result: ScheduleResult) -> None:
+    def node_found(self, attempt: Attempt, result: ScheduleResult) -> None:
         """The algorithm found a node (before the pod is assumed there)."""
 
-    def post_filter_started(self, attempt: Attempt[QueuedT]) -> None:
+    def post_filter_started(self, attempt: Attempt) -> None:
         """No node fits and PostFilter plugins (preemption) are about to run."""
 
     def explained(self, explanation: Explanation) -> None:
         """Why the attempt went where it went, or nowhere."""
 
-    def assume(self, pod: PodInfo, node: str) -> None:
-        """Count the pod on `node` from now on, before it is bound."""
-
-    def forget(self, pod: PodInfo) -> None:
-        """The assumed pod no longer counts."""
-
-    def nominate(self, pod: PodInfo, node: str) -> None:
-        """PostFilter nominated the pod to `node` ("" withdraws a nomination)."""
-
-    def wait_on_permit(self, framework: Framework, pod: PodInfo) -> Status:
-        """The verdict on a pod that Permit plugins made wait."""
-
-    def start_binding(
-        self, binding_cycle: Callable[[Attempt[QueuedT]], None], attempt: Attempt[QueuedT]
-    ) -> None:
-        """Runs the binding cycle, now or elsewhere."""
-
-    def bound(self, attempt: Attempt[QueuedT]) -> None:
+    def bound(self, attempt: Attempt) -> None:
         """The pod is bound to `attempt.node`."""
 
-    def failed(self, attempt: Attempt[QueuedT], status: Status) -> None:
-        """The attempt failed with `status` (handleSchedulingFailure)."""
+    def failed(self, attempt: Attempt, status: Status) -> None:
+        """The attempt failed with `status` and the pod is back in the queue
+        (handleSchedulingFailure's report)."""
 
 
-class ScheduleOne(Generic[QueuedT]):
-    """The scheduling sequence of one scheduler: its profiles' frameworks, the algorithm
-    they share, and the sink its outcomes go to. `explaining` keeps why each pod went
-    where it went (a pass over the rejected nodes per pod)."""
+BindingCycle = Callable[[Attempt], None]
+# Runs a binding cycle: now (simulate) or elsewhere (live: a thread pool).
+BindingStarter = Callable[[BindingCycle, Attempt], None]
+
+
+def bind_now(binding_cycle: BindingCycle, attempt: Attempt) -> None:
+    binding_cycle(attempt)
+
+
+class ScheduleOne:
+    """The scheduling sequence of one scheduler: the backend it takes pods from and keeps
+    current, the algorithm its profiles share, and the sink its outcomes go to.
+
+    `explaining` keeps why each pod went where it went (a pass over the rejected nodes per
+    pod); `binding_errors` are the exceptions a binding may meet that are the pod's Error, not
+    a bug (the API's, live); `contains_bugs` says whether a bug met in a cycle costs only that
+    pod's attempt (live) or stops everything (simulate)."""
 
     def __init__(
         self,
-        frameworks: Mapping[str, Framework],
+        backend: Backend,
         algorithm: SchedulingAlgorithm,
-        sink: OutcomeSink[QueuedT],
+        sink: OutcomeSink,
         *,
         explaining: bool,
+        start_binding: BindingStarter = bind_now,
+        binding_errors: tuple[type[BaseException], ...] = (),
+        contains_bugs: bool = False,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        self.frameworks = frameworks
+        self.backend = backend
         self.algorithm = algorithm
         self.sink = sink
         self.explaining = explaining
+        self.start_binding = start_binding
+        self.contains_bugs = contains_bugs
         self.clock = clock
-        self._binding_errors: tuple[type[BaseException], ...] = (
-            FrameworkError,
-            *sink.binding_errors,
-        )
+        self._binding_errors: tuple[type[BaseException], ...] = (FrameworkError, *binding_errors)
 
-    def schedule_one(self, queued: QueuedT) -> None:
+    def schedule_one(self, queued: QueuedPod) -> None:
         """One pod: the scheduling cycle, then (when a node was reserved) the binding cycle."""
         pod = queued.pod_info
-        framework = self.frameworks[pod.scheduler_name]
+        if self._skip(pod):
+            self.backend.queue.done(pod.key)
+            return
+        framework = self.backend.frameworks[pod.scheduler_name]
         attempt = Attempt(queued, framework, CycleState(), self.clock())
-        with self.sink.scheduling(pod):
+        with self.backend.cache.frozen():
             try:
                 status = self.scheduling_cycle(attempt)
             except Exception as bug:
-                if not self.sink.contains_bugs:
+                if not self.contains_bugs:
                     raise
                 status = self._abandon(attempt, bug)
         if not status.is_success:
-            self.sink.failed(attempt, status)
+            self._failed(attempt, status)
             return
         # The pod stays in flight until bound, so a deletion meanwhile is not requeued.
-        self.sink.start_binding(self.binding_cycle, attempt)
+        self.start_binding(self.binding_cycle, attempt)
 
-    def scheduling_cycle(self, attempt: Attempt[QueuedT]) -> Status:
+    def _skip(self, pod: PodInfo) -> bool:
+        """skipPodSchedule: a pod being deleted, or already assumed, is not scheduled."""
+        deleting = (pod.pod.get("metadata") or {}).get("deletionTimestamp")
+        return bool(deleting) or self.backend.cache.is_assumed(pod.key)
+
+    def scheduling_cycle(self, attempt: Attempt) -> Status:
         """Find a node, assume the pod there, reserve, permit."""
         pod, framework, state = attempt.pod, attempt.framework, attempt.state
         try:
@@ -170,8 +171,7 @@ class ScheduleOne(Generic[QueuedT]):
         attempt.node = result.suggested_host
         if self.explaining:
             self._explained(attempt, explain(pod, framework, self.algorithm, node=attempt.node))
-        self.sink.assume(pod, attempt.node)
-        attempt.assumed = True
+        self._assume(attempt)
         status = located(framework.run_reserve(state, pod, attempt.node), "Reserve")
         if status.is_success:
             status = framework.run_permit(state, pod, attempt.node)
@@ -187,7 +187,7 @@ class ScheduleOne(Generic[QueuedT]):
                 status = Status(Code.UNSCHEDULABLE, status.reasons, status.plugin)
         return status
 
-    def _abandon(self, attempt: Attempt[QueuedT], bug: Exception) -> Status:
+    def _abandon(self, attempt: Attempt, bug: Exception) -> Status:
         """A bug met while scheduling one pod costs that pod's attempt (an Error, retried
         with backoff), never the scheduling loop, which would otherwise stop silently."""
         log.exception("Error scheduling pod %s", fields(pod=attempt.pod.key))
@@ -196,7 +196,7 @@ class ScheduleOne(Generic[QueuedT]):
         attempt.node = ""
         return Status.as_error(bug)
 
-    def _post_filter(self, attempt: Attempt[QueuedT], error: FitError) -> Status:
+    def _post_filter(self, attempt: Attempt, error: FitError) -> Status:
         """No node fits: let postFilter plugins (preemption) try; the FitError message,
         with theirs appended, is what the user reads."""
         framework, pod = attempt.framework, attempt.pod
@@ -215,26 +215,38 @@ class ScheduleOne(Generic[QueuedT]):
             error.diagnosis.post_filter_msg = status.message()
             if result is not None and result.nominating is not None:
                 attempt.nomination = result.nominating.node_name
-                self.sink.nominate(pod, attempt.nomination)
+                self.backend.nominator.nominate(pod, attempt.nomination)
         if why is not None:
             self._explained(attempt, dataclasses.replace(why, message=str(error)))
         return Status(Code.UNSCHEDULABLE, (str(error),), "", error)
 
-    def _explained(self, attempt: Attempt[QueuedT], explanation: Explanation) -> None:
+    def _explained(self, attempt: Attempt, explanation: Explanation) -> None:
         attempt.explanation = explanation
         self.sink.explained(explanation)
 
-    def _forget(self, attempt: Attempt[QueuedT]) -> None:
-        self.sink.forget(attempt.pod)
+    def _assume(self, attempt: Attempt) -> None:
+        """Counts the pod on its node from now on; a nominated pod waits for no node now."""
+        self.backend.cache.assume(attempt.pod, attempt.node)
+        self.backend.nominator.delete(attempt.pod.key)
+        attempt.assumed = True
+
+    def _forget(self, attempt: Attempt) -> None:
+        self.backend.cache.forget(attempt.pod)
         attempt.assumed = False
 
-    def binding_cycle(self, attempt: Attempt[QueuedT]) -> None:
+    def _failed(self, attempt: Attempt, status: Status) -> None:
+        """handleSchedulingFailure: back to the queue (unschedulable pods wait for an event,
+        errors back off), then the report."""
+        self.backend.queue.requeue(attempt.queued, unschedulable=status.code != Code.ERROR)
+        self.sink.failed(attempt, status)
+
+    def binding_cycle(self, attempt: Attempt) -> None:
         """WaitOnPermit, PreBind, Bind, then PostBind, or the failure: unreserve, forget."""
         pod, framework, state, node = attempt.pod, attempt.framework, attempt.state, attempt.node
         try:
             status = framework.run_pre_bind_pre_flight(state, pod, node)
             if status.is_success:
-                status = located(self.sink.wait_on_permit(framework, pod), "Permit")
+                status = located(framework.wait_on_permit(pod), "Permit")
             else:
                 framework.waiting_pods.remove(pod.uid)  # nothing will wait for it now
             if status.is_rejected:
@@ -248,7 +260,7 @@ class ScheduleOne(Generic[QueuedT]):
         except self._binding_errors as error:
             status = Status.as_error(error)
         except Exception as bug:  # the pod must not stay in flight forever
-            if not self.sink.contains_bugs:
+            if not self.contains_bugs:
                 raise
             log.exception("Error binding pod %s", fields(pod=pod.key, node=node))
             status = Status.as_error(bug)
@@ -256,13 +268,14 @@ class ScheduleOne(Generic[QueuedT]):
             framework.run_unreserve(state, pod, node)
             self._forget(attempt)
             attempt.node = ""
-            self.sink.failed(attempt, binding_status(status))
+            self._failed(attempt, binding_status(status))
             return
         framework.run_post_bind(state, pod, node)
+        self.backend.queue.done(pod.key)
         self.sink.bound(attempt)
 
 
-def permit_rejection(attempt: Attempt[Any], status: Status) -> Status:
+def permit_rejection(attempt: Attempt, status: Status) -> Status:
     """A Permit rejection reads as upstream's: a FitError over the one suggested node."""
     diagnosis = Diagnosis(NodeToStatus(attempt.framework.handle.snapshot), {status.plugin})
     diagnosis.node_to_status.set(attempt.node, status)

@@ -1,0 +1,89 @@
+"""The state a scheduler keeps between scheduling cycles (upstream's pkg/scheduler/backend):
+the scheduling queue, the nominator, the cache of nodes with bound and assumed pods, and the
+event handlers that keep them current. The live scheduler and simulate share it: only where
+events come from (watches or a state file) and where outcomes go differ.
+
+Layering: commands > live | simulate > backend > config > framework."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from scheduler_runtime.backend.cache import Cache
+from scheduler_runtime.backend.events import NODES, PODS, EventHandlers
+from scheduler_runtime.backend.nominator import Nominator
+from scheduler_runtime.backend.queue import QueuedPod, SchedulingQueue
+from scheduler_runtime.config import SchedulerConfiguration
+from scheduler_runtime.framework.interface import Handle
+from scheduler_runtime.framework.podinfo import PodInfo
+from scheduler_runtime.framework.runtime import Framework
+from scheduler_runtime.framework.snapshot import Snapshot
+from scheduler_runtime.framework.status import Status
+from scheduler_runtime.framework.types import QueuedPodInfo
+
+__all__ = [
+    "NODES",
+    "PODS",
+    "Backend",
+    "Cache",
+    "EventHandlers",
+    "Nominator",
+    "QueuedPod",
+    "SchedulingQueue",
+]
+
+
+class Backend:
+    """One scheduler's profiles (frameworks), queue, nominator and cache, and the handlers
+    that feed them. Built in two steps, because the frameworks' handle lends the plugins this
+    backend's snapshot and nominator: `Backend(config)`, then `build_frameworks(handle)`."""
+
+    def __init__(
+        self,
+        config: SchedulerConfiguration,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        on_change: Callable[[dict[str, int]], None] | None = None,
+    ) -> None:
+        self.config = config
+        self.frameworks: dict[str, Framework] = {}
+        self.cache = Cache(Snapshot())
+        self.nominator = Nominator()
+        self.queue = SchedulingQueue(
+            less=self._unsorted,
+            pre_enqueue=self._pre_enqueue,
+            initial_backoff=config.pod_initial_backoff_seconds,
+            max_backoff=config.pod_max_backoff_seconds,
+            clock=clock,
+            on_change=on_change,
+        )
+        names = [profile.scheduler_name for profile in config.profiles]
+        self.events = EventHandlers(self.cache, self.queue, self.nominator, names)
+
+    @property
+    def snapshot(self) -> Snapshot:
+        return self.cache.snapshot
+
+    def build_frameworks(self, handle: Handle) -> dict[str, Framework]:
+        """One framework per profile, its plugins built with `handle` (which must lend them
+        this backend's snapshot and nominator)."""
+        assert handle.snapshot is self.snapshot
+        assert handle.nominator is self.nominator
+        self.frameworks = {
+            profile.scheduler_name: Framework(profile, handle) for profile in self.config.profiles
+        }
+        # Every profile of a scheduler has the same queueSort plugin (the configuration says
+        # so): the queue asks the first one's directly, as its heap compares often.
+        self.queue.less = next(iter(self.frameworks.values())).queue_sort()
+        return self.frameworks
+
+    @staticmethod
+    def _unsorted(first: QueuedPodInfo, second: QueuedPodInfo) -> bool:
+        raise RuntimeError("the queue is used before the profiles are built")
+
+    def _pre_enqueue(self, pod: PodInfo) -> Status:
+        framework = self.frameworks.get(pod.scheduler_name)
+        if framework is None:  # the handlers queue only pods of our profiles
+            return Status.unresolvable(f"no profile named {pod.scheduler_name!r}")
+        return framework.run_pre_enqueue(pod)

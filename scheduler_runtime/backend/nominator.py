@@ -1,0 +1,59 @@
+"""The nominator (upstream's backend/queue/nominator.go): the node each pending pod was
+nominated to by preemption, so the filters count nominated pods of at least the same priority
+on that node and preemption can withdraw lower-priority nominations. Thread-safe."""
+
+from __future__ import annotations
+
+import threading
+
+from scheduler_runtime.framework.podinfo import PodInfo
+
+
+class Nominator:
+    """Pending pods by the node they are nominated to."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._by_node: dict[str, dict[str, PodInfo]] = {}
+        self._node_of: dict[str, str] = {}
+
+    def nominate(self, pod: PodInfo, node_name: str) -> None:
+        """Records the pod's nomination to `node_name`; "" withdraws it."""
+        with self._lock:
+            self._remove(pod.key)
+            if node_name:
+                self._node_of[pod.key] = node_name
+                self._by_node.setdefault(node_name, {})[pod.key] = pod
+
+    def delete(self, key: str) -> None:
+        """The pod is bound, gone, or no longer ours: it waits for no node."""
+        with self._lock:
+            self._remove(key)
+
+    def pods_on(self, node_name: str) -> list[PodInfo]:
+        """The pods nominated to `node_name` (upstream's NominatedPodsForNode)."""
+        with self._lock:
+            return list(self._by_node.get(node_name, {}).values())
+
+    def nodes(self) -> list[str]:
+        """The nodes some pod is nominated to, so the filters need not ask about every
+        feasible node (usually there are none)."""
+        with self._lock:
+            return list(self._by_node)
+
+    def keys(self) -> set[str]:
+        with self._lock:
+            return set(self._node_of)
+
+    def node_of(self, key: str) -> str | None:
+        with self._lock:
+            return self._node_of.get(key)
+
+    def _remove(self, key: str) -> None:
+        node_name = self._node_of.pop(key, None)
+        if node_name is None:
+            return
+        on_node = self._by_node.get(node_name, {})
+        on_node.pop(key, None)
+        if not on_node:
+            self._by_node.pop(node_name, None)
