@@ -1,6 +1,6 @@
 # One image holding both programs: `scheduler-operator` (the operator) and `scheduler-runtime`
 # (the scheduler it deploys). Its name and tag are set in operator/scheduler_operator/version.py;
-# the README's "Container image" section shows how to build and push it under that name.
+# docs/development.md, "The container image", shows how to build and push it under that name.
 
 # The published base is pinned to an exact patch release of Python and Debian. Any Debian-like
 # base with python3 and its venv module works: tools/images.sh passes a base built locally from
