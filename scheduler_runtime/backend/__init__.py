@@ -8,13 +8,14 @@ Layering: commands > live | simulate > backend > config > framework."""
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 
 from scheduler_runtime.backend.cache import Cache
 from scheduler_runtime.backend.events import NODES, PODS, EventHandlers
 from scheduler_runtime.backend.nominator import Nominator
 from scheduler_runtime.backend.queue import QueuedPod, SchedulingQueue
 from scheduler_runtime.config import SchedulerConfiguration
+from scheduler_runtime.framework.events import ClusterEventWithHint
 from scheduler_runtime.framework.interface import Handle
 from scheduler_runtime.framework.podinfo import PodInfo
 from scheduler_runtime.framework.runtime import Framework
@@ -53,6 +54,7 @@ class Backend:
         self.queue = SchedulingQueue(
             less=self._unsorted,
             pre_enqueue=self._pre_enqueue,
+            registrations=self._registrations,
             initial_backoff=config.pod_initial_backoff_seconds,
             max_backoff=config.pod_max_backoff_seconds,
             clock=clock,
@@ -81,6 +83,10 @@ class Backend:
     @staticmethod
     def _unsorted(first: QueuedPodInfo, second: QueuedPodInfo) -> bool:
         raise RuntimeError("the queue is used before the profiles are built")
+
+    def _registrations(self, profile: str) -> Mapping[str, Sequence[ClusterEventWithHint]]:
+        framework = self.frameworks.get(profile)
+        return framework.event_registrations if framework is not None else {}
 
     def _pre_enqueue(self, pod: PodInfo) -> Status:
         framework = self.frameworks.get(pod.scheduler_name)

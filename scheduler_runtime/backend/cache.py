@@ -15,18 +15,12 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from scheduler_runtime.backend.queue import pod_identity
 from scheduler_runtime.framework.podinfo import PodInfo, pod_info
 from scheduler_runtime.framework.snapshot import Snapshot
 
-
-def pod_identity(pod: dict[str, Any]) -> tuple[Any, Any]:
-    """What upstream's isPodUpdated compares: the pod minus status and bookkeeping fields."""
-    metadata = {
-        k: v
-        for k, v in (pod.get("metadata") or {}).items()
-        if k not in ("resourceVersion", "generation", "managedFields")
-    }
-    return metadata, pod.get("spec")
+# An object before and after a change that matters to scheduling (before is None when added).
+Change = tuple[dict[str, Any] | None, dict[str, Any]]
 
 
 def bound_pod_fingerprint(pod: dict[str, Any]) -> tuple[Any, ...]:
@@ -64,8 +58,9 @@ class Cache:
     def __init__(self, snapshot: Snapshot | None = None) -> None:
         self.snapshot = snapshot if snapshot is not None else Snapshot()
         self.lock = threading.RLock()
-        self._nodes: dict[str, tuple[Any, ...]] = {}
-        self._bound: dict[str, tuple[Any, ...]] = {}  # bound pods and their fingerprints
+        # Nodes and bound pods as last counted, with what scheduling reads of them.
+        self._nodes: dict[str, tuple[tuple[Any, ...], dict[str, Any]]] = {}
+        self._bound: dict[str, tuple[tuple[Any, ...], dict[str, Any]]] = {}
         self._assumed: dict[str, PodInfo] = {}  # as counted on the node chosen for them
 
     @contextmanager
@@ -100,23 +95,26 @@ class Cache:
 
     # ----- nodes
 
-    def upsert_node(self, node: dict[str, Any]) -> bool | None:
-        """Adds or updates a node: True when it is new, False when it changed in a way that
-        matters to scheduling, None when nothing that matters changed."""
+    def upsert_node(self, node: dict[str, Any]) -> Change | None:
+        """Adds or updates a node; the change, or None when nothing that matters changed."""
         with self.lock:
             name = node["metadata"]["name"]
             fingerprint = node_fingerprint(node)
             previous = self._nodes.get(name)
-            if previous == fingerprint:
+            if previous is not None and previous[0] == fingerprint:
                 return None
-            self._nodes[name] = fingerprint
+            self._nodes[name] = (fingerprint, node)
             self.snapshot.add_node(node)
-            return previous is None
+            return (None if previous is None else previous[1]), node
 
-    def remove_node(self, name: str) -> None:
+    def remove_node(self, name: str) -> dict[str, Any] | None:
+        """Drops a node; the node as it was, or None when it was not known."""
         with self.lock:
-            if self._nodes.pop(name, None) is not None:
-                self.snapshot.remove_node(name)
+            previous = self._nodes.pop(name, None)
+            if previous is None:
+                return None
+            self.snapshot.remove_node(name)
+            return previous[1]
 
     def node_names(self) -> list[str]:
         with self.lock:
@@ -124,28 +122,31 @@ class Cache:
 
     # ----- bound pods
 
-    def add_bound_pod(self, pod: dict[str, Any], key: str) -> bool:
+    def add_bound_pod(self, pod: dict[str, Any], key: str) -> Change | None:
         """A pod the watch reports bound: confirms an assumption, or counts it anew (again only
-        when what plugins read of it changed). True when the pod was not bound before."""
+        when what plugins read of it changed). The change (before is None when the pod was
+        not bound before), or None when nothing that plugins read changed."""
         with self.lock:
             assumed = self._assumed.pop(key, None)
             fingerprint = bound_pod_fingerprint(pod)
             previous = self._bound.get(key)
+            self._bound[key] = (fingerprint, pod)
             if assumed is not None and assumed.pod is pod:
-                pass  # confirmed as it was assumed: it already counts as it is
-            elif assumed is not None or previous != fingerprint:
-                self.snapshot.add_pod(pod_info(pod))
-            self._bound[key] = fingerprint
-            return previous is None
+                return None, pod  # confirmed as it was assumed: it already counts as it is
+            if assumed is None and previous is not None and previous[0] == fingerprint:
+                return None
+            self.snapshot.add_pod(pod_info(pod))
+            return (None if previous is None else previous[1]), pod
 
-    def remove_pod(self, key: str) -> bool:
-        """Drops a bound or assumed pod; True when it counted on a node."""
+    def remove_pod(self, key: str) -> dict[str, Any] | None:
+        """Drops a bound or assumed pod; the pod as it counted, or None when it did not."""
         with self.lock:
-            was_bound = self._bound.pop(key, None) is not None
-            if was_bound or self._assumed.pop(key, None) is not None:
-                self.snapshot.remove_pod(key)
-                return True
-            return False
+            bound = self._bound.pop(key, None)
+            assumed = self._assumed.pop(key, None)
+            if bound is None and assumed is None:
+                return None
+            self.snapshot.remove_pod(key)
+            return bound[1] if bound is not None else assumed.pod if assumed else None
 
     def pod_keys(self) -> set[str]:
         """Every pod counted on a node, bound or assumed."""

@@ -2,8 +2,9 @@
 
 The live scheduler's reflectors and simulate's state file feed the same handlers, as a Store:
 `replace` (a list), `upsert` (added or modified) and `delete`, by kind. Bound pods count in
-the cache; pending pods of our profiles wait in the queue; events that could make an
-unschedulable pod schedulable move it back to be tried again."""
+the cache; pending pods of our profiles wait in the queue; each change that matters to
+scheduling becomes a ClusterEvent, and the queue tries again the pods whose rejecting plugins
+say it could help them (queueing hints)."""
 
 from __future__ import annotations
 
@@ -13,20 +14,22 @@ from typing import Any
 from scheduler_runtime.backend.cache import Cache
 from scheduler_runtime.backend.nominator import Nominator
 from scheduler_runtime.backend.queue import SchedulingQueue
+from scheduler_runtime.framework import events
+from scheduler_runtime.framework.events import ActionType, ClusterEvent, node_update_action
 from scheduler_runtime.framework.objects import object_key
-from scheduler_runtime.framework.podinfo import PodInfo, pod_info
+from scheduler_runtime.framework.podinfo import pod_info
 
 NODES, PODS = "nodes", "pods"
 
-# Changes to these can make a pod feasible (volumes, namespaceSelector); the other kinds in the
-# objects index only feed scoring defaults or preemption.
-HELPFUL_KINDS = frozenset(
-    {"Namespace", "PersistentVolumeClaim", "PersistentVolume", "StorageClass", "CSINode"}
-)
-
-# Cluster events that can make an unschedulable pod schedulable (upstream moves pods on them).
-NODE_ADD, NODE_UPDATE = "NodeAdd", "NodeUpdate"
-POD_ADD, POD_DELETE = "AssignedPodAdd", "AssignedPodDelete"
+# The kinds whose changes can make a pod feasible, as the resources their events are about;
+# the other kinds in the objects index only feed scoring defaults or preemption.
+EVENT_RESOURCES = {
+    "Namespace": events.NAMESPACE,
+    "PersistentVolumeClaim": events.PERSISTENT_VOLUME_CLAIM,
+    "PersistentVolume": events.PERSISTENT_VOLUME,
+    "StorageClass": events.STORAGE_CLASS,
+    "CSINode": events.CSI_NODE,
+}
 
 
 def pod_key(pod: dict[str, Any]) -> str:
@@ -38,9 +41,11 @@ def is_terminal(pod: dict[str, Any]) -> bool:
     return (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed")
 
 
-def could_be_helped_by_pod_add(pod: PodInfo) -> bool:
-    """Only pod affinity and topology spread can turn feasible because a pod was placed."""
-    return bool(pod.affinity.get("podAffinity") or pod.spec.get("topologySpreadConstraints"))
+def assigned_pod_update_action(old: dict[str, Any], new: dict[str, Any]) -> ActionType:
+    """What changed of a bound pod that other pods' scheduling reads: its labels (affinity,
+    spreading), or something else (a DisruptionTarget condition, say)."""
+    labels = ((old.get("metadata") or {}).get("labels"), (new.get("metadata") or {}).get("labels"))
+    return ActionType.UPDATE_POD_LABEL if labels[0] != labels[1] else ActionType.UPDATE_OTHER
 
 
 class EventHandlers:
@@ -81,30 +86,40 @@ class EventHandlers:
     def delete(self, kind: str, item: dict[str, Any]) -> None:
         with self.cache.lock:
             if kind == NODES:
-                self.cache.remove_node(item["metadata"]["name"])
+                self._delete_node(item["metadata"]["name"])
             elif kind == PODS:
                 self._delete_pod(pod_key(item))
             else:
-                self.cache.snapshot.objects.delete(kind, object_key(item))
+                self._delete_object(kind, item)
 
     # ----- other objects
 
     def _replace_objects(self, kind: str, items: list[dict[str, Any]]) -> None:
         objects = self.cache.snapshot.objects
         listed = {object_key(item) for item in items}
-        for key in [object_key(o) for o in objects.all(kind)]:
-            if key not in listed:
-                objects.delete(kind, key)
+        for gone in [o for o in objects.all(kind) if object_key(o) not in listed]:
+            self._delete_object(kind, gone)
         for item in items:
             self._upsert_object(kind, item)
 
     def _upsert_object(self, kind: str, item: dict[str, Any]) -> None:
+        objects = self.cache.snapshot.objects
+        previous = objects.get(kind, object_key(item))
         # List responses leave `kind` out of their items; the objects index needs it.
-        self.cache.snapshot.objects.apply(
-            item if item.get("kind") == kind else {**item, "kind": kind}
-        )
-        if kind in HELPFUL_KINDS:
-            self.queue.move_all(f"{kind}Change")
+        kinded = item if item.get("kind") == kind else {**item, "kind": kind}
+        objects.apply(kinded)
+        resource = EVENT_RESOURCES.get(kind)
+        if resource is not None:
+            action = ActionType.ADD if previous is None else ActionType.UPDATE_OTHER
+            self.queue.on_event(ClusterEvent(resource, action), previous, kinded)
+
+    def _delete_object(self, kind: str, item: dict[str, Any]) -> None:
+        objects = self.cache.snapshot.objects
+        previous = objects.get(kind, object_key(item))
+        objects.delete(kind, object_key(item))
+        resource = EVENT_RESOURCES.get(kind)
+        if resource is not None and previous is not None:
+            self.queue.on_event(ClusterEvent(resource, ActionType.DELETE), previous, None)
 
     # ----- nodes
 
@@ -112,14 +127,23 @@ class EventHandlers:
         listed = {item["metadata"]["name"] for item in items}
         for name in self.cache.node_names():
             if name not in listed:
-                self.cache.remove_node(name)
+                self._delete_node(name)
         for item in items:
             self._upsert_node(item)
 
     def _upsert_node(self, node: dict[str, Any]) -> None:
-        added = self.cache.upsert_node(node)
-        if added is not None:
-            self.queue.move_all(NODE_ADD if added else NODE_UPDATE)
+        change = self.cache.upsert_node(node)
+        if change is None:
+            return
+        old, new = change
+        action = ActionType.ADD if old is None else node_update_action(old, new)
+        if action:
+            self.queue.on_event(ClusterEvent(events.NODE, action), old, new)
+
+    def _delete_node(self, name: str) -> None:
+        old = self.cache.remove_node(name)
+        if old is not None:
+            self.queue.on_event(ClusterEvent(events.NODE, ActionType.DELETE), old, None)
 
     # ----- pods
 
@@ -152,14 +176,20 @@ class EventHandlers:
         self.nominator.delete(key)
         if is_terminal(pod):
             self._delete_pod(key)
-        elif self.cache.add_bound_pod(pod, key):
-            self.queue.move_all(POD_ADD, only=could_be_helped_by_pod_add)
+            return
+        change = self.cache.add_bound_pod(pod, key)
+        if change is None:
+            return
+        old, new = change
+        action = ActionType.ADD if old is None else assigned_pod_update_action(old, new)
+        self.queue.on_event(ClusterEvent(events.POD, action), old, new)
 
     def _delete_pod(self, key: str) -> None:
         self.queue.delete(key)
         self.nominator.delete(key)
-        if self.cache.remove_pod(key):
-            self.queue.move_all(POD_DELETE)
+        old = self.cache.remove_pod(key)
+        if old is not None:
+            self.queue.on_event(ClusterEvent(events.POD, ActionType.DELETE), old, None)
 
     def _pending_for_us(self, pod: dict[str, Any]) -> bool:
         spec = pod.get("spec") or {}

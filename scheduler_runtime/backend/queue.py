@@ -13,10 +13,17 @@ import heapq
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
+from scheduler_runtime.framework.events import (
+    POD,
+    ClusterEvent,
+    ClusterEventWithHint,
+    may_help,
+    pod_update_action,
+)
 from scheduler_runtime.framework.podinfo import PodInfo
 from scheduler_runtime.framework.status import Status
 from scheduler_runtime.framework.types import QueuedPodInfo
@@ -25,6 +32,9 @@ log = logging.getLogger(__name__)
 
 # Upstream's podMaxInUnschedulablePodsDuration: after this long a pod is retried anyway.
 MAX_UNSCHEDULABLE_SECONDS = 300.0
+# Events kept for a pod in flight, to judge once its attempt ends; past this many it is
+# simply tried again (a pod can wait at Permit for long).
+IN_FLIGHT_EVENTS = 256
 ACTIVE, BACKOFF, UNSCHEDULABLE, GATED = "active", "backoff", "unschedulable", "gated"
 
 
@@ -34,7 +44,8 @@ class QueuedPod(QueuedPodInfo):
 
     failed_at: float = 0.0
     deleted: bool = False
-    moved_while_in_flight: bool = False
+    # The cluster events seen while it was in flight (None: too many to keep).
+    events_in_flight: list[tuple[ClusterEvent, Any, Any]] | None = field(default_factory=list)
     gated_by: Status | None = None  # the preEnqueue verdict that holds it, while it does
     order: int = 0  # when it last entered activeQ, to keep equal pods in arrival order
 
@@ -47,6 +58,12 @@ class QueuedPod(QueuedPodInfo):
 Less = Callable[[QueuedPodInfo, QueuedPodInfo], bool]
 # The pod's profile's preEnqueue plugins: anything but Success holds it outside activeQ.
 PreEnqueue = Callable[[PodInfo], Status]
+# A profile's plugins' cluster events (queueing hints), by plugin name.
+Registrations = Callable[[str], Mapping[str, Sequence[ClusterEventWithHint]]]
+
+
+def every_event(profile: str) -> Mapping[str, Sequence[ClusterEventWithHint]]:
+    return {}
 
 
 def pod_identity(pod: dict[str, Any]) -> tuple[Any, Any]:
@@ -83,6 +100,7 @@ class SchedulingQueue:
         *,
         less: Less,
         pre_enqueue: PreEnqueue,
+        registrations: Registrations = every_event,
         initial_backoff: float = 1.0,
         max_backoff: float = 10.0,
         clock: Callable[[], float] = time.monotonic,
@@ -90,6 +108,7 @@ class SchedulingQueue:
     ) -> None:
         self.less = less
         self.pre_enqueue = pre_enqueue
+        self.registrations = registrations
         self.initial_backoff = initial_backoff
         self.max_backoff = max_backoff
         self.clock = clock
@@ -178,31 +197,48 @@ class SchedulingQueue:
     def requeue(self, queued: QueuedPod, *, unschedulable: bool) -> None:
         """Returns an in-flight pod after a failed attempt (or a failed binding).
 
-        Unschedulable pods wait for a cluster event, unless one already happened while they
-        were in flight; errors go to backoff, as upstream's AddUnschedulableIfNotPresent."""
+        Unschedulable pods wait for a cluster event that could help them, unless one already
+        happened while they were in flight; errors go to backoff, as upstream's
+        AddUnschedulableIfNotPresent."""
         with self._lock:
             self._in_flight.pop(queued.key, None)
             if queued.deleted or self._find(queued.key) is not None:
                 return
             queued.timestamp = queued.failed_at = self.clock()
-            if unschedulable and not queued.moved_while_in_flight:
+            if unschedulable and not self._helped_in_flight(queued):
                 self._unschedulable[queued.key] = queued
             else:
                 self._to_backoff(queued)
-            queued.moved_while_in_flight = False
+            queued.events_in_flight = []
             self._changed()
 
-    def move_all(self, event: str, only: Callable[[PodInfo], bool] | None = None) -> None:
-        """A cluster event that could make unschedulable pods schedulable: retry them (those
-        `only` accepts, or all) through backoff when their backoff has not expired."""
+    def on_event(self, event: ClusterEvent, old: Any = None, new: Any = None) -> None:
+        """A cluster event: the unschedulable pods it could help are tried again (through
+        backoff when theirs has not expired), the gated pods whose gate it could lift are
+        checked again, and pods in flight remember it for when their attempt ends."""
         with self._lock:
-            helped = [q for q in self._unschedulable.values() if only is None or only(q.pod_info)]
-            for queued in self._in_flight.values():
-                if only is None or only(queued.pod_info):
-                    queued.moved_while_in_flight = True
+            helped = [q for q in self._unschedulable.values() if self._may_help(q, event, old, new)]
             self._move(helped)
-            if helped:
-                log.debug("%s: %d unschedulable pods retried", event, len(helped))
+            lifted = [q for q in self._gated.values() if self._may_lift(q, event, old, new)]
+            for queued in lifted:
+                del self._gated[queued.key]
+                self._enqueue(queued)
+            for queued in self._in_flight.values():
+                seen = queued.events_in_flight
+                if seen is not None:
+                    seen.append((event, old, new))
+                    if len(seen) > IN_FLIGHT_EVENTS:
+                        queued.events_in_flight = None
+            if helped or lifted:
+                log.debug("%s: %d pods tried again, %d let in", event, len(helped), len(lifted))
+            self._changed()
+
+    def move_all(self, reason: str) -> None:
+        """Tries every unschedulable pod again (a change no hint can judge)."""
+        with self._lock:
+            for queued in self._in_flight.values():
+                queued.events_in_flight = None
+            self._move(list(self._unschedulable.values()))
             self._changed()
 
     def flush_unschedulable(self) -> None:
@@ -269,7 +305,7 @@ class SchedulingQueue:
         self._lock.notify()
 
     def _update(self, queued: QueuedPod, pod: PodInfo) -> None:
-        meaningful = pod_identity(queued.pod_info.pod) != pod_identity(pod.pod)
+        previous = queued.pod_info
         queued.pod_info = pod
         key = queued.key
         if key in self._gated:
@@ -279,8 +315,29 @@ class SchedulingQueue:
         if key in self._active:
             # Priority may have changed: push a fresh entry; the stale one is skipped on pop.
             heapq.heappush(self._active_heap, _Entry(queued, self.less))
-        elif key in self._unschedulable and meaningful:
-            self._move([queued])
+        elif key in self._unschedulable and pod_identity(previous.pod) != pod_identity(pod.pod):
+            event = ClusterEvent(POD, pod_update_action(previous, pod))
+            if self._may_help(queued, event, previous.pod, pod.pod):
+                self._move([queued])
+
+    def _may_help(self, queued: QueuedPod, event: ClusterEvent, old: Any, new: Any) -> bool:
+        pod = queued.pod_info
+        registrations = self.registrations(pod.scheduler_name)
+        return may_help(registrations, queued.unschedulable_plugins, pod, (event, old, new))
+
+    def _may_lift(self, queued: QueuedPod, event: ClusterEvent, old: Any, new: Any) -> bool:
+        gate = queued.gated_by
+        if gate is None or not gate.plugin:
+            return False
+        pod = queued.pod_info
+        registrations = self.registrations(pod.scheduler_name)
+        return may_help(registrations, {gate.plugin}, pod, (event, old, new))
+
+    def _helped_in_flight(self, queued: QueuedPod) -> bool:
+        seen = queued.events_in_flight
+        if seen is None:
+            return True
+        return any(self._may_help(queued, event, old, new) for event, old, new in seen)
 
     def _move(self, pods: Iterable[QueuedPod]) -> None:
         now = self.clock()

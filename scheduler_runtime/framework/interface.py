@@ -10,7 +10,7 @@ candidate nodes of the columnar snapshot at once; user plugins may define only t
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Final, Generic, Protocol, TypeVar, cast, runtime_checkable
 
@@ -18,6 +18,7 @@ import numpy as np
 from prometheus_client import CollectorRegistry
 from pydantic import BaseModel
 
+from scheduler_runtime.framework.events import EVERYTHING, ClusterEventWithHint
 from scheduler_runtime.framework.nodeinfo import NodeInfo
 from scheduler_runtime.framework.podinfo import PodInfo
 from scheduler_runtime.framework.snapshot import Int64s, Slots, Snapshot
@@ -237,12 +238,18 @@ class PluginBase(Generic[ArgsT]):
     args_type: ClassVar[type[BaseModel] | None] = None
     # Extension point -> the earlier point whose state the plugin reads there (see StateNeed).
     state_needs: ClassVar[Mapping[str, StateNeed]] = {}
+    # The cluster events that could help a pod this plugin rejected (framework/events.py);
+    # plugins whose hints need their own state override events_to_register instead.
+    cluster_events: ClassVar[Sequence[ClusterEventWithHint]] = EVERYTHING
 
     def __init__(self, args: BaseModel | None, handle: Handle) -> None:
         if args is None and self.args_type is not None:
             args = self.args_type()
         self.args = cast(ArgsT, args)
         self.handle = handle
+
+    def events_to_register(self) -> Sequence[ClusterEventWithHint]:
+        return self.cluster_events
 
 
 class Plugin(Protocol):

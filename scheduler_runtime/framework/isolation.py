@@ -154,6 +154,8 @@ class GuardedPlugin:
             self.filter_nodes = self._filter_nodes
         if any(callable(getattr(plugin, m, None)) for m in ("score", "score_nodes")):
             self.score_nodes = self._score_nodes
+        if callable(getattr(plugin, "events_to_register", None)):
+            self.events_to_register = plugin.events_to_register  # asked once, at start
 
     def _guarded(self, method: str, inner: Callable[..., Any]) -> Callable[..., Any]:
         check, expected = _RESULTS[method]

@@ -11,6 +11,7 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 
 import numpy as np
 
+from scheduler_runtime.framework.events import registered_events
 from scheduler_runtime.framework.interface import (
     MAX_NODE_SCORE,
     MIN_NODE_SCORE,
@@ -99,6 +100,10 @@ class Framework:
                     raise FrameworkError(f"plugin {name!r} does not implement {point}")
             self.points[point] = [self.plugins[name] for name in names]
         self.score_weights = dict(profile.score_weights)
+        # The cluster events that could help a pod each plugin rejected (queueing hints).
+        self.event_registrations = {
+            name: registered_events(plugin) for name, plugin in self.plugins.items()
+        }
         self.waiting_pods = WaitingPods()
         # (point, plugin) -> (upstream's reason, its whole error) for a plugin that reads at
         # `point` what it writes at a point the profile does not run it at: it fails there,

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from scheduler_runtime.config.args import DefaultPreemptionArgs
+from scheduler_runtime.framework.events import ClusterEventWithHint
 from scheduler_runtime.framework.interface import (
     CycleState,
     NominatingInfo,
@@ -95,6 +96,8 @@ def pick_one_node(candidates: Sequence[Candidate]) -> Candidate:
 
 class DefaultPreemption(PluginBase[DefaultPreemptionArgs]):
     name: ClassVar[str] = "DefaultPreemption"
+    # A PostFilter plugin: it rejects no pod that an event could help.
+    cluster_events: ClassVar[Sequence[ClusterEventWithHint]] = ()
     args_type = DefaultPreemptionArgs
 
     def post_filter(

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -11,6 +11,7 @@ import numpy as np
 from pydantic import BaseModel
 
 from scheduler_runtime.config.args import NodeAffinityArgs
+from scheduler_runtime.framework.events import NODE, ActionType, ClusterEventWithHint, on
 from scheduler_runtime.framework.interface import (
     CycleState,
     Handle,
@@ -101,6 +102,9 @@ def _names_from_fields(raw_terms: list[dict[str, Any]]) -> set[str] | None:
 
 class NodeAffinity(PluginBase[NodeAffinityArgs]):
     name: ClassVar[str] = "NodeAffinity"
+    cluster_events: ClassVar[Sequence[ClusterEventWithHint]] = (
+        on(NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL),
+    )
     args_type = NodeAffinityArgs
 
     def __init__(self, args: BaseModel | None, handle: Handle) -> None:

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import ClassVar
 
 import numpy as np
 
+from scheduler_runtime.framework.events import NODE, ActionType, ClusterEventWithHint, on
 from scheduler_runtime.framework.interface import CycleState, PluginBase
 from scheduler_runtime.framework.nodeinfo import NodeInfo
 from scheduler_runtime.framework.podinfo import PodInfo
@@ -17,6 +19,7 @@ REASON = "node(s) didn't match the requested node name"
 
 class NodeName(PluginBase[None]):
     name: ClassVar[str] = "NodeName"
+    cluster_events: ClassVar[Sequence[ClusterEventWithHint]] = (on(NODE, ActionType.ADD),)
 
     def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status:
         if pod.node_name and pod.node_name != node.name:

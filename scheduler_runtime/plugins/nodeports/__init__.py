@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import ClassVar
 
 import numpy as np
 
+from scheduler_runtime.framework.events import NODE, POD, ActionType, ClusterEventWithHint, on
 from scheduler_runtime.framework.interface import CycleState, PluginBase, PreFilterResult, StateNeed
 from scheduler_runtime.framework.nodeinfo import NodeInfo
 from scheduler_runtime.framework.podinfo import PodInfo
@@ -22,6 +23,10 @@ def fits_ports(pod: PodInfo, node: NodeInfo) -> bool:
 
 class NodePorts(PluginBase[None]):
     name: ClassVar[str] = "NodePorts"
+    cluster_events: ClassVar[Sequence[ClusterEventWithHint]] = (
+        on(POD, ActionType.DELETE),
+        on(NODE, ActionType.ADD),
+    )
     state_needs: ClassVar[Mapping[str, StateNeed]] = {
         "filter": StateNeed("preFilter", 'reading "PreFilterNodePorts" from cycleState: not found')
     }

@@ -3,13 +3,14 @@ scored by the configured strategy (LeastAllocated, MostAllocated, RequestedToCap
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import ClassVar
 
 import numpy as np
 from pydantic import BaseModel
 
 from scheduler_runtime.config.args import NodeResourcesFitArgs
+from scheduler_runtime.framework.events import NODE, POD, ActionType, ClusterEventWithHint, on
 from scheduler_runtime.framework.interface import (
     CycleState,
     Handle,
@@ -58,6 +59,10 @@ class Fit(PluginBase[NodeResourcesFitArgs]):
     """Registered as NodeResourcesFit."""
 
     name: ClassVar[str] = "NodeResourcesFit"
+    cluster_events: ClassVar[Sequence[ClusterEventWithHint]] = (
+        on(POD, ActionType.DELETE | ActionType.UPDATE_POD_SCALE_DOWN),
+        on(NODE, ActionType.ADD | ActionType.UPDATE_NODE_ALLOCATABLE),
+    )
     state_needs: ClassVar[Mapping[str, StateNeed]] = {
         "filter": StateNeed(
             "preFilter", 'error reading "PreFilterNodeResourcesFit" from cycleState: not found'

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import ClassVar
 
 import numpy as np
 
+from scheduler_runtime.framework.events import NODE, POD, ActionType, ClusterEventWithHint, on
 from scheduler_runtime.framework.interface import CycleState, PluginBase
 from scheduler_runtime.framework.nodeinfo import NodeInfo
 from scheduler_runtime.framework.podinfo import PodInfo, Taint
@@ -22,6 +24,10 @@ def _tolerates_cordon(pod: PodInfo) -> bool:
 
 class NodeUnschedulable(PluginBase[None]):
     name: ClassVar[str] = "NodeUnschedulable"
+    cluster_events: ClassVar[Sequence[ClusterEventWithHint]] = (
+        on(NODE, ActionType.ADD | ActionType.UPDATE_NODE_TAINT),
+        on(POD, ActionType.UPDATE_POD_TOLERATION),
+    )
 
     def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status:
         if node.unschedulable and not _tolerates_cordon(pod):

@@ -4,9 +4,17 @@ may not exceed what the node's CSINode says the driver can attach."""
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
+from scheduler_runtime.framework.events import (
+    CSI_NODE,
+    PERSISTENT_VOLUME_CLAIM,
+    POD,
+    ActionType,
+    ClusterEventWithHint,
+    on,
+)
 from scheduler_runtime.framework.interface import CycleState, PluginBase, PreFilterResult
 from scheduler_runtime.framework.nodeinfo import NodeInfo
 from scheduler_runtime.framework.podinfo import PodInfo
@@ -44,6 +52,11 @@ class MissingClaimError(LookupError):
 
 class NodeVolumeLimits(PluginBase[None]):
     name: ClassVar[str] = "NodeVolumeLimits"
+    cluster_events: ClassVar[Sequence[ClusterEventWithHint]] = (
+        on(CSI_NODE, ActionType.ADD | ActionType.UPDATE),
+        on(POD, ActionType.DELETE),
+        on(PERSISTENT_VOLUME_CLAIM, ActionType.ADD),
+    )
 
     def pre_filter(
         self, state: CycleState, pod: PodInfo, snapshot: Snapshot

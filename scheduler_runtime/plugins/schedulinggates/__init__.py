@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import ClassVar
 
+from scheduler_runtime.framework.events import POD, ActionType, ClusterEventWithHint, on
 from scheduler_runtime.framework.interface import PluginBase
 from scheduler_runtime.framework.podinfo import PodInfo
 from scheduler_runtime.framework.status import SUCCESS, Status
@@ -11,6 +13,9 @@ from scheduler_runtime.framework.status import SUCCESS, Status
 
 class SchedulingGates(PluginBase[None]):
     name: ClassVar[str] = "SchedulingGates"
+    cluster_events: ClassVar[Sequence[ClusterEventWithHint]] = (
+        on(POD, ActionType.UPDATE_POD_SCHEDULING_GATES_ELIMINATED),
+    )
 
     def pre_enqueue(self, pod: PodInfo) -> Status:
         if not pod.scheduling_gates:

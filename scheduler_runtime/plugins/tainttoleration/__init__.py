@@ -3,11 +3,12 @@ PreferNoSchedule taints count against a node (score, normalized in reverse)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import ClassVar
 
 import numpy as np
 
+from scheduler_runtime.framework.events import NODE, POD, ActionType, ClusterEventWithHint, on
 from scheduler_runtime.framework.interface import (
     CycleState,
     PluginBase,
@@ -52,6 +53,10 @@ def prefer_no_schedule_tolerations(pod: PodInfo) -> tuple[Toleration, ...]:
 
 class TaintToleration(PluginBase[None]):
     name: ClassVar[str] = "TaintToleration"
+    cluster_events: ClassVar[Sequence[ClusterEventWithHint]] = (
+        on(NODE, ActionType.ADD | ActionType.UPDATE_NODE_TAINT),
+        on(POD, ActionType.UPDATE_POD_TOLERATION),
+    )
     state_needs: ClassVar[Mapping[str, StateNeed]] = {
         "score": StateNeed(
             "preScore", 'failed to read "PreScoreTaintToleration" from cycleState: not found'

@@ -10,11 +10,21 @@ upstream alpha feature gate, off by default: the score step skips, as upstream's
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from scheduler_runtime.config.args import VolumeBindingArgs
+from scheduler_runtime.framework.events import (
+    CSI_NODE,
+    NODE,
+    PERSISTENT_VOLUME,
+    PERSISTENT_VOLUME_CLAIM,
+    STORAGE_CLASS,
+    ActionType,
+    ClusterEventWithHint,
+    on,
+)
 from scheduler_runtime.framework.interface import CycleState, PluginBase, PreFilterResult, StateNeed
 from scheduler_runtime.framework.nodeinfo import NodeInfo
 from scheduler_runtime.framework.objects import object_key
@@ -46,6 +56,13 @@ class BindingState:
 
 class VolumeBinding(PluginBase[VolumeBindingArgs]):
     name: ClassVar[str] = "VolumeBinding"
+    cluster_events: ClassVar[Sequence[ClusterEventWithHint]] = (
+        on(STORAGE_CLASS, ActionType.ADD | ActionType.UPDATE),
+        on(PERSISTENT_VOLUME_CLAIM, ActionType.ADD | ActionType.UPDATE),
+        on(PERSISTENT_VOLUME, ActionType.ADD | ActionType.UPDATE),
+        on(NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL),
+        on(CSI_NODE, ActionType.ADD | ActionType.UPDATE),
+    )
     args_type = VolumeBindingArgs
     # Its PreFilter always writes a state (even when it skips); without it every later
     # point fails, upstream's words being the cycle state's own "not found".

@@ -3,10 +3,18 @@ read-write cannot be mounted again, and a ReadWriteOncePod claim serves one pod 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from scheduler_runtime.framework.events import (
+    NODE,
+    PERSISTENT_VOLUME_CLAIM,
+    POD,
+    ActionType,
+    ClusterEventWithHint,
+    on,
+)
 from scheduler_runtime.framework.interface import CycleState, PluginBase, PreFilterResult, StateNeed
 from scheduler_runtime.framework.nodeinfo import NodeInfo
 from scheduler_runtime.framework.podinfo import PodInfo
@@ -88,6 +96,11 @@ class RestrictionsState:
 
 class VolumeRestrictions(PluginBase[None]):
     name: ClassVar[str] = "VolumeRestrictions"
+    cluster_events: ClassVar[Sequence[ClusterEventWithHint]] = (
+        on(POD, ActionType.DELETE),
+        on(NODE, ActionType.ADD),
+        on(PERSISTENT_VOLUME_CLAIM, ActionType.ADD),
+    )
     state_needs: ClassVar[Mapping[str, StateNeed]] = {
         "filter": StateNeed(
             "preFilter", 'cannot read "PreFilterVolumeRestrictions" from cycleState'

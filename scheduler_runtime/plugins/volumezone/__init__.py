@@ -3,12 +3,21 @@ to nodes in those zones and regions (nodes without any such label accept every p
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
 
+from scheduler_runtime.framework.events import (
+    NODE,
+    PERSISTENT_VOLUME,
+    PERSISTENT_VOLUME_CLAIM,
+    STORAGE_CLASS,
+    ActionType,
+    ClusterEventWithHint,
+    on,
+)
 from scheduler_runtime.framework.interface import CycleState, PluginBase, PreFilterResult
 from scheduler_runtime.framework.nodeinfo import NodeInfo
 from scheduler_runtime.framework.podinfo import PodInfo
@@ -45,6 +54,12 @@ def volume_topologies(volume: Mapping[str, Any]) -> list[VolumeTopology]:
 
 class VolumeZone(PluginBase[None]):
     name: ClassVar[str] = "VolumeZone"
+    cluster_events: ClassVar[Sequence[ClusterEventWithHint]] = (
+        on(STORAGE_CLASS, ActionType.ADD),
+        on(NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL),
+        on(PERSISTENT_VOLUME_CLAIM, ActionType.ADD | ActionType.UPDATE),
+        on(PERSISTENT_VOLUME, ActionType.ADD | ActionType.UPDATE),
+    )
 
     def _topologies(self, pod: PodInfo, snapshot: Snapshot) -> tuple[list[VolumeTopology], Status]:
         """getPVbyPod: unbound claims that wait for their first consumer are skipped."""

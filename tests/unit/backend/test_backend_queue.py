@@ -3,14 +3,25 @@ cluster events, the five-minute flush, scheduling gates and pods changed while i
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 
 from scheduler_runtime.backend.queue import MAX_UNSCHEDULABLE_SECONDS, SchedulingQueue
+from scheduler_runtime.framework.events import (
+    NODE,
+    POD,
+    POD_GROUP,
+    ActionType,
+    ClusterEvent,
+    QueueingHint,
+    on,
+)
 from scheduler_runtime.framework.interface import Handle
 from scheduler_runtime.framework.podinfo import PodInfo, pod_info
 from scheduler_runtime.framework.snapshot import Snapshot
+from scheduler_runtime.framework.status import SUCCESS, Status
 from scheduler_runtime.plugins.queuesort import PrioritySort
 from scheduler_runtime.plugins.schedulinggates import SchedulingGates
 
@@ -34,6 +45,9 @@ def pending(name: str, priority: int = 0, gates: tuple[str, ...] = (), **extra: 
             },
         }
     )
+
+
+NODE_ADDED = ClusterEvent(NODE, ActionType.ADD)
 
 
 @pytest.fixture
@@ -86,7 +100,7 @@ def test_unschedulable_pod_waits_for_a_cluster_event(queue: SchedulingQueue, clo
     assert queue.pending()["unschedulable"] == 1
     clock.now += 100
     assert queue.pop(timeout=0) is None
-    queue.move_all("NodeAdd")
+    queue.on_event(NODE_ADDED)
     again = queue.pop(timeout=0)
     assert again is queued
     assert again.attempts == 2
@@ -97,7 +111,7 @@ def test_moved_pod_waits_out_its_backoff(queue: SchedulingQueue, clock: Clock) -
     queued = queue.pop(timeout=0)
     assert queued is not None
     queue.requeue(queued, unschedulable=True)
-    queue.move_all("NodeAdd")
+    queue.on_event(NODE_ADDED)
     assert queue.pending() == {"active": 0, "backoff": 1, "unschedulable": 0, "gated": 0}
     assert queue.pop(timeout=0) is None
     clock.now += 1.0  # first attempt: initial backoff of one second
@@ -129,20 +143,98 @@ def test_event_while_in_flight_sends_the_pod_to_backoff(
     queue.add(pending("a"))
     queued = queue.pop(timeout=0)
     assert queued is not None
-    queue.move_all("NodeAdd")  # a node arrived during the attempt: it may fit now
+    queue.on_event(NODE_ADDED)  # a node arrived during the attempt: it may fit now
     queue.requeue(queued, unschedulable=True)
     assert queue.pending()["backoff"] == 1
 
 
-def test_move_only_helps_the_pods_the_event_can_help(queue: SchedulingQueue) -> None:
-    for name in ("a", "b"):
-        queue.add(pending(name))
-    for _ in range(2):
-        queued = queue.pop(timeout=0)
-        assert queued is not None
-        queue.requeue(queued, unschedulable=True)
-    queue.move_all("AssignedPodAdd", only=lambda pod: pod.name == "b")
+def hinted_queue(clock: Clock, gate: Callable[[PodInfo], Status] | None = None) -> SchedulingQueue:
+    """A queue whose plugins say which events help: Fit a deleted pod, Affinity an added pod
+    labelled app=web, Gang (a preEnqueue plugin) an added PodGroup."""
+
+    def web_pod(pod: PodInfo, old: Any, new: Any) -> QueueingHint:
+        labels = (new.get("metadata") or {}).get("labels") or {}
+        return QueueingHint.QUEUE if labels.get("app") == "web" else QueueingHint.SKIP
+
+    registrations = {
+        "Fit": (on(POD, ActionType.DELETE),),
+        "Affinity": (on(POD, ActionType.ADD, web_pod),),
+        "Gang": (on(POD_GROUP, ActionType.ADD),),
+    }
+    handle = Handle(Snapshot())
+    return SchedulingQueue(
+        less=PrioritySort(None, handle).less,
+        pre_enqueue=gate or SchedulingGates(None, handle).pre_enqueue,
+        registrations=lambda profile: registrations,
+        clock=clock,
+    )
+
+
+def rejected(queue: SchedulingQueue, name: str, plugin: str) -> None:
+    queue.add(pending(name))
+    queued = queue.pop(timeout=0)
+    assert queued is not None
+    queued.unschedulable_plugins = {plugin}
+    queue.requeue(queued, unschedulable=True)
+
+
+def assigned(labels: dict[str, str]) -> dict[str, Any]:
+    return {"metadata": {"name": "other", "namespace": "ns", "labels": labels}}
+
+
+def test_an_event_tries_again_only_the_pods_their_plugins_say_it_can_help(clock: Clock) -> None:
+    queue = hinted_queue(clock)
+    rejected(queue, "too-big", "Fit")
+    rejected(queue, "needs-web", "Affinity")
+    queue.on_event(NODE_ADDED)  # neither registered node events
+    queue.on_event(ClusterEvent(POD, ActionType.ADD), None, assigned({"app": "db"}))  # hint: skip
+    assert queue.pending()["unschedulable"] == 2
+    queue.on_event(ClusterEvent(POD, ActionType.ADD), None, assigned({"app": "web"}))
+    assert queue.pending() == {"active": 0, "backoff": 1, "unschedulable": 1, "gated": 0}
+    queue.on_event(ClusterEvent(POD, ActionType.DELETE), assigned({}), None)
+    assert queue.pending()["unschedulable"] == 0
+
+
+def test_a_hint_that_fails_counts_as_queue(clock: Clock) -> None:
+    def broken(pod: PodInfo, old: Any, new: Any) -> QueueingHint:
+        raise KeyError("metadata")
+
+    queue = hinted_queue(clock)
+    queue.registrations = lambda profile: {"Affinity": (on(POD, ActionType.ADD, broken),)}
+    rejected(queue, "needs-web", "Affinity")
+    queue.on_event(ClusterEvent(POD, ActionType.ADD), None, assigned({}))
+    assert queue.pending()["unschedulable"] == 0
+
+
+def test_events_seen_in_flight_are_judged_by_the_plugins_that_rejected_the_pod(
+    clock: Clock,
+) -> None:
+    queue = hinted_queue(clock)
+    queue.add(pending("a"))
+    queued = queue.pop(timeout=0)
+    assert queued is not None
+    queue.on_event(NODE_ADDED)  # while in flight: Fit does not care
+    queued.unschedulable_plugins = {"Fit"}
+    queue.requeue(queued, unschedulable=True)
     assert queue.pending()["unschedulable"] == 1
+    queue.on_event(ClusterEvent(POD, ActionType.DELETE), assigned({}), None)
+    assert queue.pending()["backoff"] == 1
+
+
+def test_an_event_the_gating_plugin_registered_lets_a_gated_pod_in(clock: Clock) -> None:
+    group_exists = False
+
+    def gang(pod: PodInfo) -> Status:
+        return SUCCESS if group_exists else Status.unresolvable("waiting", plugin="Gang")
+
+    queue = hinted_queue(clock, gate=gang)
+    queue.add(pending("member"))
+    assert queue.pending()["gated"] == 1
+    group_exists = True
+    queue.on_event(NODE_ADDED)  # not an event the gate asked for: not looked at again
+    assert queue.pending()["gated"] == 1
+    queue.on_event(ClusterEvent(POD_GROUP, ActionType.ADD), None, {})
+    assert queue.pending() == {"active": 1, "backoff": 0, "unschedulable": 0, "gated": 0}
 
 
 def test_unschedulable_pods_are_retried_after_five_minutes(
