@@ -382,7 +382,7 @@ def _index(container: Any, key: Any) -> Any:
         if type(key) not in (int, Uint):
             raise _err(_NO_OVERLOAD)
         if not 0 <= key < len(container):
-            raise _err(f"index '{key}' out of range in list size '{len(container)}'")
+            raise _err(f"index out of bounds: {key}")
         return container[key]
     if isinstance(container, dict):
         if type(key) in (int, str, Uint, bool) or _is_num(key):
@@ -1527,14 +1527,13 @@ def _parse_attribute_version(text: str) -> Semver:
 class CompilationResult:
     """One compiled selector: `error` (upstream's message) or a program to evaluate."""
 
-    __slots__ = ("_fn", "_tracked", "error", "expression", "output_type")
+    __slots__ = ("_fn", "_tracked", "error", "expression")
 
     def __init__(self, expression: str, error: str | None, fn: Fn | None, tracked: bool) -> None:
         self.expression = expression
         self.error = error
         self._fn = fn
         self._tracked = tracked
-        self.output_type = ""
 
     def device_matches(self, device: DeviceInput, cost_limit: int = SELECTOR_MAX_COST) -> bool:
         """CompilationResult.DeviceMatches: True/False, or CelRuntimeError with its message."""
@@ -1556,7 +1555,7 @@ class CompilationResult:
         kind = _cel_type(result)
         raise CelRuntimeError(
             f"CEL result of type {kind} could not be converted to bool: "
-            f"type conversion error from '{_native_name(result)}' to 'bool'"
+            f"unsupported native conversion from {_native_name(result)} to 'bool'"
         )
 
 
@@ -1578,26 +1577,111 @@ def _compile_error_text(raw: str) -> str:
     return _UNDEFINED_FIELD.sub(lambda m: f"undefined field '{m.group(1)}'", text)
 
 
+_ISSUE = re.compile(r"ERROR: <input>:\d+:\d+: ")
+_NUMERIC = ("int", "uint", "double")
+_CROSS_NUMERIC = re.compile(
+    r"found no matching overload for '_(?:<|<=|>|>=)_' applied to '\((\w+), (\w+)\)'"
+)
+
+
+def _issues(text: str) -> list[str]:
+    starts = [m.start() for m in _ISSUE.finditer(text)]
+    return [text[a:b].rstrip("\n") for a, b in zip(starts, [*starts[1:], len(text)], strict=True)]
+
+
+def _upstream_issue(issue: str) -> bool:
+    """cel-go's environment allows ordering across int, uint and double; the C++ checker not."""
+    m = _CROSS_NUMERIC.search(issue)
+    return not (m and m.group(1) in _NUMERIC and m.group(2) in _NUMERIC)
+
+
+def _any_range_issue(checked: celast.Checked, expression: str) -> str | None:
+    """With scalar attributes, upstream types an attribute `any`: not a comprehension range."""
+    for node in _walk(checked.expr):
+        if node.kind != celast.COMPREHENSION or node.iter_range is None:
+            continue
+        rng = node.iter_range
+        operand = rng.operand if rng.kind == celast.SELECT else (rng.args or [None])[0]
+        if rng.kind == celast.CALL and rng.name != "_[_]" or operand is None:
+            continue
+        if checked.types.get(rng.id) != "dyn":
+            continue
+        if checked.types.get(operand.id) != "map(string, dyn)":
+            continue
+        where, snippet = _location(expression, checked.positions.get(rng.id, 0))
+        return (
+            f"ERROR: <input>:{where}: expression of type 'any' cannot be range of a "
+            f"comprehension (must be list, map, or dynamic){snippet}"
+        )
+    return None
+
+
+def _walk(e: Expr | None) -> Iterable[Expr]:
+    if e is None:
+        return
+    yield e
+    for child in (e.operand, *e.args, e.iter_range, e.accu_init, e.loop_condition):
+        yield from _walk(child)
+    for child in (e.loop_step, e.result):
+        yield from _walk(child)
+    for key, value, _ in e.entries:
+        yield from _walk(key)
+        yield from _walk(value)
+
+
+def _location(expression: str, offset: int) -> tuple[str, str]:
+    """line:column and cel-go's snippet lines for an offset (in code points)."""
+    before = expression[:offset]
+    line = before.count("\n") + 1
+    column = offset - (before.rfind("\n") + 1)
+    text = expression.split("\n")[line - 1]
+    return f"{line}:{column + 1}", f"\n | {text}\n | {'.' * column}^"
+
+
 def compile_expression(expression: str, features: Features = Features()) -> CompilationResult:
     """CompileCELExpression for the scheduler (StoredExpressions, no cost estimation)."""
     env = _env()
+    checked_ok = True
     try:
         compiled = env.compile(expression)
     except RuntimeError as e:
-        return CompilationResult(
-            expression, "compilation failed: " + _compile_error_text(str(e)), None, False
-        )
+        issues = _issues(_compile_error_text(str(e)))
+        remaining = [i for i in issues if _upstream_issue(i)]
+        if remaining or not issues:
+            text = "\n".join(remaining) or _compile_error_text(str(e))
+            return CompilationResult(expression, "compilation failed: " + text, None, False)
+        compiled = env.compile(expression, disable_check=True)
+        checked_ok = False
     checked = celast.decode(compiled.serialize())
-    output = checked.types.get(checked.expr.id, "dyn")
-    accepted = ("bool", "any", "dyn")
-    if output not in accepted:
-        message = f"must evaluate to bool or the unknown type, not {output}"
-        return CompilationResult(expression, message, None, False)
+    if checked_ok:
+        output = checked.types.get(checked.expr.id, "dyn")
+        if output not in ("bool", "any", "dyn"):
+            message = f"must evaluate to bool or the unknown type, not {output}"
+            return CompilationResult(expression, message, None, False)
+        issue = None if features.list_type_attributes else _any_range_issue(checked, expression)
+        if issue is not None:
+            return CompilationResult(expression, "compilation failed: " + issue, None, False)
+    else:
+        checked.references.update(_device_references(checked.expr))
     tracked = _has_comprehension(checked.expr)
     fn = _Builder(checked, tracked).build(checked.expr)
-    result = CompilationResult(expression, None, fn, tracked)
-    result.output_type = output
-    return result
+    return CompilationResult(expression, None, fn, tracked)
+
+
+def _device_references(root: Expr) -> dict[int, str]:
+    """Resolve `device.<field>` in an unchecked tree, as the checker would."""
+    refs: dict[int, str] = {}
+    for node in _walk(root):
+        operand = node.operand
+        if (
+            node.kind == celast.SELECT
+            and operand is not None
+            and operand.kind == celast.IDENT
+            and operand.name == "device"
+            and f"device.{node.name}" in _DEVICE_VARS
+        ):
+            refs[node.id] = f"device.{node.name}"
+    return refs
 
 
 class Cache:

@@ -49,6 +49,7 @@ class Checked:
     expr: Expr
     references: dict[int, str]  # node id -> resolved identifier name
     types: dict[int, str]  # node id -> type name as cel-go prints it
+    positions: dict[int, int] = field(default_factory=dict)  # node id -> offset in the source
 
 
 def _fields(buf: bytes) -> dict[int, list[Any]]:
@@ -210,6 +211,9 @@ def decode(serialized: bytes) -> Checked:
     """Read the `Any`-wrapped CheckedExpr that `Expression.serialize()` returns."""
     outer = _fields(serialized)
     f = _fields(outer[2][0]) if 2 in outer else outer
+    if _str(outer, 1).endswith("cel.expr.ParsedExpr"):
+        parsed = _fields(outer[2][0])
+        f = {4: parsed[2], 5: parsed.get(3, [])} if 2 in parsed else f
     references: dict[int, str] = {}
     for entry in f.get(2, []):
         e = _fields(entry)
@@ -220,7 +224,12 @@ def decode(serialized: bytes) -> Checked:
     for entry in f.get(3, []):
         e = _fields(entry)
         types[_int64(e.get(1, [0])[0])] = type_name(e[2][0]) if 2 in e else "dyn"
-    return Checked(_expr(f[4][0]), references, types)
+    positions: dict[int, int] = {}
+    if 5 in f:
+        for entry in _fields(f[5][0]).get(4, []):
+            e = _fields(entry)
+            positions[_int64(e.get(1, [0])[0])] = e.get(2, [0])[0]
+    return Checked(_expr(f[4][0]), references, types, positions)
 
 
 __all__ = ["CALL", "COMPREHENSION", "CONST", "IDENT", "LIST", "NULL", "SELECT", "STRUCT"]
