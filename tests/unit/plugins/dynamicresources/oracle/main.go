@@ -63,7 +63,7 @@ func (l classLister) Get(name string) (*resourceapi.DeviceClass, error) {
 			return c, nil
 		}
 	}
-	return nil, apierrors.NewNotFound(resourceapi.Resource("deviceclasses"), name)
+	return nil, apierrors.NewNotFound(resourceapi.Resource("deviceclass"), name)
 }
 
 func main() {
