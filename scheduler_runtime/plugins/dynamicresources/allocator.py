@@ -43,7 +43,7 @@ from scheduler_runtime.plugins.dynamicresources.model import (
     Slice,
     Taint,
 )
-from scheduler_runtime.plugins.dynamicresources.quantity import Quantity
+from scheduler_runtime.plugins.dynamicresources.quantity import Quantity, parse
 
 Capacity = dict[str, Quantity]
 
@@ -105,8 +105,6 @@ class AllocatedState:
             self.allocated_shared_device_ids.add((*device_id, share))
             consumed = result.get("consumedCapacity")
             if consumed:
-                from scheduler_runtime.plugins.dynamicresources.quantity import parse
-
                 _insert_capacity(
                     self.aggregated_capacity, device_id, {n: parse(v) for n, v in consumed.items()}
                 )
@@ -367,7 +365,7 @@ def _round_up_range(requested: Quantity, policy: Any) -> Quantity:
 
 def _violates(value: Quantity, cap: DeviceCapacity) -> bool:
     policy = cap.policy
-    if policy is None or policy.default is not None and value == policy.default:
+    if policy is None or (policy.default is not None and value == policy.default):
         return False
     if policy.has_range:
         if policy.max is not None and value > policy.max:
@@ -552,11 +550,7 @@ class _Result:
     consumed: Capacity | None
 
 
-class _Stop(Exception):
-    pass
-
-
-class _MaxSizeExceeded(Exception):
+class _MaxSizeExceededError(Exception):
     pass
 
 
@@ -630,9 +624,7 @@ class _Attempt:
             done = self._allocate_one(
                 claim_index=0, request_index=0, sub=0, device_index=0, in_sub=False, start=(0, 0, 0)
             )
-        except _Stop:
-            return None
-        except _MaxSizeExceeded:
+        except _MaxSizeExceededError:
             raise AllocationError("allocation max size exceeded") from None
         if not done:
             if any(p.invalid for p in self.pools):
@@ -640,7 +632,7 @@ class _Attempt:
             return None
         return [self._allocation(i, claim) for i, claim in enumerate(self.claims)]
 
-    def _prepare_claim(self, claim_index: int, claim: Claim) -> None:
+    def _prepare_claim(self, claim_index: int, claim: Claim) -> None:  # noqa: PLR0912 (upstream's checks, in its order)
         features = self.features
         min_devices = 0
         for request_index, request in enumerate(claim.requests):
@@ -823,7 +815,7 @@ class _Attempt:
 
     # -- the search -----------------------------------------------------------------------
 
-    def _allocate_one(
+    def _allocate_one(  # noqa: PLR0911, PLR0917 (upstream's allocateOne, step by step)
         self,
         claim_index: int,
         request_index: int,
@@ -838,7 +830,7 @@ class _Attempt:
         if request_index >= len(claim.requests):
             try:
                 return self._allocate_one(claim_index + 1, 0, 0, 0, False, (0, 0, 0))
-            except _MaxSizeExceeded:
+            except _MaxSizeExceededError:
                 return False
         key = (claim_index, request_index, sub)
         data = self.request_data[key]
@@ -853,7 +845,7 @@ class _Attempt:
         if len(self.results[claim_index]) + data.num_devices - device_index > (
             ALLOCATION_RESULTS_MAX_SIZE
         ):
-            raise _MaxSizeExceeded
+            raise _MaxSizeExceededError
         if all_mode:
             assert data.all_devices is not None
             device, s, pool = data.all_devices[device_index]
@@ -882,7 +874,7 @@ class _Attempt:
                 done = self._allocate_one(
                     claim_index, request_index, sub, device_index, True, (0, 0, 0)
                 )
-            except _MaxSizeExceeded:
+            except _MaxSizeExceededError:
                 sub += 1
                 continue
             all_exceeded = False
@@ -891,10 +883,10 @@ class _Attempt:
                 return True
             sub += 1
         if all_exceeded:
-            raise _MaxSizeExceeded
+            raise _MaxSizeExceededError
         return False
 
-    def _search(
+    def _search(  # noqa: PLR0917 (the position in the search, as upstream passes it)
         self,
         claim_index: int,
         request_index: int,
@@ -951,7 +943,7 @@ class _Attempt:
                     undo()
         return False
 
-    def _allocate_device(
+    def _allocate_device(  # noqa: PLR0911, PLR0912, PLR0917 (upstream's allocateDevice)
         self,
         claim_index: int,
         data: _RequestData,
@@ -1025,7 +1017,7 @@ class _Attempt:
                 undo.append(release)
         results = self.results[claim_index]
         results.append(_Result(device, s, request, data.parent, share_id, consumed or None))
-        undo.append(results.pop)
+        undo.append(lambda: _drop_last(results))
         return rollback
 
     def _take_counters(self, device: Device, pool: Pool) -> bool:
@@ -1035,10 +1027,10 @@ class _Attempt:
             current = consumed.setdefault(set_name, {})
             for name, value in counters.items():
                 current[name] = current.get(name, 0) + value.nanos
-        for set_name, counters in available.items():
+        for set_name, left in available.items():
             used = consumed.get(set_name, {})
-            for name, value in counters.items():
-                if value < used.get(name, 0):
+            for name, nanos in left.items():
+                if nanos < used.get(name, 0):
                     self._release_counters(device, pool)
                     return False
         return True
@@ -1150,6 +1142,10 @@ class _Attempt:
         if fields:
             term["matchFields"] = fields
         return {"nodeSelectorTerms": [term]}
+
+
+def _drop_last(results: list[_Result]) -> None:
+    results.pop()
 
 
 def _opaque(config: Mapping[str, Any]) -> dict[str, Any]:

@@ -56,7 +56,7 @@ class CelRuntimeError(Exception):
     """An evaluation failed; str() is cel-go's message."""
 
 
-class _Cancelled(Exception):
+class _CostLimitExceededError(Exception):
     """Raised through the evaluator when the cost limit is exceeded (not a CEL error value)."""
 
 
@@ -78,8 +78,8 @@ class Semver:
             return 1 if self.patch > other.patch else -1
         if not self.pre or not other.pre:
             return (not self.pre) - (not other.pre)
-        for a, b in zip(self.pre, other.pre, strict=False):
-            c = _compare_pre(a, b)
+        for mine, theirs in zip(self.pre, other.pre, strict=False):
+            c = _compare_pre(mine, theirs)
             if c:
                 return c
         return (len(self.pre) > len(other.pre)) - (len(self.pre) < len(other.pre))
@@ -95,7 +95,7 @@ _NUMBERS = frozenset("0123456789")
 _ALPHANUM = frozenset("-ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
 
 
-def parse_semver(text: str) -> Semver:
+def parse_semver(text: str) -> Semver:  # noqa: PLR0912 (blang/semver Parse, step by step)
     """blang/semver's Parse, with its error messages."""
     if not text:
         raise ValueError("Version string empty")
@@ -210,7 +210,7 @@ def _is_num(v: Any) -> bool:
     return t is int or t is float or t is Uint
 
 
-def cel_equal(a: Any, b: Any) -> bool:
+def cel_equal(a: Any, b: Any) -> bool:  # noqa: PLR0911 (one case per CEL type)
     ta, tb = type(a), type(b)
     if ta is bool or tb is bool:
         return ta is tb and a == b
@@ -237,12 +237,12 @@ def cel_equal(a: Any, b: Any) -> bool:
 
 def _compare(a: Any, b: Any) -> int:
     ta, tb = type(a), type(b)
-    if ta is bool and tb is bool or ta is str and tb is str or ta is bytes and tb is bytes:
-        return (a > b) - (a < b)
+    if (ta is bool and tb is bool) or (ta is str and tb is str) or (ta is bytes and tb is bytes):
+        return int((a > b) - (a < b))
     if _is_num(a) and _is_num(b) and ta is not bool and tb is not bool:
-        if isinstance(a, float) and math.isnan(a) or isinstance(b, float) and math.isnan(b):
+        if (isinstance(a, float) and math.isnan(a)) or (isinstance(b, float) and math.isnan(b)):
             return 2  # NaN: every ordering is false
-        return (a > b) - (a < b)
+        return int((a > b) - (a < b))
     raise _err(_NO_OVERLOAD)
 
 
@@ -545,7 +545,7 @@ def _go_float(v: float) -> str:
 
 def _to_bool(v: Any) -> bool:
     if type(v) is bool:
-        return v  # type: ignore[no-any-return]
+        return v
     if type(v) is str:
         table = {"1": True, "t": True, "T": True, "TRUE": True, "true": True, "True": True}
         table.update({"0": False, "f": False, "F": False, "FALSE": False, "false": False})
@@ -558,9 +558,9 @@ def _to_bool(v: Any) -> bool:
 
 def _to_bytes(v: Any) -> bytes:
     if type(v) is bytes:
-        return v  # type: ignore[no-any-return]
+        return v
     if type(v) is str:
-        return v.encode()  # type: ignore[no-any-return]
+        return v.encode()
     raise _err(_NO_OVERLOAD)
 
 
@@ -658,7 +658,7 @@ def _reverse(v: Any) -> Any:
 def _list_arg(v: Any) -> list[Any]:
     if type(v) is not list:
         raise _err(_NO_OVERLOAD)
-    return v  # type: ignore[no-any-return]
+    return v
 
 
 def _is_sorted(v: Any) -> bool:
@@ -827,7 +827,7 @@ def _compare_to(a: Any, b: Any) -> int:
         _s(b)
         return a.compare(b)
     _q(a, b)
-    return (a.nanos > b.nanos) - (a.nanos < b.nanos)
+    return int(a.nanos > b.nanos) - int(a.nanos < b.nanos)
 
 
 def _q_add(a: Any, b: Any) -> Quantity:
@@ -924,7 +924,7 @@ def _opt_of(v: Any) -> Optional:
 
 
 def _opt_of_non_zero(v: Any) -> Optional:
-    zero = v in (0, "", b"", False) and type(v) is not float or v == 0.0
+    zero = (v in (0, "", b"", False) and type(v) is not float) or v == 0.0
     zero = zero or (type(v) in (list, dict, DefaultMap) and not v) or v is NULL
     return Optional() if zero else Optional(v)
 
@@ -936,7 +936,7 @@ def _opt_none() -> Optional:
 def _opt(v: Any) -> Optional:
     if type(v) is not Optional:
         raise _err(_NO_OVERLOAD)
-    return v  # type: ignore[no-any-return]
+    return v
 
 
 def _has_value(v: Any) -> bool:
@@ -1055,7 +1055,7 @@ _FUNCTIONS: dict[str, Callable[..., Any]] = {
     "!_": _not,
     "_[_]": _index,
     "@in": _in,
-    "_==_": lambda a, b: cel_equal(a, b),
+    "_==_": cel_equal,
     "_!=_": lambda a, b: not cel_equal(a, b),
     "_<_": lambda a, b: _compare(a, b) == -1,
     "_<=_": lambda a, b: _compare(a, b) in (-1, 0),
@@ -1171,7 +1171,7 @@ def _env() -> Any:
 
 Env = dict[str, Any]
 Fn = Callable[[Env], Any]
-_DEVICE_VARS = ("device.driver", "device.allowMultipleAllocations")
+_DEVICE_VARS: tuple[str, ...] = ("device.driver", "device.allowMultipleAllocations")
 _DEVICE_VARS += ("device.attributes", "device.capacity")
 
 
@@ -1186,7 +1186,7 @@ class _Builder:
             return fn
         return _costed(fn, 1)
 
-    def _build(self, e: Expr) -> Fn:
+    def _build(self, e: Expr) -> Fn:  # noqa: PLR0911 (one case per node kind)
         kind = e.kind
         if kind == celast.CONST:
             value = e.value
@@ -1296,9 +1296,8 @@ class _Builder:
         return None
 
     def _comprehension(self, e: Expr) -> Fn:
-        assert e.iter_range and e.accu_init and e.loop_condition and e.loop_step and e.result
-        iter_range, init = self.build(e.iter_range), self.build(e.accu_init)
-        cond, step, result = (self.build(x) for x in (e.loop_condition, e.loop_step, e.result))
+        parts = (e.iter_range, e.accu_init, e.loop_condition, e.loop_step, e.result)
+        iter_range, init, cond, step, result = (self.build(_required(x)) for x in parts)
         iter_var, iter_var2, accu_var = e.iter_var, e.iter_var2, e.accu_var
 
         def comprehension(env: Env) -> Any:
@@ -1334,6 +1333,12 @@ class _Builder:
 
 
 _MISSING = object()
+
+
+def _required(e: Expr | None) -> Expr:
+    if e is None:
+        raise ValueError("comprehension without all of its parts")
+    return e
 
 
 def _raise(message: str) -> Any:
@@ -1433,7 +1438,7 @@ def _costed(fn: Fn, units: int) -> Fn:
         cost: _Cost = env[_COST]
         cost.value += units
         if cost.value > cost.limit:
-            raise _Cancelled
+            raise _CostLimitExceededError
         return result
 
     return costed
@@ -1546,7 +1551,7 @@ class CompilationResult:
             env[_COST] = _Cost(cost_limit)
         try:
             result = self._fn(env)
-        except _Cancelled:
+        except _CostLimitExceededError:
             raise CelRuntimeError("operation cancelled: actual cost limit exceeded") from None
         except RecursionError:
             raise CelRuntimeError("max recursion depth exceeded") from None
@@ -1601,8 +1606,8 @@ def _any_range_issue(checked: celast.Checked, expression: str) -> str | None:
         if node.kind != celast.COMPREHENSION or node.iter_range is None:
             continue
         rng = node.iter_range
-        operand = rng.operand if rng.kind == celast.SELECT else (rng.args or [None])[0]
-        if rng.kind == celast.CALL and rng.name != "_[_]" or operand is None:
+        operand = rng.operand if rng.kind == celast.SELECT else next(iter(rng.args), None)
+        if (rng.kind == celast.CALL and rng.name != "_[_]") or operand is None:
             continue
         if checked.types.get(rng.id) != "dyn":
             continue

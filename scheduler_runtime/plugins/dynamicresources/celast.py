@@ -93,7 +93,7 @@ def _str(f: dict[int, list[Any]], number: int) -> str:
     return bytes(f[number][0]).decode() if number in f else ""
 
 
-def _constant(buf: bytes) -> Any:
+def _constant(buf: bytes) -> Any:  # noqa: PLR0911 (one case per constant kind)
     f = _fields(buf)
     if 1 in f:
         return NULL
@@ -175,7 +175,7 @@ _PRIMITIVES = {1: "bool", 2: "int", 3: "uint", 4: "double", 5: "string", 6: "byt
 _WELL_KNOWN = {1: "any", 2: "google.protobuf.Timestamp", 3: "google.protobuf.Duration"}
 
 
-def type_name(buf: bytes) -> str:
+def type_name(buf: bytes) -> str:  # noqa: PLR0911 (one case per type kind)
     """A cel.expr.Type as cel-go's `Type.String()` prints it."""
     f = _fields(buf)
     if 1 in f:

@@ -309,7 +309,7 @@ def _request(raw: Mapping[str, Any], where: str, admin: bool) -> Request:
         name=str(raw.get("name", "")),
         device_class_name=str(raw.get("deviceClassName") or ""),
         allocation_mode=str(raw.get("allocationMode") or EXACT_COUNT),
-        count=int(raw.get("count") if raw.get("count") is not None else 1),
+        count=int(raw.get("count", 1) if raw.get("count") is not None else 1),
         admin_access=raw.get("adminAccess") if admin else None,
         selectors=_selectors(raw.get("selectors")),
         tolerations=tuple(raw.get("tolerations") or ()),

@@ -63,7 +63,7 @@ class Quantity:
         return hash(self.nanos)
 
     def plus(self, other: Quantity) -> Quantity:
-        """Go's `q.Add(other)`: the receiver keeps its format (a zero receiver takes the other's)."""
+        """Go's `q.Add(other)`: the receiver's format wins, unless the receiver is zero."""
         return Quantity(self.nanos + other.nanos, self.format if self.nanos else other.format)
 
     def minus(self, other: Quantity) -> Quantity:
@@ -125,9 +125,9 @@ def _to_nanos(unscaled: int, scale: int) -> int:
     """value = unscaled * 10**scale, rounded up (away from zero) to a multiple of 1e-9."""
     shift = scale + 9
     if shift >= 0:
-        return unscaled * 10**shift
+        return int(unscaled * 10**shift)
     whole, rest = divmod(unscaled, 10**-shift)
-    return whole + (1 if rest else 0)
+    return int(whole + (1 if rest else 0))
 
 
 def _split(text: str) -> tuple[bool, str, str, str]:

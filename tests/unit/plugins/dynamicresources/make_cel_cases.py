@@ -1,3 +1,4 @@
+# ruff: noqa: E501 (a table of expressions, one case a line)
 """Writes testdata/cel_cases.json: upstream's cel/compile_test.go table (the cases that apply
 to the scheduler's stored-expressions environment) plus runtime and compile errors the plugin
 surfaces. The oracle (oracle/main.go) answers them with the pinned upstream code."""
