@@ -186,11 +186,41 @@ class SliceIndex:
                 self.shared.append(s)
             self.by_pool.setdefault((s.driver, s.pool), []).append(s)
         self._pools: dict[tuple[str, tuple[tuple[str, str], ...], bool], list[Pool]] = {}
+        self._searchable: dict[int, list[Pool]] = {}
         # (expression, id(device)) -> True/False, or the CEL runtime error message.
         self.matches: dict[tuple[str, int], bool | str] = {}
+        self._built: dict[tuple[Any, ...], Pool] = {}
         self._has_labels_dependency = bool(self.shared) or any(
             s.per_device_node_selection for s in self.all
         )
+
+    def built_pool(
+        self,
+        driver: str,
+        name: str,
+        pool_slices: list[Slice],
+        features: Features,
+        all_for_pool: list[Slice] | None,
+    ) -> Pool:
+        """buildPool, shared by every node that sees the same slices of the pool."""
+        key = (
+            tuple(map(id, pool_slices)),
+            None if all_for_pool is None else tuple(map(id, all_for_pool)),
+            features.partitionable_devices,
+        )
+        found = self._built.get(key)
+        if found is None:
+            found = _build_pool(driver, name, pool_slices, features, all_for_pool)
+            self._built[key] = found
+        return found
+
+    def searchable(self, pools: list[Pool]) -> list[Pool]:
+        """The pools a search can take devices from: complete, valid, with devices here."""
+        found = self._searchable.get(id(pools))
+        if found is None:
+            found = [p for p in pools if p.slices and not p.incomplete and not p.invalid]
+            self._searchable[id(pools)] = found
+        return found
 
     def pools(self, node: Node, features: Features) -> list[Pool]:
         """GatherPools for the node, cached while the slices and the node's labels stay."""
@@ -227,7 +257,7 @@ def gather_pools(index: SliceIndex, node: Node, features: Features) -> list[Pool
     for (driver, name), pool_slices in grouped.items():
         first = pool_slices[0]
         if len(pool_slices) == first.slice_count:
-            pool = _build_pool(driver, name, pool_slices, features, None)
+            pool = index.built_pool(driver, name, pool_slices, features, None)
         else:
             obsolete, all_for_pool = _slices_in_pool(index, driver, name, first.generation)
             if obsolete:
@@ -235,7 +265,7 @@ def gather_pools(index: SliceIndex, node: Node, features: Features) -> list[Pool
             if len(all_for_pool) != first.slice_count:
                 result.append(Pool(driver, name, incomplete=True))
                 continue
-            pool = _build_pool(driver, name, pool_slices, features, all_for_pool)
+            pool = index.built_pool(driver, name, pool_slices, features, all_for_pool)
         (with_conditions if pool.has_binding_conditions else result).append(pool)
     result.sort(key=lambda p: (p.driver, p.name))
     with_conditions.sort(key=lambda p: (p.driver, p.name))
@@ -613,11 +643,13 @@ class _Attempt:
         self.allocating_capacity: dict[DeviceID, Capacity] = {}
         self.consumed_counters: dict[str, dict[str, dict[str, int]]] = {}
         self.pools: list[Pool] = []
+        self.search_pools: list[Pool] = []
 
     # -- setup ----------------------------------------------------------------------------
 
     def run(self) -> list[dict[str, Any]] | None:
         self.pools = self.a.index.pools(self.node, self.features)
+        self.search_pools = self.a.index.searchable(self.pools)
         for claim_index, claim in enumerate(self.claims):
             self._prepare_claim(claim_index, claim)
         try:
@@ -900,11 +932,9 @@ class _Attempt:
         admin = bool(request.admin_access)
         state = self.a.state
         consumable = self.features.consumable_capacity
-        pools = self.pools
+        pools = self.search_pools
         for pool_index in range(start[0], len(pools)):
             pool = pools[pool_index]
-            if pool.incomplete or pool.invalid:
-                continue
             slice_start = start[1] if pool_index == start[0] else 0
             for slice_index in range(slice_start, len(pool.slices)):
                 s = pool.slices[slice_index]
