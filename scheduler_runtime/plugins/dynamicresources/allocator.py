@@ -837,12 +837,14 @@ class _Attempt:
             return str(e)
 
     def _fits_capacity(self, request: Request, device: Device) -> bool:
-        fits = request_fits_capacity(
-            self.a.state.aggregated_capacity.get(device.id),
-            request.capacity,
-            device.capacity,
-            self.allocating_capacity.get(device.id),
-        )
+        before = self.a.state.aggregated_capacity.get(device.id)
+        allocating = self.allocating_capacity.get(device.id)
+        if not request.capacity and before is None and allocating is None:
+            # Nothing consumed yet and nothing asked for: each capacity consumes its default,
+            # which fits unless a policy forbids it.
+            if all(c.policy is None for c in device.capacity.values()):
+                return True
+        fits = request_fits_capacity(before, request.capacity, device.capacity, allocating)
         return bool(fits)
 
     # -- the search -----------------------------------------------------------------------
