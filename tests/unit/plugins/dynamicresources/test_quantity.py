@@ -81,8 +81,13 @@ def test_printed_form_parses_to_the_same_value(whole: int, fraction: int, suffix
 
 
 @given(st.text(alphabet="0123456789.+-eEinumkKMGTP", max_size=12))
-def test_parser_never_crashes(text: str) -> None:
+def test_any_text_parses_or_fails_with_upstreams_message(text: str) -> None:
+    messages = (quantity.ERR_FORMAT_WRONG, quantity.ERR_SUFFIX, quantity.ERR_NUMERIC)
     try:
-        quantity.parse(text)
-    except QuantityError:
-        pass
+        q = quantity.parse(text)
+    except QuantityError as e:
+        message = str(e)
+    else:
+        message = ""
+        assert quantity.parse(str(q)).nanos == q.nanos
+    assert not message or message in messages
