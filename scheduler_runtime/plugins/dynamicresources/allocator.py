@@ -839,11 +839,10 @@ class _Attempt:
     def _fits_capacity(self, request: Request, device: Device) -> bool:
         before = self.a.state.aggregated_capacity.get(device.id)
         allocating = self.allocating_capacity.get(device.id)
-        if not request.capacity and before is None and allocating is None:
-            # Nothing consumed yet and nothing asked for: each capacity consumes its default,
-            # which fits unless a policy forbids it.
-            if all(c.policy is None for c in device.capacity.values()):
-                return True
+        # Nothing consumed yet and nothing asked for: each capacity consumes its whole value,
+        # which fits unless a policy says otherwise.
+        if not request.capacity and before is None and allocating is None and device.plain_capacity:
+            return True
         fits = request_fits_capacity(before, request.capacity, device.capacity, allocating)
         return bool(fits)
 

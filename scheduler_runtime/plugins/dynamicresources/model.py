@@ -83,6 +83,11 @@ class Device:
     node_selector: NodeSelector | None = None
     _cel: dict[cel.Features, cel.DeviceInput] = field(default_factory=dict)
 
+    @property
+    def plain_capacity(self) -> bool:
+        """No capacity has a request policy (so a request without amounts takes it all)."""
+        return all(c.policy is None for c in self.capacity.values())
+
     def cel_input(self, features: cel.Features) -> cel.DeviceInput:
         found = self._cel.get(features)
         if found is None:
