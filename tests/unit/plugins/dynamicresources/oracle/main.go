@@ -1,8 +1,13 @@
 // Command oracle runs the pinned upstream DRA code (k8s.io/dynamic-resource-allocation
 // v0.36.3) on the cases in testdata/*.json and writes what it answered, which the Python
-// tests then compare with byte for byte. Regenerate with:
+// tests then compare with byte for byte. Regenerate, from this directory, with:
 //
-//	cd tests/unit/plugins/dynamicresources/oracle && go run . ../testdata/cel_cases.json ../testdata/cel_golden.json
+//	python3 ../make_cel_cases.py && go run . ../testdata/cel_cases.json ../testdata/cel_golden.json
+//	python3 ../make_alloc_cases.py && go run . ../testdata/alloc_cases.json ../testdata/alloc_golden.json
+//	ORACLE_OUT=$PWD/../testdata/allocatortesting_golden.json go test ./allocatortesting -run TestRecord
+//
+// The last runs upstream's own allocator test table (allocatortesting, copied from v0.36.3)
+// against the public allocator and records every case with its answer.
 package main
 
 import (
