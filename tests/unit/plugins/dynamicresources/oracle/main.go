@@ -26,13 +26,13 @@ import (
 )
 
 type celCase struct {
-	Name                     string                                                   `json:"name"`
-	Expression               string                                                   `json:"expression"`
-	Driver                   string                                                   `json:"driver"`
-	AllowMultipleAllocations *bool                                                    `json:"allowMultipleAllocations,omitempty"`
+	Name                     string                                                    `json:"name"`
+	Expression               string                                                    `json:"expression"`
+	Driver                   string                                                    `json:"driver"`
+	AllowMultipleAllocations *bool                                                     `json:"allowMultipleAllocations,omitempty"`
 	Attributes               map[resourceapi.QualifiedName]resourceapi.DeviceAttribute `json:"attributes,omitempty"`
 	Capacity                 map[resourceapi.QualifiedName]resourceapi.DeviceCapacity  `json:"capacity,omitempty"`
-	ListTypeAttributes       bool                                                     `json:"listTypeAttributes,omitempty"`
+	ListTypeAttributes       bool                                                      `json:"listTypeAttributes,omitempty"`
 }
 
 type celOutcome struct {
@@ -43,13 +43,13 @@ type celOutcome struct {
 }
 
 type allocCase struct {
-	Name      string                        `json:"name"`
-	Features  structured.Features           `json:"features"`
-	Classes   []*resourceapi.DeviceClass    `json:"classes"`
-	Slices    []*resourceapi.ResourceSlice  `json:"slices"`
-	Claims    []*resourceapi.ResourceClaim  `json:"claims"`
-	Allocated []string                      `json:"allocated,omitempty"`
-	Node      *v1.Node                      `json:"node"`
+	Name      string                       `json:"name"`
+	Features  structured.Features          `json:"features"`
+	Classes   []*resourceapi.DeviceClass   `json:"classes"`
+	Slices    []*resourceapi.ResourceSlice `json:"slices"`
+	Claims    []*resourceapi.ResourceClaim `json:"claims"`
+	Allocated []string                     `json:"allocated,omitempty"`
+	Node      *v1.Node                     `json:"node"`
 }
 
 type allocOutcome struct {

@@ -23,23 +23,23 @@ var incubating = Features{
 }
 
 type capacityEntry struct {
-	Device   string                                           `json:"device"`
-	Capacity map[resourceapi.QualifiedName]string              `json:"capacity"`
+	Device   string                               `json:"device"`
+	Capacity map[resourceapi.QualifiedName]string `json:"capacity"`
 }
 
 type record struct {
-	Name             string                         `json:"name"`
-	Features         Features                       `json:"features"`
-	Allocated        []string                       `json:"allocated"`
-	AllocatedShared  []string                       `json:"allocatedShared"`
-	AggregatedCap    []capacityEntry                `json:"aggregatedCapacity"`
-	Classes          []*resourceapi.DeviceClass     `json:"classes"`
-	Slices           []*resourceapi.ResourceSlice   `json:"slices"`
-	Node             *v1.Node                       `json:"node"`
-	Claims           []*resourceapi.ResourceClaim   `json:"claims"`
-	Error            string                         `json:"error,omitempty"`
-	NodeError        bool                           `json:"nodeError,omitempty"`
-	Allocations      []resourceapi.AllocationResult `json:"allocations"`
+	Name            string                         `json:"name"`
+	Features        Features                       `json:"features"`
+	Allocated       []string                       `json:"allocated"`
+	AllocatedShared []string                       `json:"allocatedShared"`
+	AggregatedCap   []capacityEntry                `json:"aggregatedCapacity"`
+	Classes         []*resourceapi.DeviceClass     `json:"classes"`
+	Slices          []*resourceapi.ResourceSlice   `json:"slices"`
+	Node            *v1.Node                       `json:"node"`
+	Claims          []*resourceapi.ResourceClaim   `json:"claims"`
+	Error           string                         `json:"error,omitempty"`
+	NodeError       bool                           `json:"nodeError,omitempty"`
+	Allocations     []resourceapi.AllocationResult `json:"allocations"`
 }
 
 var records []record
