@@ -19,10 +19,13 @@ Using it (the DynamicResources plugin's view):
   `AllocationError` for problems of the claims or classes themselves (upstream's fatal errors:
   the plugin fails the pod with the message), and `NodeAllocationError` for a node-local
   problem (`invalid resource pools were encountered`: the node is unschedulable with that
-  message). A Filter call costs one search over the node's devices; selectors are cached."""
+  message), and `AllocationTimeoutError` when the optional deadline (the plugin's
+  filterTimeout) passes mid-search. A Filter call costs one search over the node's devices;
+  selector results come from the index's cache after the first pod."""
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -78,6 +81,11 @@ class AllocationError(Exception):
 
 class NodeAllocationError(AllocationError):
     """Upstream's ErrFailedAllocationOnNode: only this node fails, with this message."""
+
+
+class AllocationTimeoutError(AllocationError):
+    """The deadline passed mid-search (upstream: the Filter context's deadline, which the
+    plugin reports as `node <name>: timed out trying to allocate devices`)."""
 
 
 @dataclass(slots=True)
@@ -604,8 +612,12 @@ class Allocator:
         self.cel_features = features.cel
         self._available_counters: dict[str, dict[str, dict[str, int]]] = {}
 
-    def allocate(self, node: Node, claims: Sequence[Claim]) -> list[dict[str, Any]] | None:
-        return _Attempt(self, node, claims).run()
+    def allocate(
+        self, node: Node, claims: Sequence[Claim], deadline: float | None = None
+    ) -> list[dict[str, Any]] | None:
+        """The claims' allocations on the node, or None; `deadline` is a `time.monotonic()`
+        instant after which the search stops with AllocationTimeoutError."""
+        return _Attempt(self, node, claims, deadline).run()
 
     def available_counters(self, pool: Pool) -> dict[str, dict[str, int]]:
         """Counters of the pool left by allocated devices (nanos), computed once per pool."""
@@ -631,8 +643,11 @@ class Allocator:
 class _Attempt:
     """One Allocate call (upstream's `allocator`): the search and its bookkeeping."""
 
-    def __init__(self, owner: Allocator, node: Node, claims: Sequence[Claim]) -> None:
+    def __init__(
+        self, owner: Allocator, node: Node, claims: Sequence[Claim], deadline: float | None
+    ) -> None:
         self.a = owner
+        self.deadline = deadline
         self.features = owner.features
         self.node = node
         self.claims = claims
@@ -857,6 +872,8 @@ class _Attempt:
         in_sub: bool,
         start: tuple[int, int, int],
     ) -> bool:
+        if self.deadline is not None and time.monotonic() > self.deadline:
+            raise AllocationTimeoutError("filter operation aborted: context deadline exceeded")
         if claim_index >= len(self.claims):
             return True
         claim = self.claims[claim_index]
@@ -1199,6 +1216,7 @@ def _add_requirements(source: Iterable[Mapping[str, Any]], target: list[dict[str
 __all__ = [
     "AllocatedState",
     "AllocationError",
+    "AllocationTimeoutError",
     "Allocator",
     "Features",
     "Node",

@@ -6,6 +6,7 @@ allocations field for field, or the same error."""
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -67,3 +68,16 @@ def normalized(outcome: dict[str, Any]) -> dict[str, Any]:
 @pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])
 def test_matches_upstream(case: dict[str, Any]) -> None:
     assert normalized(run(case)) == normalized(GOLDEN[case["name"]])
+
+
+def test_a_passed_deadline_stops_the_search() -> None:
+    case = next(c for c in CASES if c["name"] == "count-3")
+    f = features(case["features"])
+    classes = {c.name: c for c in map(model.parse_class, case["classes"])}
+    index = alloc.SliceIndex(model.parse_slice(s) for s in case["slices"])
+    allocator = alloc.Allocator(f, alloc.AllocatedState(), classes, index, cel.Cache())
+    claims = [model.parse_claim(c) for c in case["claims"]]
+    node = alloc.Node("node-1")
+    assert allocator.allocate(node, claims, deadline=time.monotonic() + 3600) is not None
+    with pytest.raises(alloc.AllocationTimeoutError, match="context deadline exceeded"):
+        allocator.allocate(node, claims, deadline=time.monotonic() - 1)
