@@ -6,15 +6,19 @@ sequence (backend/schedule_one.py) with memory in the cluster's place."""
 from __future__ import annotations
 
 import random
+import uuid
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from scheduler_runtime.backend import NODES, PODS, Backend
+from scheduler_runtime.backend.claims import CLAIMS
+from scheduler_runtime.backend.claims_api import MemoryClaimAPI, make_pod_claims
 from scheduler_runtime.backend.schedule_one import Attempt, BindingCycle, ScheduleOne
 from scheduler_runtime.config import DocumentError, SchedulerConfiguration, read_documents
 from scheduler_runtime.framework.algorithm import SchedulingAlgorithm
+from scheduler_runtime.framework.dra import ClaimAPIError
 from scheduler_runtime.framework.explain import Explanation
 from scheduler_runtime.framework.interface import Handle, Services
 from scheduler_runtime.framework.labelselector import parse_selector
@@ -24,9 +28,16 @@ from scheduler_runtime.framework.snapshot import Snapshot
 from scheduler_runtime.framework.status import Code, Status
 from scheduler_runtime.framework.types import ScheduleResult
 
+CLAIM_TEMPLATE = "ResourceClaimTemplate"
+
 
 class StateError(ValueError):
     """A state file that cannot be read as Nodes and Pods."""
+
+
+def _key(obj: Mapping[str, Any]) -> str:
+    metadata = obj.get("metadata") or {}
+    return f"{metadata.get('namespace') or 'default'}/{metadata.get('name') or ''}"
 
 
 @dataclass(frozen=True)
@@ -38,15 +49,20 @@ class Placement:
     node: str | None
     message: str | None
     explanation: Explanation | None = None
+    # A bound pod's ResourceClaims: its name for each, the claim's, and the allocation.
+    resource_claims: tuple[dict[str, Any], ...] = ()
 
     def as_json(self) -> dict[str, Any]:
-        return {
+        placed: dict[str, Any] = {
             "namespace": self.namespace,
             "name": self.name,
             "node": self.node,
             "message": self.message,
             "explanation": self.explanation.as_json() if self.explanation else None,
         }
+        if self.resource_claims:
+            placed["resourceClaims"] = list(self.resource_claims)
+        return placed
 
 
 def read_state(path: str | Path) -> list[dict[str, Any]]:
@@ -173,13 +189,25 @@ class Simulation:
         self.rng = random.Random(seed)  # noqa: S311 - tie-breaking, not crypto
         self.clock = VirtualClock()
         self.backend = Backend(config, clock=self.clock)
+        # The API server and the resourceclaim controller, for ResourceClaims.
+        self.claims = MemoryClaimAPI(
+            self.backend.events,
+            seconds=self.clock,
+            sleep=self.clock.advance,
+            rng=random.Random(seed),  # noqa: S311 - generated names, not crypto
+        )
+        self.claim_templates: dict[str, dict[str, Any]] = {}
         handle = Handle(
             snapshot=self.backend.snapshot,
             binder=lambda pod, node: None,  # the binding is applied once the cycle succeeds
             nominator=self.backend.nominator,
             rng=self.rng,
             parallelism=config.parallelism,
-            services=Services(delete_pod=self._evict, clear_nomination=self._clear_nomination),
+            services=Services(
+                delete_pod=self._evict,
+                clear_nomination=self._clear_nomination,
+                resource_claims=self.claims,
+            ),
         )
         self.frameworks = self.backend.build_frameworks(handle)
         self.algorithm = SchedulingAlgorithm(
@@ -210,14 +238,29 @@ class Simulation:
                 if not (obj.get("metadata") or {}).get("name"):
                     raise StateError(f"{_describe(obj)}: metadata.name is required")
                 events.upsert(NODES, obj)
+            elif kind == CLAIMS:
+                self.claims.load(obj)
+            elif kind == CLAIM_TEMPLATE:
+                self.claim_templates[_key(obj)] = obj
             else:
                 events.upsert(str(kind), obj)
         pods.sort(key=lambda pod: (not _is_bound(pod), _created(pod)))
         for pod in pods:
             try:
+                self._make_claims(pod)
                 events.upsert(PODS, pod)
             except (QuantityError, KeyError, TypeError, ValueError) as error:
                 raise StateError(f"{_describe(pod)}: {error}") from None
+
+    def _make_claims(self, pod: dict[str, Any]) -> None:
+        """What kube-controller-manager does for a pending pod before the scheduler sees it:
+        a UID, and the claims its ResourceClaimTemplates make."""
+        if _is_bound(pod) or not (pod.get("spec") or {}).get("resourceClaims"):
+            return
+        metadata = pod.setdefault("metadata", {})
+        if not metadata.get("uid"):
+            metadata["uid"] = str(uuid.UUID(int=self.claims.rng.getrandbits(128), version=4))
+        make_pod_claims(pod, self.claim_templates, self.claims)
 
     # ----- scheduling
 
@@ -278,8 +321,41 @@ class Simulation:
         pass
 
     def bound(self, attempt: Attempt) -> None:
-        self.backend.events.upsert(PODS, self.backend.cache.assumed_pod(attempt.pod.key))
-        self._record(attempt.pod, attempt.node, None, attempt.explanation)
+        pod = self.backend.cache.assumed_pod(attempt.pod.key)
+        patched = self.claims.pod_status.pop(attempt.pod.key, None)
+        if patched:  # what PreBind wrote to the pod's status arrives with its binding
+            pod = {**pod, "status": {**(pod.get("status") or {}), **patched}}
+        self.backend.events.upsert(PODS, pod)
+        claims = tuple(self._pod_claims(pod))
+        self._record(attempt.pod, attempt.node, None, attempt.explanation, claims)
+
+    def _pod_claims(self, pod: dict[str, Any]) -> Iterator[dict[str, Any]]:
+        """Each of the pod's claims with the allocation its status now holds."""
+        namespace = (pod.get("metadata") or {}).get("namespace") or "default"
+        status = pod.get("status") or {}
+        names = {
+            e.get("name"): e.get("resourceClaimName")
+            for e in status.get("resourceClaimStatuses") or ()
+        }
+        wanted = [
+            (c.get("name"), c.get("resourceClaimName") or names.get(c.get("name")))
+            for c in (pod.get("spec") or {}).get("resourceClaims") or ()
+        ]
+        extended = (status.get("extendedResourceClaimStatus") or {}).get("resourceClaimName")
+        if extended:
+            wanted.append((None, extended))
+        for name, claim_name in wanted:
+            if claim_name is None:
+                continue
+            try:
+                claim = self.claims.get_claim(namespace, claim_name)
+            except ClaimAPIError:
+                continue
+            yield {
+                "name": name,
+                "resourceClaimName": claim_name,
+                "allocation": (claim.get("status") or {}).get("allocation"),
+            }
 
     def failed(self, attempt: Attempt, status: Status) -> None:
         """The FailedScheduling message; a nomination is written as updatePod would. A pod
@@ -298,9 +374,12 @@ class Simulation:
         node: str | None,
         message: str | None,
         explanation: Explanation | None = None,
+        claims: tuple[dict[str, Any], ...] = (),
     ) -> None:
         self.placements.pop(pod.key, None)  # the last attempt counts, in its order
-        self.placements[pod.key] = Placement(pod.namespace, pod.name, node, message, explanation)
+        self.placements[pod.key] = Placement(
+            pod.namespace, pod.name, node, message, explanation, claims
+        )
 
 
 def simulate(

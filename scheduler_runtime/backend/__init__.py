@@ -7,10 +7,13 @@ Layering: commands > live | simulate > backend > config > framework."""
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable, Mapping, Sequence
 
 from scheduler_runtime.backend.cache import Cache
+from scheduler_runtime.backend.claims import KINDS as DRA_KINDS
+from scheduler_runtime.backend.claims import DRAState
 from scheduler_runtime.backend.events import NODES, PODS, EventHandlers
 from scheduler_runtime.backend.nominator import Nominator
 from scheduler_runtime.backend.queue import QueuedPod, SchedulingQueue
@@ -24,10 +27,12 @@ from scheduler_runtime.framework.status import Status
 from scheduler_runtime.framework.types import QueuedPodInfo
 
 __all__ = [
+    "DRA_KINDS",
     "NODES",
     "PODS",
     "Backend",
     "Cache",
+    "DRAState",
     "EventHandlers",
     "Nominator",
     "QueuedPod",
@@ -60,8 +65,12 @@ class Backend:
             clock=clock,
             on_change=on_change,
         )
+        # ResourceClaims, ResourceSlices and DeviceClasses: kept apart from the cache, as
+        # upstream's DRA manager keeps them, their events queued like any other.
+        self.dra = DRAState(self.queue.on_event)
         names = [profile.scheduler_name for profile in config.profiles]
-        self.events = EventHandlers(self.cache, self.queue, self.nominator, names)
+        stores = dict.fromkeys(DRA_KINDS, self.dra)
+        self.events = EventHandlers(self.cache, self.queue, self.nominator, names, stores)
 
     @property
     def snapshot(self) -> Snapshot:
@@ -69,9 +78,10 @@ class Backend:
 
     def build_frameworks(self, handle: Handle) -> dict[str, Framework]:
         """One framework per profile, its plugins built with `handle` (which must lend them
-        this backend's snapshot and nominator)."""
+        this backend's snapshot and nominator); the plugins get this backend's DRA state."""
         assert handle.snapshot is self.snapshot
         assert handle.nominator is self.nominator
+        handle = dataclasses.replace(handle, dra=self.dra)
         self.frameworks = {
             profile.scheduler_name: Framework(profile, handle) for profile in self.config.profiles
         }

@@ -8,8 +8,8 @@ say it could help them (queueing hints)."""
 
 from __future__ import annotations
 
-from collections.abc import Collection
-from typing import Any
+from collections.abc import Collection, Mapping
+from typing import Any, Protocol
 
 from scheduler_runtime.backend.cache import Cache
 from scheduler_runtime.backend.nominator import Nominator
@@ -30,6 +30,16 @@ EVENT_RESOURCES = {
     "StorageClass": events.STORAGE_CLASS,
     "CSINode": events.CSI_NODE,
 }
+
+
+class KindStore(Protocol):
+    """State kept by kind outside the cache (the DRA objects, say): fed like the cache."""
+
+    def replace(self, kind: str, items: list[dict[str, Any]]) -> None: ...
+
+    def upsert(self, kind: str, item: dict[str, Any]) -> None: ...
+
+    def delete(self, kind: str, item: dict[str, Any]) -> None: ...
 
 
 def pod_key(pod: dict[str, Any]) -> str:
@@ -57,15 +67,21 @@ class EventHandlers:
         queue: SchedulingQueue,
         nominator: Nominator,
         scheduler_names: Collection[str],
+        stores: Mapping[str, KindStore] | None = None,
     ) -> None:
         self.cache = cache
         self.queue = queue
         self.nominator = nominator
         self.scheduler_names = frozenset(scheduler_names)
+        # Kinds whose state is kept elsewhere: they are handed to their store as they come.
+        self.stores = dict(stores or {})
 
     # ----- the Store
 
     def replace(self, kind: str, items: list[dict[str, Any]]) -> None:
+        if (store := self.stores.get(kind)) is not None:
+            store.replace(kind, items)
+            return
         with self.cache.lock:
             if kind == NODES:
                 self._replace_nodes(items)
@@ -75,6 +91,9 @@ class EventHandlers:
                 self._replace_objects(kind, items)
 
     def upsert(self, kind: str, item: dict[str, Any]) -> None:
+        if (store := self.stores.get(kind)) is not None:
+            store.upsert(kind, item)
+            return
         with self.cache.lock:
             if kind == NODES:
                 self._upsert_node(item)
@@ -84,6 +103,9 @@ class EventHandlers:
                 self._upsert_object(kind, item)
 
     def delete(self, kind: str, item: dict[str, Any]) -> None:
+        if (store := self.stores.get(kind)) is not None:
+            store.delete(kind, item)
+            return
         with self.cache.lock:
             if kind == NODES:
                 self._delete_node(item["metadata"]["name"])

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from typing import Any, Literal, Self
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from scheduler_runtime.config.model import ApiModel
+from scheduler_runtime.config.types import parse_go_duration
 
 
 class ResourceSpec(ApiModel):
@@ -171,3 +172,40 @@ class PodTopologySpreadArgs(ApiModel):
 class VolumeBindingArgs(ApiModel):
     bind_timeout_seconds: int = Field(default=600, ge=0)
     shape: tuple[UtilizationShapePoint, ...] = ()
+
+
+def _go_duration(value: Any) -> float:
+    """A metav1.Duration: a Go duration string (`10s`, `1m30s`, `-1s`)."""
+    if isinstance(value, str):
+        if value.startswith(("-", "+")):
+            return (-1.0 if value[0] == "-" else 1.0) * parse_go_duration(value[1:])
+        return parse_go_duration(value)
+    raise ValueError("must be a duration string like 10s")
+
+
+class DynamicResourcesArgs(ApiModel):
+    """`filterTimeout` bounds one Filter call's allocation (DRASchedulerFilterTimeout; 0: no
+    bound); `bindingTimeout` how long PreBind waits for devices' binding conditions
+    (DRADeviceBindingConditions). Defaults and checks are upstream's, in seconds."""
+
+    filter_timeout: float = 10.0
+    binding_timeout: float = 600.0
+
+    @field_validator("filter_timeout", "binding_timeout", mode="before")
+    @classmethod
+    def _seconds(cls, value: Any) -> float:
+        return _go_duration(value)
+
+    @field_validator("filter_timeout")
+    @classmethod
+    def _not_negative(cls, value: float) -> float:
+        if value < 0:
+            raise ValueError("must be zero or positive")
+        return value
+
+    @field_validator("binding_timeout")
+    @classmethod
+    def _at_least_a_second(cls, value: float) -> float:
+        if value < 1:
+            raise ValueError("must be at least 1 second")
+        return value

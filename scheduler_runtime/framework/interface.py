@@ -18,6 +18,7 @@ import numpy as np
 from prometheus_client import CollectorRegistry
 from pydantic import BaseModel
 
+from scheduler_runtime.framework.dra import ResourceClaimClient, SharedDRAManager
 from scheduler_runtime.framework.events import EVERYTHING, ClusterEventWithHint
 from scheduler_runtime.framework.nodeinfo import NodeInfo
 from scheduler_runtime.framework.podinfo import PodInfo
@@ -138,13 +139,15 @@ class Services:
 
     `delete_pod` evicts a preemption victim for its preemptor; `clear_nomination` withdraws a
     lower-priority pod's nomination; `bind_pod_volumes` writes VolumeBinding's choice in PreBind;
-    `metrics_registry` is where plugins register their own metrics (served on /metrics).
+    `metrics_registry` is where plugins register their own metrics (served on /metrics);
+    `resource_claims` makes DynamicResources' API calls (claims' status, events).
     """
 
     delete_pod: Eviction | None = None
     clear_nomination: PodAction | None = None
     bind_pod_volumes: VolumeBinder | None = None
     metrics_registry: CollectorRegistry | None = None
+    resource_claims: ResourceClaimClient | None = None
 
 
 class FrameworkHandle(Protocol):
@@ -182,7 +185,8 @@ class Handle:
     does for plugins. `framework` is the profile's own framework (set when it builds its
     plugins). `plugin_time_budget` bounds each call of an out-of-tree plugin (a plugin class
     may set its own `time_budget`). `record_extension_point`, when given, is told how long
-    each extension point took.
+    each extension point took. `dra` is the scheduler's DRA state (ResourceClaims,
+    ResourceSlices, DeviceClasses; upstream's SharedDRAManager), None without one.
     """
 
     snapshot: Snapshot
@@ -194,6 +198,7 @@ class Handle:
     framework: FrameworkHandle | None = None
     plugin_time_budget: float = DEFAULT_PLUGIN_TIME_BUDGET
     record_extension_point: ExtensionPointRecorder | None = None
+    dra: SharedDRAManager | None = None
 
 
 ArgsT = TypeVar("ArgsT", bound="BaseModel | None")

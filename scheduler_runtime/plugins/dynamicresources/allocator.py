@@ -113,12 +113,12 @@ class AllocatedState:
             self.allocated_shared_device_ids.add((*device_id, share))
             consumed = result.get("consumedCapacity")
             if consumed:
-                _insert_capacity(
+                insert_capacity(
                     self.aggregated_capacity, device_id, {n: parse(v) for n, v in consumed.items()}
                 )
 
 
-def _insert_capacity(collection: dict[DeviceID, Capacity], device: DeviceID, add: Capacity) -> None:
+def insert_capacity(collection: dict[DeviceID, Capacity], device: DeviceID, add: Capacity) -> None:
     current = collection.get(device)
     if current is None:
         collection[device] = dict(add)
@@ -1055,7 +1055,7 @@ class _Attempt:
                 consumed = consumed_capacity(request.capacity, device.capacity)
                 share_id = str(uuid.uuid4())
                 existed = device_id in self.allocating_capacity
-                _insert_capacity(self.allocating_capacity, device_id, consumed)
+                insert_capacity(self.allocating_capacity, device_id, consumed)
 
                 def release(taken: Capacity = consumed, existed: bool = existed) -> None:
                     _remove_capacity(self.allocating_capacity, device_id, taken)
@@ -1218,12 +1218,14 @@ __all__ = [
     "AllocationError",
     "AllocationTimeoutError",
     "Allocator",
+    "Capacity",
     "Features",
     "Node",
     "NodeAllocationError",
     "Pool",
     "SliceIndex",
     "gather_pools",
+    "insert_capacity",
     "lookup_attribute",
     "request_fits_capacity",
     "tolerates",

@@ -1,28 +1,24 @@
 """What extended resources backed by DRA (DRAExtendedResource) need besides the allocator:
-which DeviceClass backs an extended resource name (k8s.io/dynamic-resource-allocation
-`deviceclass/extendedresourcecache`), and the requests of the special claim the plugin
+which resource names DRA may back, and the requests of the special claim the plugin
 allocates for a pod on a node (`createRequestsAndMappings` in the plugin's
 extendeddynamicresources.go). The claim's requests are ordinary `exactly` requests, so the
-allocator handles the claim like any other.
+allocator handles the claim like any other. Which DeviceClass backs a resource name is the
+scheduler's to know (`framework.dra.ExtendedResourceClasses`, fed by DeviceClass events).
 
-API: feed `ExtendedResourceClasses` DeviceClass add/update/delete events (it follows
-upstream's cache, including its tie-breaks), ask `device_class(resource_name)`; then
-`requests_and_mappings(pod, {resource: quantity}, classes)` gives the claim's
+`requests_and_mappings(pod, {resource: quantity}, device_class)` gives the claim's
 `spec.devices.requests` and the pod's `status.extendedResourceClaimStatus.requestMappings`."""
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Mapping, Sequence
-from datetime import datetime
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from scheduler_runtime.plugins.dynamicresources.model import DeviceClass
+from scheduler_runtime.framework.dra import DEVICE_CLASS_PREFIX, Object
 from scheduler_runtime.plugins.dynamicresources.quantity import QuantityError
 from scheduler_runtime.plugins.dynamicresources.quantity import parse as parse_quantity
 
-# resourceapi.ResourceDeviceClassPrefix: every class's implicit extended resource name.
-DEVICE_CLASS_PREFIX = "deviceclass.resource.kubernetes.io/"
+# Which DeviceClass backs an extended resource name (None: none does).
+ClassResolver = Callable[[str], Object | None]
 _NATIVE_PREFIX = "kubernetes.io/"
 
 
@@ -34,55 +30,6 @@ def is_extended_resource_name(name: str) -> bool:
 def is_dra_extended_resource_name(name: str) -> bool:
     """schedutil.IsDRAExtendedResourceName."""
     return is_extended_resource_name(name) or name.startswith(DEVICE_CLASS_PREFIX)
-
-
-def _created(cls: DeviceClass) -> float:
-    try:
-        return datetime.fromisoformat(cls.creation_timestamp.replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return 0.0
-
-
-class ExtendedResourceClasses:
-    """ExtendedResourceCache: extended resource name -> DeviceClass, kept from class events."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._by_resource: dict[str, DeviceClass] = {}
-
-    def device_class(self, resource_name: str) -> DeviceClass | None:
-        with self._lock:
-            return self._by_resource.get(resource_name)
-
-    def on_add(self, cls: DeviceClass) -> None:
-        self._update(cls, None)
-
-    def on_update(self, old: DeviceClass, new: DeviceClass) -> None:
-        self._update(new, old)
-
-    def on_delete(self, cls: DeviceClass) -> None:
-        with self._lock:
-            self._by_resource.pop(DEVICE_CLASS_PREFIX + cls.name, None)
-            if cls.extended_resource_name is not None:
-                self._by_resource.pop(cls.extended_resource_name, None)
-
-    def _update(self, new: DeviceClass, old: DeviceClass | None) -> None:
-        with self._lock:
-            name = new.extended_resource_name
-            current = self._by_resource.get(name) if name is not None else None
-            if current is not None:
-                # Two classes claim the same name: the newer wins, then the lower name. Like
-                # upstream, a class that loses keeps no mapping at all, not even its implicit one.
-                newer, older = _created(new), _created(current)
-                if newer < older or (newer == older and new.name >= current.name):
-                    return
-            if old is not None:
-                self._by_resource.pop(DEVICE_CLASS_PREFIX + old.name, None)
-                if old.extended_resource_name is not None:
-                    self._by_resource.pop(old.extended_resource_name, None)
-            if name is not None:
-                self._by_resource[name] = new
-            self._by_resource[DEVICE_CLASS_PREFIX + new.name] = new
 
 
 def _count(container: Mapping[str, Any], resource: str) -> int:
@@ -135,7 +82,7 @@ def _container_request(
 
 
 def requests_and_mappings(
-    pod: Mapping[str, Any], extended_resources: Mapping[str, int], classes: ExtendedResourceClasses
+    pod: Mapping[str, Any], extended_resources: Mapping[str, int], device_class: ClassResolver
 ) -> tuple[list[dict[str, Any]], list[dict[str, str]]]:
     """createRequestsAndMappings: the special claim's requests (sorted by name) and the
     container-to-request mappings, for the extended resources this node must get from DRA.
@@ -150,13 +97,14 @@ def requests_and_mappings(
     requests: list[dict[str, Any]] = []
     mappings: list[dict[str, str]] = []
     for resource in sorted(extended_resources):
-        cls = classes.device_class(resource)
+        cls = device_class(resource)
         if cls is None:
             continue
+        class_name = str((cls.get("metadata") or {}).get("name") or "")
         long_requests: list[dict[str, Any] | None] = [None] * len(containers)
         long_mappings: list[dict[str, str]] = []
         for i in long_lived:
-            request, found = _container_request(i, containers[i], resource, cls.name, [])
+            request, found = _container_request(i, containers[i], resource, class_name, [])
             long_requests[i] = request
             long_mappings += found
         biggest: dict[str, Any] | None = None
@@ -164,7 +112,7 @@ def requests_and_mappings(
         short_mappings: list[dict[str, str]] = []
         for i in short_lived:
             request, found = _container_request(
-                i, containers[i], resource, cls.name, long_requests[i:]
+                i, containers[i], resource, class_name, long_requests[i:]
             )
             if request is not None:
                 short_names.add(request["name"])
@@ -185,8 +133,7 @@ def requests_and_mappings(
 
 
 __all__ = [
-    "DEVICE_CLASS_PREFIX",
-    "ExtendedResourceClasses",
+    "ClassResolver",
     "is_dra_extended_resource_name",
     "is_extended_resource_name",
     "requests_and_mappings",

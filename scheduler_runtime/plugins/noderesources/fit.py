@@ -4,13 +4,22 @@ scored by the configured strategy (LeastAllocated, MostAllocated, RequestedToCap
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 from pydantic import BaseModel
 
 from scheduler_runtime.config.args import NodeResourcesFitArgs
-from scheduler_runtime.framework.events import NODE, POD, ActionType, ClusterEventWithHint, on
+from scheduler_runtime.framework.dra import DEVICE_CLASS_PREFIX, explicit_resource_name
+from scheduler_runtime.framework.events import (
+    DEVICE_CLASS,
+    NODE,
+    POD,
+    ActionType,
+    ClusterEventWithHint,
+    QueueingHint,
+    on,
+)
 from scheduler_runtime.framework.interface import (
     CycleState,
     Handle,
@@ -55,6 +64,20 @@ def _checked_requests(
     return [(name, value) for name, value in checked if value > 0]
 
 
+def after_class_change(pod: PodInfo, old: Any, new: Any) -> QueueingHint:
+    """isSchedulableAfterDeviceClassEvent: the class now backs an extended resource the
+    pod asks for (its implicit name only when added: a class's name never changes)."""
+    if old is not None:
+        if explicit_resource_name(old) == explicit_resource_name(new):
+            return QueueingHint.SKIP
+    elif DEVICE_CLASS_PREFIX + str((new.get("metadata") or {}).get("name", "")) in pod.requests:
+        return QueueingHint.QUEUE
+    explicit = explicit_resource_name(new)
+    if explicit is not None and explicit in pod.requests:
+        return QueueingHint.QUEUE
+    return QueueingHint.SKIP
+
+
 class Fit(PluginBase[NodeResourcesFitArgs]):
     """Registered as NodeResourcesFit."""
 
@@ -62,6 +85,12 @@ class Fit(PluginBase[NodeResourcesFitArgs]):
     cluster_events: ClassVar[Sequence[ClusterEventWithHint]] = (
         on(POD, ActionType.DELETE | ActionType.UPDATE_POD_SCALE_DOWN),
         on(NODE, ActionType.ADD | ActionType.UPDATE_NODE_ALLOCATABLE),
+        # DRAExtendedResource: a class may now back an extended resource the pod asks for.
+        on(
+            DEVICE_CLASS,
+            ActionType.ADD | ActionType.UPDATE,
+            after_class_change,
+        ),
     )
     state_needs: ClassVar[Mapping[str, StateNeed]] = {
         "filter": StateNeed(
@@ -89,6 +118,13 @@ class Fit(PluginBase[NodeResourcesFitArgs]):
         state.write(self.name, _checked_requests(pod, self.ignored, self.ignored_groups))
         return None, SUCCESS
 
+    def _backed_by_dra(self, name: str) -> bool:
+        """shouldDelegateResourceToDRA, but for the node's allocatable: a DeviceClass backs
+        the resource (DRAExtendedResource), so a node that does not advertise it leaves it
+        to DynamicResources."""
+        dra = self.handle.dra
+        return dra is not None and dra.extended_resource_class(name) is not None
+
     def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status:
         reasons = []
         unresolvable = False
@@ -96,6 +132,8 @@ class Fit(PluginBase[NodeResourcesFitArgs]):
             reasons.append(TOO_MANY_PODS)
         for name, value in self._requests(state, pod):
             allocatable = node.allocatable.get(name, 0)
+            if allocatable <= 0 and self._backed_by_dra(name):
+                continue
             if value > allocatable - node.requested.get(name, 0):
                 reasons.append(f"Insufficient {name}")
                 unresolvable = unresolvable or value > allocatable
@@ -121,8 +159,10 @@ class Fit(PluginBase[NodeResourcesFitArgs]):
                 allocatable = snapshot.allocatable[slots, column]
                 free = allocatable - snapshot.requested[slots, column]
             short = value > free
+            if self._backed_by_dra(name):
+                short &= allocatable > 0  # DynamicResources allocates it where none is advertised
             rejected |= short
-            unresolvable |= value > allocatable
+            unresolvable |= short & (value > allocatable)
             reasons.append((f"Insufficient {name}", short))
         return NodeVerdicts(rejected, unresolvable & rejected, reasons)
 

@@ -70,7 +70,7 @@ def test_defaults_match_upstream() -> None:
 def test_default_plugins_per_extension_point() -> None:
     resolved = load().profiles[0]
     assert resolved.enabled("queueSort") == ("PrioritySort",)
-    assert resolved.enabled("preEnqueue") == ("SchedulingGates",)
+    assert resolved.enabled("preEnqueue") == ("SchedulingGates", "DynamicResources")
     assert resolved.enabled("filter") == DEFAULT_FILTERS
     assert resolved.enabled("postFilter") == ("DynamicResources", "DefaultPreemption")
     assert resolved.enabled("bind") == ("DefaultBinder",)
@@ -94,7 +94,7 @@ def test_default_plugins_per_extension_point() -> None:
         "VolumeBinding": 1,
         "PodTopologySpread": 2,
         "InterPodAffinity": 2,
-        "DynamicResources": 1,
+        "DynamicResources": 2,
         "NodeResourcesBalancedAllocation": 1,
         "ImageLocality": 1,
     }

@@ -8,14 +8,15 @@ from typing import Any
 
 import pytest
 
+from scheduler_runtime.framework.dra import ExtendedResourceClasses
 from scheduler_runtime.plugins.dynamicresources import extended
-from scheduler_runtime.plugins.dynamicresources.model import DeviceClass
 
 
 def cls(
     name: str, resource: str | None = None, created: str = "2026-01-01T00:00:00Z"
-) -> DeviceClass:
-    return DeviceClass(name, (), (), resource, created)
+) -> dict[str, Any]:
+    spec = {} if resource is None else {"extendedResourceName": resource}
+    return {"metadata": {"name": name, "creationTimestamp": created}, "spec": spec}
 
 
 @pytest.mark.parametrize(
@@ -34,7 +35,7 @@ def test_dra_extended_resource_names(name: str, expected: bool) -> None:
 
 
 def test_explicit_and_implicit_names() -> None:
-    classes = extended.ExtendedResourceClasses()
+    classes = ExtendedResourceClasses()
     gpu = cls("gpu", "example.com/gpu")
     classes.on_add(gpu)
     assert classes.device_class("example.com/gpu") is gpu
@@ -43,7 +44,7 @@ def test_explicit_and_implicit_names() -> None:
 
 
 def test_newer_class_wins_a_shared_name_and_the_lower_name_breaks_ties() -> None:
-    classes = extended.ExtendedResourceClasses()
+    classes = ExtendedResourceClasses()
     old = cls("b-old", "example.com/gpu", "2026-01-01T00:00:00Z")
     new = cls("c-new", "example.com/gpu", "2026-02-01T00:00:00Z")
     same_time = cls("a-same", "example.com/gpu", "2026-02-01T00:00:00Z")
@@ -56,7 +57,7 @@ def test_newer_class_wins_a_shared_name_and_the_lower_name_breaks_ties() -> None
 
 
 def test_update_and_delete_drop_old_mappings() -> None:
-    classes = extended.ExtendedResourceClasses()
+    classes = ExtendedResourceClasses()
     before, after = cls("gpu", "example.com/gpu"), cls("gpu", "example.com/accel")
     classes.on_add(before)
     classes.on_update(before, after)
@@ -72,7 +73,7 @@ def container(name: str, **requests: Any) -> dict[str, Any]:
 
 
 def test_requests_per_container_sorted_by_name() -> None:
-    classes = extended.ExtendedResourceClasses()
+    classes = ExtendedResourceClasses()
     classes.on_add(cls("gpu-class", "example.com/gpu"))
     pod = {
         "spec": {
@@ -82,7 +83,9 @@ def test_requests_per_container_sorted_by_name() -> None:
             ]
         }
     }
-    requests, mappings = extended.requests_and_mappings(pod, {"example.com/gpu": 3}, classes)
+    requests, mappings = extended.requests_and_mappings(
+        pod, {"example.com/gpu": 3}, classes.device_class
+    )
     assert requests == [
         {
             "name": "container-0-request-1",
@@ -108,7 +111,7 @@ def test_requests_per_container_sorted_by_name() -> None:
 
 
 def test_init_containers_reuse_later_requests_and_share_the_biggest() -> None:
-    classes = extended.ExtendedResourceClasses()
+    classes = ExtendedResourceClasses()
     classes.on_add(cls("gpu-class", "example.com/gpu"))
     gpu = "example.com/gpu"
     pod = {
@@ -120,7 +123,7 @@ def test_init_containers_reuse_later_requests_and_share_the_biggest() -> None:
             "containers": [container("main", **{gpu: "2"})],
         }
     }
-    requests, mappings = extended.requests_and_mappings(pod, {gpu: 2}, classes)
+    requests, mappings = extended.requests_and_mappings(pod, {gpu: 2}, classes.device_class)
     # init-1 needs 3: it reuses main's 2 and asks 1 more; init-2 is covered by main's request.
     assert [r["name"] for r in requests] == ["container-0-request-0", "container-2-request-0"]
     assert requests[0]["exactly"]["count"] == 1
@@ -135,5 +138,5 @@ def test_init_containers_reuse_later_requests_and_share_the_biggest() -> None:
 def test_resources_without_a_class_get_no_request() -> None:
     pod = {"spec": {"containers": [container("a", **{"example.com/gpu": "1"})]}}
     assert extended.requests_and_mappings(
-        pod, {"example.com/gpu": 1}, extended.ExtendedResourceClasses()
+        pod, {"example.com/gpu": 1}, ExtendedResourceClasses().device_class
     ) == ([], [])

@@ -1,0 +1,130 @@
+"""What the DynamicResources plugin keeps for one pod through a scheduling cycle (upstream's
+claimStore, claims.go, and stateData): the pod's claims in `spec.resourceClaims` order,
+followed by the special claim for extended resources backed by DRA, if any; what is known
+about each; and what Filter found on each node."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from scheduler_runtime.framework.dra import Object, ResourceClaimClient, SharedDRAManager
+from scheduler_runtime.plugins.dynamicresources.allocator import Allocator, Features
+from scheduler_runtime.plugins.dynamicresources.model import Claim, NodeSelector
+from scheduler_runtime.plugins.dynamicresources.resourceclaim import allocation
+
+# The name of the claim for extended resources while it only exists in memory: not a valid
+# claim name, so it never clashes with a real one.
+SPECIAL_CLAIM_NAME = "<extended-resources>"
+
+
+class ClaimStore:
+    """The pod's claims, the user's first, then the special claim for extended resources."""
+
+    __slots__ = ("claims", "initial_extended_uid", "user_owned")
+
+    def __init__(self, claims: list[Object], extended: Object | None = None) -> None:
+        self.claims: list[Object] = list(claims)
+        self.user_owned = len(claims)
+        self.initial_extended_uid = ""
+        if extended is not None:
+            self.claims.append(extended)
+            self.initial_extended_uid = str((extended.get("metadata") or {}).get("uid") or "")
+
+    def empty(self) -> bool:
+        return not self.claims
+
+    def __len__(self) -> int:
+        return len(self.claims)
+
+    def all(self) -> Iterator[tuple[int, Object]]:
+        return enumerate(list(self.claims))
+
+    def user_claims(self) -> Iterator[tuple[int, Object]]:
+        return enumerate(self.claims[: self.user_owned])
+
+    def to_allocate(self) -> Iterator[tuple[int, Object]]:
+        """The claims without an allocation, with their index in the store."""
+        return ((i, c) for i, c in enumerate(list(self.claims)) if allocation(c) is None)
+
+    def extended_claim(self) -> Object | None:
+        return None if self.user_owned == len(self.claims) else self.claims[self.user_owned]
+
+    def no_user_claim(self) -> bool:
+        return self.user_owned == 0
+
+    def get(self, index: int) -> Object:
+        return self.claims[index]
+
+    def set(self, index: int, claim: Object) -> None:
+        self.claims[index] = claim
+
+    def update_extended_claim(self, claim: Object) -> None:
+        self.claims[self.user_owned] = claim
+
+
+class PluginContext(Protocol):
+    """What the plugin's helpers (PreBind, extended resources) use of the plugin."""
+
+    @property
+    def features(self) -> Features: ...
+
+    @property
+    def binding_timeout(self) -> float: ...
+
+    @property
+    def dra(self) -> SharedDRAManager: ...
+
+    @property
+    def client(self) -> ResourceClaimClient: ...
+
+
+@dataclass(slots=True)
+class ClaimInfo:
+    """informationForClaim: where an allocated claim is available, and the allocation
+    Reserve made (or a pending one found in PreFilter), None when nothing is allocated."""
+
+    available_on: NodeSelector | None = None
+    allocation: Mapping[str, Any] | None = None
+
+
+@dataclass(slots=True)
+class NodeAllocation:
+    """What Filter found on a node: an allocation per claim to allocate (in the order of
+    the claims to allocate, then the pending ones), the node's variant of the special claim
+    and the pod's container-to-request mappings for it."""
+
+    results: list[Mapping[str, Any]]
+    extended_claim: Object | None = None
+    mappings: list[dict[str, str]] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class StateData:
+    """stateData, written by PreFilter; Filter runs write `unavailable` and
+    `node_allocations` under the lock."""
+
+    claims: ClaimStore = field(default_factory=lambda: ClaimStore([]))
+    extended_resources: Mapping[str, int] = field(default_factory=dict)
+    allocator: Allocator | None = None
+    parsed: dict[int, Claim] = field(default_factory=dict)  # claims to allocate, by index
+    extended_parsed: dict[str, Claim] = field(default_factory=dict)  # by its requests
+    infos: list[ClaimInfo] = field(default_factory=list)
+    unavailable: set[int] = field(default_factory=set)
+    node_allocations: dict[str, NodeAllocation] = field(default_factory=dict)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def clone(self) -> StateData:
+        return self  # as upstream's: shared by the cycle's copies
+
+
+__all__ = [
+    "SPECIAL_CLAIM_NAME",
+    "ClaimInfo",
+    "ClaimStore",
+    "NodeAllocation",
+    "PluginContext",
+    "StateData",
+]

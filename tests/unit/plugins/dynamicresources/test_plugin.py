@@ -1,0 +1,382 @@
+"""DynamicResources at every extension point, through the scheduler's own backend and
+scheduling sequence (simulate's): claims made from templates and allocated, devices never
+given twice, shared and already-allocated claims, classes that do not exist, prioritized
+lists, extended resources backed by DRA, binding conditions, and upstream's messages."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from dra_objects import (
+    CLASS,
+    DRIVER,
+    claim,
+    device,
+    device_class,
+    devices_of,
+    exactly,
+    node,
+    node_slice,
+    placements,
+    pod,
+    simulation,
+    template,
+)
+
+from scheduler_runtime.config import ConfigError, load_configuration
+
+PREEMPTION_NOT_HELPFUL = (
+    "preemption: 0/{n} nodes are available: {n} Preemption is not helpful for scheduling."
+)
+
+
+def not_available(n: int, reason: str, post_filter: str = "still not schedulable") -> str:
+    return f"0/{n} nodes are available: {reason}. {post_filter}, " + PREEMPTION_NOT_HELPFUL.format(
+        n=n
+    )
+
+
+def test_claims_from_templates_get_distinct_devices_until_none_is_left() -> None:
+    found = placements(
+        node("n1"),
+        node("n2"),
+        device_class(),
+        node_slice("n1", device("gpu-0"), device("gpu-1")),
+        template(),
+        *(pod(f"p{i}", created=i) for i in range(3)),
+    )
+    assert found["p0"].node == found["p1"].node == "n1"
+    assert sorted(devices_of(found["p0"]) + devices_of(found["p1"])) == [
+        (DRIVER, "n1", "gpu-0"),
+        (DRIVER, "n1", "gpu-1"),
+    ]
+    assert found["p2"].node is None
+    assert found["p2"].message == not_available(2, "2 cannot allocate all claims")
+
+
+def test_the_allocation_is_written_as_upstream_writes_it() -> None:
+    run = simulation(
+        node("n1"), device_class(), node_slice("n1", device("gpu-0")), template(), pod("p")
+    )
+    (placed,) = run.run()
+    (entry,) = placed.resource_claims
+    assert entry["name"] == "gpu"
+    assert entry["resourceClaimName"].startswith("p-gpu-")
+    assert len(entry["resourceClaimName"]) == len("p-gpu-") + 5
+    allocation = entry["allocation"]
+    assert allocation.pop("allocationTimestamp").endswith("Z")
+    assert allocation == {
+        "devices": {
+            "results": [{"request": "gpu", "driver": DRIVER, "pool": "n1", "device": "gpu-0"}]
+        },
+        "nodeSelector": {
+            "nodeSelectorTerms": [
+                {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n1"]}]}
+            ]
+        },
+    }
+    written = run.claims.get_claim("default", entry["resourceClaimName"])
+    assert written["metadata"]["finalizers"] == ["resource.kubernetes.io/delete-protection"]
+    assert written["status"]["reservedFor"] == [{"resource": "pods", "name": "p", "uid": "uid-p"}]
+    assert written["metadata"]["ownerReferences"][0]["uid"] == "uid-p"
+
+
+def test_selectors_of_class_and_request_choose_the_devices() -> None:
+    wanted = exactly(
+        selectors=[{"cel": {"expression": 'device.attributes["gpu.example.com"].model == "h100"'}}]
+    )
+    found = placements(
+        node("n1"),
+        node("n2"),
+        device_class(),
+        node_slice("n1", device("a", model="a100")),
+        node_slice("n2", device("b", model="a100"), device("c", model="h100")),
+        template("h100", wanted),
+        pod("p", template_name="h100"),
+    )
+    assert found["p"].node == "n2"
+    assert devices_of(found["p"]) == [(DRIVER, "n2", "c")]
+
+
+def test_a_class_that_does_not_exist_holds_the_pod_with_upstreams_message() -> None:
+    found = placements(node("n1"), node_slice("n1", device("gpu-0")), template(), pod("p"))
+    assert found["p"].message == (
+        "0/1 nodes are available: request gpu: device class gpu.example.com does not exist. "
+        "no new claims to deallocate, " + PREEMPTION_NOT_HELPFUL.format(n=1)
+    )
+
+
+def test_a_pod_waits_outside_the_queue_until_its_claim_exists() -> None:
+    run = simulation(
+        node("n1"),
+        device_class(),
+        node_slice("n1", device("gpu-0")),
+        pod("p", template_name=None, claim_name="mine"),
+    )
+    assert run.run() == []
+    assert (
+        run.backend.queue.gated("default/p").message()
+        == 'could not find ResourceClaim "default/mine"'
+    )
+    run.claims.load(claim("mine", exactly()))
+    (placed,) = run.run()
+    assert placed.node == "n1"
+
+
+def test_a_shared_claim_is_allocated_once_and_reserved_for_every_pod() -> None:
+    run = simulation(
+        node("n1"),
+        node("n2"),
+        device_class(),
+        node_slice("n2", device("gpu-0")),
+        claim("shared", exactly()),
+        pod("a", template_name=None, claim_name="shared", created=1),
+        pod("b", template_name=None, claim_name="shared", created=2),
+    )
+    found = {p.name: p for p in run.run()}
+    assert found["a"].node == found["b"].node == "n2"
+    written = run.claims.get_claim("default", "shared")
+    assert [r["name"] for r in written["status"]["reservedFor"]] == ["a", "b"]
+
+
+def test_an_allocated_claim_takes_the_pod_to_its_nodes() -> None:
+    allocation = {
+        "devices": {
+            "results": [{"request": "gpu", "driver": DRIVER, "pool": "n2", "device": "gpu-0"}]
+        },
+        "nodeSelector": {
+            "nodeSelectorTerms": [
+                {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n2"]}]}
+            ]
+        },
+    }
+    found = placements(
+        node("n1"),
+        node("n2"),
+        device_class(),
+        node_slice("n2", device("gpu-0")),
+        claim("done", exactly(), allocation=allocation),
+        pod("p", template_name=None, claim_name="done"),
+    )
+    assert found["p"].node == "n2"
+
+
+def test_an_allocated_claim_unusable_everywhere_is_deallocated_in_post_filter() -> None:
+    allocation = {
+        "devices": {
+            "results": [{"request": "gpu", "driver": DRIVER, "pool": "gone", "device": "gpu-0"}]
+        },
+        "nodeSelector": {
+            "nodeSelectorTerms": [
+                {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["gone"]}]}
+            ]
+        },
+    }
+    run = simulation(
+        node("n1"),
+        device_class(),
+        node_slice("n1", device("gpu-0")),
+        claim("stale", exactly(), allocation=allocation),
+        pod("p", template_name=None, claim_name="stale"),
+    )
+    found = {p.name: p for p in run.run()}
+    # Deallocated in the first attempt, allocated afresh in the next.
+    assert found["p"].node == "n1"
+    assert devices_of(found["p"]) == [(DRIVER, "n1", "gpu-0")]
+
+
+def test_the_first_message_after_deallocating_is_upstreams() -> None:
+    allocation = {
+        "devices": {
+            "results": [{"request": "gpu", "driver": DRIVER, "pool": "gone", "device": "gpu-0"}]
+        },
+        "nodeSelector": {
+            "nodeSelectorTerms": [
+                {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["gone"]}]}
+            ]
+        },
+    }
+    run = simulation(
+        node("n1"),
+        device_class(),
+        claim("stale", exactly(), allocation=allocation),
+        pod("p", template_name=None, claim_name="stale"),
+    )
+    run.step()
+    assert run.placements["default/p"].message == not_available(
+        1, "1 resourceclaim not available on the node", "deallocation of ResourceClaim completed"
+    )
+    assert "allocation" not in run.claims.get_claim("default", "stale")["status"]
+
+
+def test_prioritized_lists_prefer_the_node_of_the_first_choice() -> None:
+    choices = {
+        "name": "gpu",
+        "firstAvailable": [
+            {
+                "name": "big",
+                "deviceClassName": CLASS,
+                "selectors": [
+                    {"cel": {"expression": 'device.attributes["gpu.example.com"].model == "h100"'}}
+                ],
+            },
+            {"name": "small", "deviceClassName": CLASS},
+        ],
+    }
+    found = placements(
+        node("n1"),
+        node("n2"),
+        device_class(),
+        node_slice("n1", device("a", model="a100")),
+        node_slice("n2", device("b", model="h100")),
+        template("choice", choices),
+        pod("p", template_name="choice"),
+    )
+    assert found["p"].node == "n2"
+    assert (
+        found["p"].resource_claims[0]["allocation"]["devices"]["results"][0]["request"] == "gpu/big"
+    )
+    assert found["p"].explanation is not None
+    (best, *_) = found["p"].explanation.candidates
+    assert best.scores["DynamicResources"] == (100, 2)
+
+
+def test_match_attribute_keeps_devices_of_a_claim_together() -> None:
+    pair = template(
+        "pair",
+        exactly("a", count=1),
+        exactly("b", count=1),
+        constraints=[{"matchAttribute": f"{DRIVER}/numa"}],
+    )
+    found = placements(
+        node("n1"),
+        device_class(),
+        node_slice("n1", device("x", numa=0), device("y", numa=1), device("z", numa=1)),
+        pair,
+        pod("p", template_name="pair"),
+    )
+    assert devices_of(found["p"]) == [(DRIVER, "n1", "y"), (DRIVER, "n1", "z")]
+
+
+def test_a_cel_runtime_error_fails_the_pod_with_an_error() -> None:
+    broken = device_class(expression='device.attributes["gpu.example.com"].model == "x"')
+    found = placements(node("n1"), broken, node_slice("n1", device("gpu-0")), template(), pod("p"))
+    assert found["p"].node is None
+    assert found["p"].message == (
+        'running "DynamicResources" filter plugin: class gpu.example.com: selector #0: CEL '
+        "runtime error: no such key: model"
+    )
+
+
+def extended_pod(name: str, amount: str = "1") -> dict[str, Any]:
+    return pod(name, template_name=None, requests={"example.com/gpu": amount})
+
+
+def test_extended_resources_are_allocated_through_dra_where_no_node_advertises_them() -> None:
+    run = simulation(
+        node("n1"),
+        device_class(extended="example.com/gpu"),
+        node_slice("n1", device("gpu-0"), device("gpu-1")),
+        extended_pod("p", "2"),
+    )
+    (placed,) = run.run()
+    assert placed.node == "n1"
+    (entry,) = placed.resource_claims
+    assert entry["name"] is None
+    assert entry["resourceClaimName"].startswith("p-extended-resources-")
+    assert [r["request"] for r in entry["allocation"]["devices"]["results"]] == [
+        "container-0-request-0",
+        "container-0-request-0",
+    ]
+    written = run.claims.get_claim("default", entry["resourceClaimName"])
+    assert written["metadata"]["annotations"] == {
+        "resource.kubernetes.io/extended-resource-claim": "true"
+    }
+    bound = run.backend.cache.snapshot.pod("default/p")
+    assert bound is not None
+    assert bound.pod["status"]["extendedResourceClaimStatus"] == {
+        "requestMappings": [
+            {
+                "containerName": "c",
+                "resourceName": "example.com/gpu",
+                "requestName": "container-0-request-0",
+            }
+        ],
+        "resourceClaimName": entry["resourceClaimName"],
+    }
+
+
+def test_extended_resources_without_devices_fail_with_upstreams_message() -> None:
+    found = placements(node("n1"), device_class(extended="example.com/gpu"), extended_pod("p"))
+    assert found["p"].message == not_available(1, "1 cannot allocate all claims")
+
+
+def test_binding_conditions_not_met_in_time_are_the_pods_error() -> None:
+    waiting = {
+        **device("gpu-0"),
+        "bindingConditions": ["attached"],
+        "bindingFailureConditions": ["failed"],
+    }
+    run = simulation(
+        node("n1"),
+        device_class(),
+        node_slice("n1", waiting),
+        template(),
+        pod("p"),
+        plugin_config=[{"name": "DynamicResources", "args": {"bindingTimeout": "30s"}}],
+    )
+    run.step()
+    placement = run.placements["default/p"]
+    assert placement.node is None
+    assert placement.message == (
+        'running PreBind plugin "DynamicResources": device binding timeout: claim='
+        + next(iter(run.claims.claims()))["metadata"]["name"]
+    )
+    assert run.claims.events[0][1:] == (
+        "BindingConditionsPending",
+        "waiting for binding conditions for device on node n1",
+    )
+
+
+def test_two_pods_in_flight_never_get_the_same_device() -> None:
+    run = simulation(
+        node("n1"),
+        device_class(),
+        node_slice("n1", device("gpu-0"), device("gpu-1")),
+        template(),
+        pod("a", created=1),
+        pod("b", created=2),
+    )
+    taken: list[list[tuple[str, str, str]]] = []
+    original = run._bind
+
+    def hold(binding_cycle: Any, attempt: Any) -> None:
+        # Both pods are reserved before either is bound: the second sees the first's
+        # devices in flight.
+        taken.append(sorted(run.backend.dra.claims.allocated_devices().devices))
+        original(binding_cycle, attempt)
+
+    run.sequence.start_binding = hold
+    found = {p.name: p for p in run.run()}
+    assert taken[0] == [(DRIVER, "n1", "gpu-0")]
+    assert devices_of(found["a"]) != devices_of(found["b"])
+
+
+@pytest.mark.parametrize(
+    ("args", "error"),
+    [
+        ({"filterTimeout": "-1s"}, "filterTimeout: must be zero or positive"),
+        ({"bindingTimeout": "500ms"}, "bindingTimeout: must be at least 1 second"),
+        ({"bindingTimeout": 3}, "bindingTimeout: must be a duration string like 10s"),
+    ],
+)
+def test_args_are_checked_as_upstream_checks_them(args: dict[str, Any], error: str) -> None:
+    config = {
+        "apiVersion": "kubescheduler.config.k8s.io/v1",
+        "kind": "KubeSchedulerConfiguration",
+        "profiles": [{"pluginConfig": [{"name": "DynamicResources", "args": args}]}],
+    }
+    with pytest.raises(ConfigError) as raised:
+        load_configuration(config)
+    assert str(raised.value) == f"profiles[0].pluginConfig[0].args.{error}"
