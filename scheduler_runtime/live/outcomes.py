@@ -207,6 +207,10 @@ class Outcomes:
         note = f"Preempted by pod {preemptor.uid} on node {victim.node_name}"
         self._event(victim, NORMAL, PREEMPTED, PREEMPTING, note, by=preemptor)
 
+    def pod_event(self, pod: PodInfo, kind: str, reason: str, action: str, note: str) -> None:
+        """An event a plugin records about the pod it schedules (BindingConditionsPending)."""
+        self._event(pod, kind, reason, action, note)
+
     def clear_nomination(self, pod: PodInfo) -> None:
         """ClearNominatedNodeName: the pod no longer waits for that node."""
         path = f"/api/v1/namespaces/{pod.namespace}/pods/{pod.name}/status"

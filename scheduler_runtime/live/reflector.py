@@ -28,6 +28,12 @@ OBJECT_PATHS = {
     "StatefulSet": "/apis/apps/v1/statefulsets",
     "ReplicationController": "/api/v1/replicationcontrollers",
 }
+# The DRA objects (backend.claims), kept apart from the cache as upstream's DRA manager keeps them.
+DRA_PATHS = {
+    "ResourceClaim": "/apis/resource.k8s.io/v1/resourceclaims",
+    "ResourceSlice": "/apis/resource.k8s.io/v1/resourceslices",
+    "DeviceClass": "/apis/resource.k8s.io/v1/deviceclasses",
+}
 LIST_PAGE_SIZE = 500
 MIN_WATCH_SECONDS = 300  # client-go picks each watch's timeout in [5m, 10m)
 GONE = 410

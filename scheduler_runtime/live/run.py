@@ -25,7 +25,7 @@ from scheduler_runtime.live.kube import Kube, RateLimiter, load_client
 from scheduler_runtime.live.leader import LeaderElector, LeaseConfig, identity
 from scheduler_runtime.live.metrics import SchedulerMetrics
 from scheduler_runtime.live.outcomes import Outcomes
-from scheduler_runtime.live.reflector import OBJECT_PATHS, Reflector, start
+from scheduler_runtime.live.reflector import DRA_PATHS, OBJECT_PATHS, Reflector, start
 from scheduler_runtime.live.scheduler import Scheduler
 from scheduler_runtime.live.server import HealthServer
 from scheduler_runtime.live.serving import ServingOptions, secure_serving
@@ -116,6 +116,7 @@ class Runtime:
             Reflector(self.kube, NODES, "/api/v1/nodes", events),
             Reflector(self.kube, PODS, "/api/v1/pods", events),
             *(Reflector(self.kube, kind, path, events) for kind, path in OBJECT_PATHS.items()),
+            *(Reflector(self.kube, kind, path, events) for kind, path in DRA_PATHS.items()),
         ]
         self.done = threading.Event()
         self.heap = HeapKeeper()

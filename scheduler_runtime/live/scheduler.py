@@ -35,6 +35,7 @@ from scheduler_runtime.framework.interface import (
 from scheduler_runtime.framework.podinfo import PodInfo
 from scheduler_runtime.framework.status import Code, Status
 from scheduler_runtime.framework.types import ScheduleResult
+from scheduler_runtime.live.claims import LiveClaimAPI
 from scheduler_runtime.live.explanations import ExplanationStore, annotation_patch
 from scheduler_runtime.live.kube import ApiError, Kube
 from scheduler_runtime.live.metrics import ERROR, SCHEDULED, UNSCHEDULABLE, SchedulerMetrics
@@ -123,6 +124,7 @@ class Scheduler:
                 clear_nomination=self._clear_nomination,
                 bind_pod_volumes=VolumeBinder(self.kube, self.outcomes.fence),
                 metrics_registry=self.metrics.registry,  # plugins' own metrics
+                resource_claims=LiveClaimAPI(self.kube, self.outcomes),
             ),
         )
 
