@@ -123,6 +123,9 @@ class ClaimTracker:
         self._shared: set[SharedDeviceID] = set()
         self._consumed: dict[str, list[tuple[DeviceID, Mapping[str, str]]]] = {}
         self._revision = 0
+        # (driver, pool) -> when what is taken of it last changed (a counter, never reused).
+        self._pool_stamps: dict[tuple[str, str], int] = {}
+        self._stamp = 0
         # claim UID -> [the claim with its pending allocation, pods sharing it]
         self._in_flight: dict[str, list[Any]] = {}
         self._in_flight_revision = 0
@@ -191,6 +194,7 @@ class ClaimTracker:
         if not devices and not shared and not consumed:
             return
         self._revision += 1
+        self._touch(claim)
         if add:
             self._devices.update(devices)
             self._shared.update(shared)
@@ -200,6 +204,13 @@ class ClaimTracker:
             self._devices.difference_update(devices)
             self._shared.difference_update(shared)
             self._consumed.pop(key, None)
+
+    def _touch(self, claim: Object) -> None:
+        """A new stamp for every pool the claim's allocation takes from (lock held)."""
+        allocation = _allocation(claim) or {}
+        self._stamp += 1
+        for result in (allocation.get("devices") or {}).get("results") or ():
+            self._pool_stamps[(str(result.get("driver")), str(result.get("pool")))] = self._stamp
 
     # ----- the plugin's side (fwk.ResourceClaimTracker)
 
@@ -226,11 +237,12 @@ class ClaimTracker:
                 shared.update(more_shared)
                 consumed.extend(more_consumed)
             revision = (self._revision, self._in_flight_revision)
+            stamps = dict(self._pool_stamps)
         if not self.consumable_capacity:
             devices.update((s[0], s[1], s[2]) for s in shared)
             shared.clear()
             consumed.clear()
-        return AllocatedDevices(devices, shared, tuple(consumed), revision)
+        return AllocatedDevices(devices, shared, tuple(consumed), revision, stamps)
 
     def pending_allocation(self, uid: str) -> Object | None:
         with self._lock:
@@ -245,6 +257,7 @@ class ClaimTracker:
                 return
             self._in_flight[uid] = [claim, 1]
             self._in_flight_revision += 1
+            self._touch(claim)
 
     def maybe_remove_pending_allocation(self, uid: str, force: bool) -> bool:
         with self._lock:
@@ -254,6 +267,7 @@ class ClaimTracker:
             if force or flying[1] == 1:
                 del self._in_flight[uid]
                 self._in_flight_revision += 1
+                self._touch(flying[0])
                 return True
             flying[1] -= 1
             return False

@@ -7,7 +7,6 @@ them."""
 
 from __future__ import annotations
 
-import copy
 import datetime
 import random
 import uuid
@@ -15,7 +14,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Protocol
 
 from scheduler_runtime.backend.claims import CLAIMS, object_key
-from scheduler_runtime.framework.dra import ClaimAPIError, Object
+from scheduler_runtime.framework.dra import ClaimAPIError, Object, copied
 
 POD_CLAIM_NAME = "resource.kubernetes.io/pod-claim-name"
 # utilrand.String: what the API server appends to a generateName.
@@ -90,10 +89,11 @@ class MemoryClaimAPI:
         found = self._claims.get(f"{namespace}/{name}")
         if found is None:
             raise _not_found(name)
-        return copy.deepcopy(found)
+        answer: dict[str, Any] = copied(found)
+        return answer
 
     def create_claim(self, claim: Object) -> dict[str, Any]:
-        created = copy.deepcopy(dict(claim))
+        created = copied(claim)
         metadata = created.setdefault("metadata", {})
         if not metadata.get("name"):
             metadata["name"] = generated_name(str(metadata.get("generateName") or ""), self.rng)
@@ -107,14 +107,14 @@ class MemoryClaimAPI:
 
     def update_claim(self, claim: Object) -> dict[str, Any]:
         current = self._current(claim)
-        updated = copy.deepcopy(dict(claim))
-        updated["status"] = copy.deepcopy(current.get("status") or {})
+        updated = copied(claim)
+        updated["status"] = copied(current.get("status") or {})
         return self._store(updated)
 
     def update_claim_status(self, claim: Object) -> dict[str, Any]:
         current = self._current(claim)
-        updated = copy.deepcopy(current)
-        updated["status"] = copy.deepcopy(dict(claim.get("status") or {}))
+        updated = copied(current)
+        updated["status"] = copied(claim.get("status") or {})
         return self._store(updated)
 
     def patch_claim_status(self, namespace: str, name: str, patch: Object) -> dict[str, Any]:
@@ -131,7 +131,7 @@ class MemoryClaimAPI:
                 f"UID in precondition: {wanted_uid}, UID in object meta: "
                 f"{(current.get('metadata') or {}).get('uid')}",
             )
-        updated = copy.deepcopy(current)
+        updated = copied(current)
         status = updated.setdefault("status", {})
         for field, value in (patch.get("status") or {}).items():
             if field == "reservedFor":
@@ -142,7 +142,7 @@ class MemoryClaimAPI:
                 if not status["reservedFor"]:
                     del status["reservedFor"]
             else:
-                status[field] = copy.deepcopy(value)
+                status[field] = copied(value)
         return self._store(updated)
 
     def delete_claim(self, namespace: str, name: str) -> None:
@@ -150,7 +150,7 @@ class MemoryClaimAPI:
         if current is None:
             raise _not_found(name)
         if (current.get("metadata") or {}).get("finalizers"):
-            updated = copy.deepcopy(current)
+            updated = copied(current)
             updated["metadata"]["deletionTimestamp"] = _rfc3339(self.now())
             self._store(updated)
             return
@@ -187,7 +187,8 @@ class MemoryClaimAPI:
         claim["metadata"]["resourceVersion"] = str(self._version)
         self._claims[object_key(claim)] = claim
         self.watch.upsert(CLAIMS, claim)
-        return copy.deepcopy(claim)
+        answer: dict[str, Any] = copied(claim)
+        return answer
 
 
 def _version(obj: Object) -> int:
@@ -254,7 +255,7 @@ def make_pod_claims(
             "apiVersion": "resource.k8s.io/v1",
             "kind": "ResourceClaim",
             "metadata": claim_meta,
-            "spec": copy.deepcopy(spec.get("spec") or {}),
+            "spec": copied(spec.get("spec") or {}),
         }
         created = api.create_claim(claim)
         statuses.append(

@@ -148,11 +148,16 @@ class SchedulingAlgorithm:
         rotated = np.concatenate([nodes[start:], nodes[:start]])
         if not fwk.has("filter"):
             return rotated[:wanted]
-        chunk = max(2 * wanted, MIN_FILTER_CHUNK)
+        # A filter that costs much per node (DynamicResources') is asked about as few nodes
+        # as upstream's search asks: only as many as are still needed at a time.
+        costly = fwk.costly_filter(state)
         found: list[Slots] = []
         found_count = 0
-        for begin in range(0, count, chunk):
+        begin = 0
+        while begin < count:
+            chunk = wanted - found_count if costly else max(2 * wanted, MIN_FILTER_CHUNK)
             batch = rotated[begin : begin + chunk]
+            begin += chunk
             passed, rejections = self._filter_batch(fwk, state, pod, batch)
             needed = wanted - found_count
             if len(passed) >= needed:

@@ -15,8 +15,10 @@ from __future__ import annotations
 import datetime
 import threading
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
+
+import orjson
 
 Object = Mapping[str, Any]
 DeviceID = tuple[str, str, str]  # driver, pool, device
@@ -26,17 +28,26 @@ SharedDeviceID = tuple[str, str, str, str]  # driver, pool, device, share ID
 DEVICE_CLASS_PREFIX = "deviceclass.resource.kubernetes.io/"
 
 
+def copied(obj: Any) -> Any:
+    """A deep copy of a JSON object (dicts, lists, strings, numbers), many times faster than
+    copy.deepcopy: API objects are copied before they are changed."""
+    return orjson.loads(orjson.dumps(obj))
+
+
 @dataclass(frozen=True, slots=True)
 class AllocatedDevices:
     """What allocated claims and allocations in flight take (upstream's GatherAllocatedState
     before the quantities are parsed): whole devices, shares of devices, and the capacity
     each share consumes as the allocation result wrote it; the sets are the caller's own.
-    `revision` changes whenever any of it does."""
+    `revision` changes whenever any of it does; `pool_stamps` says, per pool (driver, pool
+    name), when what is taken of it last changed (stamps only grow), so a result computed
+    from a pool's devices stays valid while its stamp does."""
 
     devices: set[DeviceID]
     shared: set[SharedDeviceID]
     consumed: tuple[tuple[DeviceID, Mapping[str, str]], ...]
     revision: tuple[int, int]
+    pool_stamps: Mapping[tuple[str, str], int] = field(default_factory=dict)
 
 
 class ClaimCacheError(LookupError):
@@ -212,5 +223,6 @@ __all__ = [
     "ResourceClaimTracker",
     "SharedDRAManager",
     "SharedDeviceID",
+    "copied",
     "explicit_resource_name",
 ]

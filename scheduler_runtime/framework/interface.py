@@ -243,6 +243,9 @@ class PluginBase(Generic[ArgsT]):
     args_type: ClassVar[type[BaseModel] | None] = None
     # Extension point -> the earlier point whose state the plugin reads there (see StateNeed).
     state_needs: ClassVar[Mapping[str, StateNeed]] = {}
+    # Its Filter costs much per node (allocating devices, say): the search then asks it about
+    # no more nodes than it still needs, as upstream's parallel search stops at enough.
+    costly_filter: ClassVar[bool] = False
     # The cluster events that could help a pod this plugin rejected (framework/events.py);
     # plugins whose hints need their own state override events_to_register instead.
     cluster_events: ClassVar[Sequence[ClusterEventWithHint]] = EVERYTHING

@@ -209,6 +209,14 @@ class Framework:
                 return result, Status.unresolvable(message), with_nodes
         return result, returned, with_nodes
 
+    def costly_filter(self, state: CycleState) -> bool:
+        """Whether a filter plugin that costs much per node (`costly_filter`) runs for the
+        pod (its PreFilter did not skip it)."""
+        return any(
+            getattr(plugin, "costly_filter", False) and plugin.name not in state.skip_filter_plugins
+            for plugin in self.points.get("filter", ())
+        )
+
     def run_filters(
         self, state: CycleState, pod: PodInfo, slots: Slots
     ) -> tuple[Slots, list[Rejection]]:

@@ -6,12 +6,11 @@ wait until their driver reports them met, failed, or bindingTimeout passes."""
 
 from __future__ import annotations
 
-import copy
 import datetime
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from scheduler_runtime.framework.dra import ClaimAPIError, ClaimCacheError, Object
+from scheduler_runtime.framework.dra import ClaimAPIError, ClaimCacheError, Object, copied
 from scheduler_runtime.framework.podinfo import PodInfo
 from scheduler_runtime.framework.status import SUCCESS, Status
 from scheduler_runtime.plugins.dynamicresources import extendedclaim
@@ -215,7 +214,7 @@ def _write_once(
 ) -> Object:
     client = plugin.client
     key = rc.key(claim)
-    updated = copy.deepcopy(dict(claim))
+    updated = copied(claim)
     metadata = updated.setdefault("metadata", {})
     if metadata.get("deletionTimestamp"):
         raise BindError(f"claim {key} got deleted in the meantime")
@@ -227,13 +226,13 @@ def _write_once(
         if rc.FINALIZER not in finalizers:
             metadata["finalizers"] = [*finalizers, rc.FINALIZER]
             try:
-                updated = copy.deepcopy(client.update_claim(updated))
+                updated = copied(client.update_claim(updated))
             except ClaimAPIError as error:
                 raise BindError(
                     f"add finalizer to claim {key}: {error}", conflict=error.conflict
                 ) from error
             status = updated.setdefault("status", {})
-        status["allocation"] = copy.deepcopy(dict(allocation))
+        status["allocation"] = copied(allocation)
     status["reservedFor"] = [*(status.get("reservedFor") or ()), rc.pod_reference(pod)]
     if plugin.features.binding_and_status:
         if status.get("allocation") is None:

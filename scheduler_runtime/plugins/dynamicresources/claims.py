@@ -6,7 +6,7 @@ about each; and what Filter found on each node."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -96,9 +96,18 @@ class NodeAllocation:
     the claims to allocate, then the pending ones), the node's variant of the special claim
     and the pod's container-to-request mappings for it."""
 
-    results: list[Mapping[str, Any]]
+    results: Sequence[Mapping[str, Any]]
     extended_claim: Object | None = None
     mappings: list[dict[str, str]] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class PlainClaims:
+    """A pod whose claims all wait to be allocated and that asks for no extended resources:
+    what Filter hands the allocator on every node (parsed claims, their specs as keys)."""
+
+    wanted: list[Claim]
+    asked: tuple[str, ...]
 
 
 @dataclass(slots=True)
@@ -110,6 +119,12 @@ class StateData:
     extended_resources: Mapping[str, int] = field(default_factory=dict)
     allocator: Allocator | None = None
     parsed: dict[int, Claim] = field(default_factory=dict)  # claims to allocate, by index
+    # What the claims to allocate ask for (their specs), and when what is taken of each pool
+    # last changed: a node's earlier answer for the same requests holds while both stay.
+    fingerprints: dict[int, str] = field(default_factory=dict)
+    plain: PlainClaims | None = None
+    prioritized: bool = False  # some claim has a prioritized list (Score has work)
+    pool_stamps: Mapping[tuple[str, str], int] = field(default_factory=dict)
     extended_parsed: dict[str, Claim] = field(default_factory=dict)  # by its requests
     infos: list[ClaimInfo] = field(default_factory=list)
     unavailable: set[int] = field(default_factory=set)
@@ -125,6 +140,7 @@ __all__ = [
     "ClaimInfo",
     "ClaimStore",
     "NodeAllocation",
+    "PlainClaims",
     "PluginContext",
     "StateData",
 ]

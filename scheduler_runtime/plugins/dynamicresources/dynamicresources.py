@@ -12,8 +12,8 @@ The scheduler's DRA state comes from the handle (`handle.dra`), its API calls go
 
 from __future__ import annotations
 
-import copy
 import logging
+import sys
 import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
@@ -28,6 +28,7 @@ from scheduler_runtime.framework.dra import (
     Object,
     ResourceClaimClient,
     SharedDRAManager,
+    copied,
 )
 from scheduler_runtime.framework.events import (
     DEVICE_CLASS,
@@ -65,14 +66,17 @@ from scheduler_runtime.plugins.dynamicresources.allocator import (
     Node,
     NodeAllocationError,
 )
+from scheduler_runtime.plugins.dynamicresources.answers import Miss, NodeAnswers
 from scheduler_runtime.plugins.dynamicresources.cel import Cache as CelCache
 from scheduler_runtime.plugins.dynamicresources.claims import (
     ClaimInfo,
     ClaimStore,
     NodeAllocation,
+    PlainClaims,
     StateData,
 )
 from scheduler_runtime.plugins.dynamicresources.model import (
+    Claim,
     ModelError,
     _node_selector,
     parse_claim,
@@ -92,6 +96,7 @@ DEALLOCATED = "deallocation of ResourceClaim completed"
 DELETED = "deletion of ResourceClaim completed"
 NOT_AVAILABLE = "resourceclaim not available on the node"
 CANNOT_ALLOCATE = "cannot allocate all claims"
+CANNOT_ALLOCATE_STATUS = Status.unresolvable(CANNOT_ALLOCATE)
 
 
 class DRAUnavailableError(RuntimeError):
@@ -107,6 +112,7 @@ def pod_claim_names(pod: Mapping[str, Any]) -> Sequence[tuple[str, Mapping[str, 
 class DynamicResources(PluginBase[DynamicResourcesArgs]):
     name: ClassVar[str] = NAME
     args_type = DynamicResourcesArgs
+    costly_filter: ClassVar[bool] = True  # one allocator search per node
     # Upstream's plugin reads at every point the state its PreFilter writes.
     state_needs: ClassVar[Mapping[str, StateNeed]] = {
         point: StateNeed("preFilter")
@@ -122,6 +128,7 @@ class DynamicResources(PluginBase[DynamicResourcesArgs]):
         # Without a scheduler around the framework there are no DRA objects at all.
         self.dra: SharedDRAManager = handle.dra if handle.dra is not None else NoDRA()
         self.parsed = ParsedDRA(self.dra)
+        self.answers = NodeAnswers()
 
     # ----- what the plugin writes
 
@@ -225,6 +232,11 @@ class DynamicResources(PluginBase[DynamicResourcesArgs]):
         if status is not None:
             return None, status
         data.claims = claims
+        data.prioritized = any(
+            request.get("firstAvailable")
+            for _, claim in claims.all()
+            for request in ((claim.get("spec") or {}).get("devices") or {}).get("requests") or ()
+        )
         return None, SUCCESS
 
     def _check_claims(self, data: StateData, claims: ClaimStore) -> Status | None:
@@ -321,13 +333,19 @@ class DynamicResources(PluginBase[DynamicResourcesArgs]):
             except ModelError as error:
                 return Status.as_error(error)
         parsed = self.parsed
+        state, data.pool_stamps = parsed.allocated_state()
         data.allocator = Allocator(
-            self.features,
-            parsed.allocated_state(),
-            parsed.classes(),
-            parsed.slice_index(),
-            self.cel_cache,
+            self.features, state, parsed.classes(), parsed.slice_index(), self.cel_cache
         )
+        data.fingerprints = {
+            index: sys.intern(repr((claim.get("spec") or {}).get("devices")))
+            for index, claim in claims.to_allocate()
+        }
+        if extended is None and len(data.parsed) == len(claims):
+            order = sorted(data.parsed)
+            data.plain = PlainClaims(
+                [data.parsed[i] for i in order], tuple(data.fingerprints[i] for i in order)
+            )
         return None
 
     # ----- Filter
@@ -344,8 +362,41 @@ class DynamicResources(PluginBase[DynamicResourcesArgs]):
         data: StateData = state.read(STATE_KEY)
         if data.claims.empty():
             return NodeVerdicts.passing(len(slots))
-        statuses = [self._filter(data, pod, snapshot.info(int(slot))) for slot in slots]
+        nodes = [snapshot.info(int(slot)) for slot in slots]
+        if data.plain is not None:
+            statuses = self._filter_plain(data, data.plain, nodes)
+        else:
+            statuses = [self._filter(data, pod, node) for node in nodes]
         return verdicts_from_statuses(self.name, statuses)
+
+    def _filter_plain(
+        self, data: StateData, plain: PlainClaims, nodes: list[NodeInfo]
+    ) -> list[Status]:
+        """Filter for a pod whose claims all wait to be allocated, and that asks for no
+        extended resources (the usual pod): the allocator's answer is all there is to it,
+        and most nodes answer as they did for the pod before."""
+        allocator = data.allocator
+        assert allocator is not None
+        answers, stamps, asked = self.answers, data.pool_stamps, plain.asked
+        answers.valid_for(allocator.index, allocator.classes)
+        allocations = data.node_allocations
+        statuses: list[Status] = []
+        for node in nodes:
+            known = answers.known(node.name, node.labels, asked, stamps)
+            if isinstance(known, Miss):
+                try:
+                    results = self._answer(data, node, plain.wanted, asked)
+                except AllocationError as error:
+                    statuses.append(self._allocation_failed(node, error))
+                    continue
+            else:
+                results = known
+            if results is None or len(results) != len(plain.wanted):
+                statuses.append(CANNOT_ALLOCATE_STATUS)
+                continue
+            allocations[node.name] = NodeAllocation(results)
+            statuses.append(SUCCESS)
+        return statuses
 
     def _filter(self, data: StateData, pod: PodInfo, node: NodeInfo) -> Status:
         node_claim, mappings, status = extendedclaim.filter_node(self, data, pod, node)
@@ -398,6 +449,7 @@ class DynamicResources(PluginBase[DynamicResourcesArgs]):
         assert data.allocator is not None
         extended = data.claims.extended_claim()
         wanted = []
+        asked: list[str] = []
         pending: list[Mapping[str, Any]] = []
         for index, claim in data.claims.to_allocate():
             if data.infos[index].allocation is not None:
@@ -405,24 +457,50 @@ class DynamicResources(PluginBase[DynamicResourcesArgs]):
                 continue
             if claim is extended:
                 wanted.append(extendedclaim.parsed(data, node_claim or claim))
+                asked.append(repr(extendedclaim.requests(node_claim or claim)))
             else:
                 wanted.append(data.parsed[index])
-        deadline = None
-        if self.features_filter_timeout and self.filter_timeout > 0:
-            deadline = time.monotonic() + self.filter_timeout
+                asked.append(data.fingerprints[index])
         try:
-            results = data.allocator.allocate(Node(node.name, node.labels), wanted, deadline)
-        except AllocationTimeoutError:
+            results = self._answer(data, node, wanted, tuple(asked))
+        except AllocationError as error:
+            return self._allocation_failed(node, error)
+        if results is None or len(results) != len(wanted):
+            return CANNOT_ALLOCATE_STATUS
+        return [*results, *pending]
+
+    @staticmethod
+    def _allocation_failed(node: NodeInfo, error: AllocationError) -> Status:
+        """A timeout is the pod's Error (retried with backoff); a problem of the node's pools
+        rejects the node; any other is the claims' or classes' and fails the pod."""
+        if isinstance(error, AllocationTimeoutError):
             return Status.as_error(
                 TimeoutError(f"node {node.name}: timed out trying to allocate devices")
             )
-        except NodeAllocationError as error:
+        if isinstance(error, NodeAllocationError):
             return Status.unresolvable(str(error))
-        except AllocationError as error:
-            return Status.as_error(error)
-        if results is None or len(results) != len(wanted):
-            return Status.unresolvable(CANNOT_ALLOCATE)
-        return [*results, *pending]
+        return Status.as_error(error)
+
+    def _answer(
+        self, data: StateData, node: NodeInfo, wanted: list[Claim], asked: tuple[str, ...]
+    ) -> list[dict[str, Any]] | None:
+        """The allocator's answer for the node: the node's last one when the same was asked
+        and nothing it depends on changed (answers.py), else a new search."""
+        allocator = data.allocator
+        assert allocator is not None
+        answers = self.answers
+        answers.valid_for(allocator.index, allocator.classes)
+        known = answers.known(node.name, node.labels, asked, data.pool_stamps)
+        if not isinstance(known, Miss):
+            return known
+        deadline = None
+        if self.features_filter_timeout and self.filter_timeout > 0:
+            deadline = time.monotonic() + self.filter_timeout
+        results = allocator.allocate(Node(node.name, node.labels), wanted, deadline)
+        answers.keep(
+            node.name, node.labels, asked, data.pool_stamps, results, features=self.features
+        )
+        return results
 
     @property
     def features_filter_timeout(self) -> bool:
@@ -482,8 +560,8 @@ class DynamicResources(PluginBase[DynamicResourcesArgs]):
     ) -> Int64s:
         data: StateData = state.read(STATE_KEY)
         scores = np.zeros(len(slots), dtype=np.int64)
-        if data.claims.empty() or not self.features.prioritized_list:
-            return scores
+        if data.claims.empty() or not self.features.prioritized_list or not data.prioritized:
+            return scores  # only subrequests chosen score
         for position, slot in enumerate(slots):
             score, status = self._score(data, snapshot.name(int(slot)))
             if status.code == Code.ERROR:
@@ -534,7 +612,7 @@ class DynamicResources(PluginBase[DynamicResourcesArgs]):
             allocation = found.results[position]
             data.infos[index].allocation = allocation
             allocated = (found.extended_claim or claim) if claim is extended else claim
-            pending = copy.deepcopy(dict(allocated))
+            pending = copied(allocated)
             metadata = pending.setdefault("metadata", {})
             finalizers = list(metadata.get("finalizers") or ())
             if rc.FINALIZER not in finalizers:

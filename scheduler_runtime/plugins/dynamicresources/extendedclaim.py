@@ -7,7 +7,6 @@ PostFilter and the pod tried again."""
 
 from __future__ import annotations
 
-import copy
 import logging
 import time
 import uuid
@@ -20,6 +19,7 @@ from scheduler_runtime.framework.dra import (
     Object,
     ResourceClaimClient,
     SharedDRAManager,
+    copied,
 )
 from scheduler_runtime.framework.nodeinfo import NodeInfo
 from scheduler_runtime.framework.podinfo import PodInfo
@@ -158,7 +158,7 @@ def create_in_api(
     found = data.node_allocations.get(node_name)
     if found is None or found.extended_claim is None:
         raise ExtendedClaimError(f"extended resource claim not found for node {node_name}")
-    claim = copy.deepcopy(dict(found.extended_claim))
+    claim = copied(found.extended_claim)
     metadata = claim["metadata"]
     metadata.pop("name", None)
     metadata.pop("uid", None)
@@ -227,7 +227,7 @@ def delete_claim(client: ResourceClaimClient, claim: Object) -> None:
                 raise ClaimAPIError(
                     error.code, f"get resourceclaim {namespace}/{name}: {error}"
                 ) from error
-        updated = copy.deepcopy(dict(current))
+        updated = copied(current)
         finalizers = list((updated.get("metadata") or {}).get("finalizers") or ())
         if rc.FINALIZER in finalizers:
             finalizers.remove(rc.FINALIZER)

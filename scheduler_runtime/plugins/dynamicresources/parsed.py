@@ -135,8 +135,9 @@ class ParsedDRA:
             self._slice_revision = revision
             return self._index
 
-    def allocated_state(self) -> AllocatedState:
-        """The devices allocated claims and allocations in flight take."""
+    def allocated_state(self) -> tuple[AllocatedState, Mapping[tuple[str, str], int]]:
+        """The devices allocated claims and allocations in flight take, and when what is
+        taken of each pool last changed."""
         taken = self.dra.claims.allocated_devices()
         capacity: dict[tuple[str, str, str], Capacity] = {}
         for device, consumed in taken.consumed:
@@ -145,7 +146,7 @@ class ParsedDRA:
             except QuantityError:
                 continue  # the API server refuses such an allocation; nothing to count
             insert_capacity(capacity, device, amounts)
-        return AllocatedState(taken.devices, taken.shared, capacity)
+        return AllocatedState(taken.devices, taken.shared, capacity), taken.pool_stamps
 
 
 __all__ = ["NoDRA", "ParsedDRA"]

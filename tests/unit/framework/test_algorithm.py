@@ -111,6 +111,41 @@ def test_search_stops_after_enough_nodes_and_resumes_round_robin() -> None:
     assert len(diagnosis.node_to_status) == 0
 
 
+def test_a_costly_filter_is_asked_about_no_more_nodes_than_needed() -> None:
+    """A filter that costs much per node (DynamicResources') sees nodes in chunks of what is
+    still needed; the nodes found, and where the search stops, stay as with one pass."""
+    snapshot = Snapshot()
+    for index in range(300):
+        snapshot.add_node(node(f"n{index:03}", cpu="1" if index % 3 == 0 else "4"))
+    found = {}
+    for costly in (False, True):
+        fwk = framework(snapshot, percentageOfNodesToScore=10)
+        fit = fwk.plugins["NodeResourcesFit"]
+        asked: list[int] = []
+        original = fit.filter_nodes
+
+        def counting(*args: Any, asked: list[int] = asked, original: Any = original) -> Any:
+            asked.append(len(args[3]))
+            return original(*args)
+
+        fit.filter_nodes = counting
+        fit.costly_filter = costly
+        algorithm = SchedulingAlgorithm(snapshot, 0, random.Random(1))
+        feasible, diagnosis = algorithm.find_nodes_that_fit(fwk, CycleState(), pod(cpu="2"))
+        found[costly] = (
+            snapshot.names(feasible),
+            len(diagnosis.node_to_status),
+            algorithm.next_start_node_index,
+        )
+        if costly:
+            assert sum(asked) == 150  # up to the 100th node that fits (n149)
+            assert len(asked) > 1
+        else:
+            assert asked == [300]
+    assert found[True] == found[False]
+    assert found[True][1:] == (50, 150)
+
+
 def test_rejected_nodes_count_as_processed() -> None:
     snapshot = Snapshot()
     for index in range(120):

@@ -5,6 +5,8 @@ lists, extended resources backed by DRA, binding conditions, and upstream's mess
 
 from __future__ import annotations
 
+import copy
+import random
 from typing import Any
 
 import pytest
@@ -25,6 +27,7 @@ from dra_objects import (
 )
 
 from scheduler_runtime.config import ConfigError, load_configuration
+from scheduler_runtime.plugins.dynamicresources import answers
 
 PREEMPTION_NOT_HELPFUL = (
     "preemption: 0/{n} nodes are available: {n} Preemption is not helpful for scheduling."
@@ -380,3 +383,33 @@ def test_args_are_checked_as_upstream_checks_them(args: dict[str, Any], error: s
     with pytest.raises(ConfigError) as raised:
         load_configuration(config)
     assert str(raised.value) == f"profiles[0].pluginConfig[0].args.{error}"
+
+
+def test_answers_kept_per_node_change_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Nodes answer pods that ask the same as they answered the pod before, while what is
+    taken of their pools stays: placements and devices are those of a search per node."""
+    rng = random.Random(7)
+    objects: list[dict[str, Any]] = [device_class()]
+    for n in range(12):
+        objects.append(node(f"n{n:02}"))
+        devices = [device(f"d{i}", model=rng.choice(["a", "b"]), numa=i % 2) for i in range(4)]
+        objects.append(node_slice(f"n{n:02}", *devices))
+    model_b = {"cel": {"expression": 'device.attributes["gpu.example.com"].model == "b"'}}
+    objects += [
+        template("one"),
+        template("two-b", exactly(count=2, selectors=[model_b])),
+        template(
+            "pair", exactly("x"), exactly("y"), constraints=[{"matchAttribute": f"{DRIVER}/numa"}]
+        ),
+    ]
+    objects += [
+        pod(f"p{i:02}", template_name=rng.choice(["one", "two-b", "pair"]), created=i % 60)
+        for i in range(40)
+    ]
+    fresh = copy.deepcopy(objects)  # a run changes its pods (their claims are made)
+    remembered = {p.name: (p.node, devices_of(p)) for p in placements(*objects).values()}
+    monkeypatch.setattr(answers.NodeAnswers, "known", lambda *args: answers.MISS)
+    searched = {p.name: (p.node, devices_of(p)) for p in placements(*fresh).values()}
+    assert remembered == searched
+    taken = [d for _, devices in remembered.values() for d in devices]
+    assert len(taken) == len(set(taken)) > 40
