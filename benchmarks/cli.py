@@ -9,7 +9,6 @@ import argparse
 import asyncio
 import contextlib
 import datetime
-import itertools
 import os
 import platform
 import subprocess
@@ -23,13 +22,16 @@ from typing import Any
 
 import aiohttp
 
-from benchmarks import docs, workloads
+from benchmarks import docs, dra, workloads
 from benchmarks.kube import Api, ApiError, Endpoint
 from benchmarks.measure import (
     Binding,
     bind_as_created,
     binding_ceiling,
+    create_dra_objects,
     create_namespace,
+    create_namespaced,
+    remove_dra_objects,
     remove_leftovers,
     remove_namespace,
     run_pods,
@@ -289,25 +291,44 @@ async def run_scale(
     if settings.ceiling:
         progress(f"{nodes} nodes: binding ceiling, {pods} bindings")
         scale.ceiling = await measure_ceiling(api, nodes, pods)
-    for workload, round_number in itertools.product(workload_names, range(settings.repeat)):
-        of = f" (round {round_number + 1}/{settings.repeat})" if settings.repeat > 1 else ""
-        if settings.ceiling:
-            progress(f"{nodes} nodes: no-algorithm binder, {pods} {workload} pods{of}")
-            scale.runs.append(await run_binder(api, workload, nodes=nodes, pods=pods))
-        for label in settings.schedulers:
-            progress(f"{nodes} nodes: {label} scheduler, {pods} {workload} pods{of}")
-            try:
-                run, profile = await run_scheduler(
-                    api, settings, label, workload, nodes=nodes, pods=pods
-                )
-            except SchedulerFailedError as error:
-                progress(f"failed: {error}")
-                scale.failures.append(f"{label} on {workload}: {error}")
-                continue
-            scale.runs.append(run)
-            scale.profiles += [profile] if profile else []
+    for workload in workload_names:
+        if workloads.is_dra(workload):
+            progress(f"{nodes} nodes: {workload}'s DeviceClasses and ResourceSlices")
+            node_names = [workloads.node_name(index) for index in range(nodes)]
+            await create_dra_objects(api, dra.WORKLOADS[workload], node_names)
+        try:
+            for round_number in range(settings.repeat):
+                await run_round(api, settings, scale, workload, round_number)
+        finally:
+            if workloads.is_dra(workload):
+                await remove_dra_objects(api)
     if settings.steady_rate and settings.steady_pods:
         await run_steady(api, settings, scale)
+
+
+async def run_round(
+    api: Api, settings: Settings, scale: Scale, workload: str, round_number: int
+) -> None:
+    """Each scheduler once on the workload (and the binder, but on DRA workloads: binding
+    pods whose claims nobody allocates says nothing)."""
+    nodes = scale.nodes
+    pods = dra.pods_for(nodes) if workloads.is_dra(workload) else scale.pods
+    of = f" (round {round_number + 1}/{settings.repeat})" if settings.repeat > 1 else ""
+    if settings.ceiling and not workloads.is_dra(workload):
+        progress(f"{nodes} nodes: no-algorithm binder, {pods} {workload} pods{of}")
+        scale.runs.append(await run_binder(api, workload, nodes=nodes, pods=pods))
+    for label in settings.schedulers:
+        progress(f"{nodes} nodes: {label} scheduler, {pods} {workload} pods{of}")
+        try:
+            run, profile = await run_scheduler(
+                api, settings, label, workload, nodes=nodes, pods=pods
+            )
+        except SchedulerFailedError as error:
+            progress(f"failed: {error}")
+            scale.failures.append(f"{label} on {workload}: {error}")
+            continue
+        scale.runs.append(run)
+        scale.profiles += [profile] if profile else []
 
 
 async def run_steady(api: Api, settings: Settings, scale: Scale) -> None:
@@ -401,6 +422,8 @@ async def run_scheduler(
         label, settings.workdir, settings.kubeconfig, settings.bin_dir
     )
     await create_namespace(api, namespace)
+    if workloads.is_dra(workload):
+        await create_namespaced(api, namespace, dra.WORKLOADS[workload].namespaced(pods))
     process.start()
     try:
         await process.wait_ready()

@@ -109,6 +109,17 @@ class Api:
     async def delete(self, path: str, body: Any = None) -> Any:
         return await self.request("DELETE", path, body, ok=(200, 202, 404))
 
+    async def merge_patch(self, path: str, body: Any) -> Any:
+        """A JSON merge patch; a missing object is no error (it was deleted meanwhile)."""
+        data = orjson.dumps(body)
+        headers = {"Content-Type": "application/merge-patch+json"}
+        url = self.endpoint.server + path
+        async with self.session.patch(url, data=data, headers=headers) as response:
+            payload = await response.read()
+            if response.status not in (200, 404):
+                raise ApiError("PATCH", path, response.status, payload)
+        return orjson.loads(payload) if response.status == 200 else None
+
     async def watch(self, path: str, resource_version: str) -> AsyncIterator[dict[str, Any]]:
         """Watch events of a collection from resource_version on, resuming after disconnects."""
         version = resource_version

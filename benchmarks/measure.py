@@ -11,11 +11,12 @@ from typing import Any
 
 from aiolimiter import AsyncLimiter
 
-from benchmarks import workloads
+from benchmarks import dra, workloads
 from benchmarks.kube import Api, gather_all
 from benchmarks.workloads import PART_OF, PART_OF_SELECTOR
 
 UNKNOWN_SCHEDULER = "bench-nobody"
+RESOURCE_API = "/apis/resource.k8s.io/v1"
 BOUND = "fieldSelector=spec.nodeName%21%3D"  # spec.nodeName!=
 UNBOUND = "fieldSelector=spec.nodeName%3D"  # spec.nodeName=
 
@@ -60,7 +61,8 @@ async def wait_default_service_account(api: Api, namespace: str, timeout: float 
 
 
 async def remove_namespace(api: Api, name: str, timeout: float = 900) -> None:
-    """Force-deletes the pods (so no scheduler counts them any longer), then the namespace.
+    """Force-deletes the pods (so no scheduler counts them any longer), then their
+    ResourceClaims (so none holds a device for the next run), then the namespace.
 
     Pods go one request each, many at once: a collection delete works through thousands of
     pods one at a time on the server."""
@@ -70,15 +72,59 @@ async def remove_namespace(api: Api, name: str, timeout: float = 900) -> None:
         if time.monotonic() > deadline:
             raise TimeoutError(f"pods of namespace {name} still there after {timeout}s")
         await gather_all(api.delete(f"{path}/{pod}?gracePeriodSeconds=0") for pod in names)
+    await remove_claims(api, name, deadline)
     await api.delete(f"/api/v1/namespaces/{name}")
 
 
+async def remove_claims(api: Api, namespace: str, deadline: float) -> None:
+    """Deletes the namespace's ResourceClaims at once, their finalizers taken off (the
+    resourceclaim controller would deallocate them one by one, at its own pace)."""
+    path = f"{RESOURCE_API}/namespaces/{namespace}/resourceclaims"
+    while names := [item["metadata"]["name"] for item in (await api.get(path))["items"]]:
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"claims of namespace {namespace} still there")
+        await gather_all(
+            api.merge_patch(f"{path}/{claim}", {"metadata": {"finalizers": None}})
+            for claim in names
+        )
+        await gather_all(api.delete(f"{path}/{claim}") for claim in names)
+
+
+async def create_dra_objects(api: Api, workload: dra.DraWorkload, nodes: Sequence[str]) -> None:
+    """The workload's DeviceClasses and every node's ResourceSlices, as a driver publishes
+    them before any pod comes."""
+    await gather_all(api.post(f"{RESOURCE_API}/deviceclasses", cls) for cls in workload.classes)
+    await gather_all(
+        api.post(f"{RESOURCE_API}/resourceslices", piece)
+        for node in nodes
+        for piece in workload.slices(node)
+    )
+
+
+async def remove_dra_objects(api: Api) -> None:
+    """The benchmark's ResourceSlices and DeviceClasses (left by any earlier run too)."""
+    for plural in ("resourceslices", "deviceclasses"):
+        path = f"{RESOURCE_API}/{plural}"
+        listing = await api.get(f"{path}?{PART_OF_SELECTOR}")
+        await gather_all(
+            api.delete(f"{path}/{item['metadata']['name']}") for item in listing["items"]
+        )
+
+
+async def create_namespaced(api: Api, namespace: str, objects: Sequence[dict[str, Any]]) -> None:
+    """ResourceClaimTemplates and ResourceClaims a workload makes before its pods."""
+    for obj in objects:
+        kind = obj["kind"].lower()
+        await api.post(f"{RESOURCE_API}/namespaces/{namespace}/{kind}s", obj)
+
+
 async def remove_leftovers(api: Api) -> None:
-    """Namespaces an interrupted earlier run left behind."""
+    """Namespaces, ResourceSlices and DeviceClasses an interrupted earlier run left behind."""
     listing = await api.get(f"/api/v1/namespaces?{PART_OF_SELECTOR}")
     for item in listing["items"]:
         if not item["metadata"].get("deletionTimestamp"):
             await remove_namespace(api, item["metadata"]["name"])
+    await remove_dra_objects(api)
 
 
 async def run_pods(

@@ -283,6 +283,11 @@ def latency_ratio(value: float | None, ours: SchedulerRun, upstream: SchedulerRu
 
 def scale_title(scale: Scale) -> str:
     title = f"{scale.nodes} nodes, {scale.pods} pods per scheduler and workload"
+    if any(r.workload.startswith("dra-") for r in scale.runs):
+        title += (
+            f" ({scale.nodes * 10} for the dra- workloads: 10 devices per node, every one "
+            "allocated by the end, as scheduler_perf's 5000pods_500nodes)"
+        )
     repeats = max((len(scale.rounds(r.scheduler, r.workload)) for r in scale.runs), default=1)
     if repeats > 1:
         title += f", {repeats} rounds (the median round's figures, pods/s with its range)"

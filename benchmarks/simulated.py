@@ -17,7 +17,7 @@ from typing import Any
 import orjson
 import yaml
 
-from benchmarks import workloads
+from benchmarks import dra, workloads
 from benchmarks.report import MIB, EndToEndSimulation, Simulation
 from benchmarks.stats import percentile
 from scheduler_runtime.config import load_configuration
@@ -30,11 +30,21 @@ CREATED = "2026-01-01T00:00:00Z"
 
 
 def state(nodes: int, workload: str, pods: int) -> list[dict[str, Any]]:
-    """The benchmark's nodes and a workload's pending pods, as a state file would hold them."""
+    """The benchmark's nodes and a workload's pending pods, as a state file would hold them;
+    for a DRA workload also its DeviceClasses, every node's ResourceSlices and the claims or
+    templates its pods name."""
     pending = workloads.pods(workload, pods, SCHEDULER_NAME)
     for pod in pending:
         pod["metadata"] |= {"namespace": NAMESPACE, "creationTimestamp": CREATED}
-    return [*(workloads.node(index) for index in range(nodes)), *pending]
+    objects = [workloads.node(index) for index in range(nodes)]
+    if workloads.is_dra(workload):
+        made = dra.WORKLOADS[workload]
+        objects += made.classes
+        objects += [s for i in range(nodes) for s in made.slices(workloads.node_name(i))]
+        for obj in made.namespaced(pods):
+            obj["metadata"]["namespace"] = NAMESPACE
+            objects.append(obj)
+    return [*objects, *pending]
 
 
 @contextmanager

@@ -7,8 +7,11 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode
 
+from benchmarks import dra
+
 BASIC, MIXED = "basic", "mixed"
-WORKLOADS = (BASIC, MIXED)
+# Without a cluster's DRA objects (slices, classes) only the first two run: see is_dra.
+WORKLOADS = (BASIC, MIXED, *dra.WORKLOADS)
 # Marks what the benchmark owns (its nodes and namespaces), so it never touches anything else.
 PART_OF = {"app.kubernetes.io/part-of": "scheduler-benchmark"}
 PART_OF_SELECTOR = urlencode({"labelSelector": "app.kubernetes.io/part-of=scheduler-benchmark"})
@@ -84,10 +87,18 @@ def node(index: int) -> dict[str, Any]:
     }
 
 
+def is_dra(workload: str) -> bool:
+    """A Dynamic Resource Allocation workload (benchmarks.dra): it needs ResourceSlices and
+    DeviceClasses, and fills the nodes' devices whatever the scale's pod count."""
+    return workload in dra.WORKLOADS
+
+
 def pods(workload: str, count: int, scheduler_name: str) -> list[dict[str, Any]]:
     """`count` pods of a workload for the scheduler named `scheduler_name`."""
     if workload not in WORKLOADS:
         raise ValueError(f"workload {workload!r}: expected one of {', '.join(WORKLOADS)}")
+    if is_dra(workload):
+        return dra.pods(workload, count, scheduler_name)
     build = basic_pod if workload == "basic" else mixed_pod
     return [build(index, scheduler_name) for index in range(count)]
 

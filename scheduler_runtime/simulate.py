@@ -253,14 +253,16 @@ class Simulation:
                 raise StateError(f"{_describe(pod)}: {error}") from None
 
     def _make_claims(self, pod: dict[str, Any]) -> None:
-        """What kube-controller-manager does for a pending pod before the scheduler sees it:
-        a UID, and the claims its ResourceClaimTemplates make."""
-        if _is_bound(pod) or not (pod.get("spec") or {}).get("resourceClaims"):
+        """What the API server and kube-controller-manager do for a pending pod before the
+        scheduler sees it: a UID (claims and reservations name their pod by it), and the
+        claims its ResourceClaimTemplates make."""
+        if _is_bound(pod):
             return
         metadata = pod.setdefault("metadata", {})
         if not metadata.get("uid"):
             metadata["uid"] = str(uuid.UUID(int=self.claims.rng.getrandbits(128), version=4))
-        make_pod_claims(pod, self.claim_templates, self.claims)
+        if (pod.get("spec") or {}).get("resourceClaims"):
+            make_pod_claims(pod, self.claim_templates, self.claims)
 
     # ----- scheduling
 

@@ -31,7 +31,7 @@ MISS = Miss()
 @dataclass(slots=True)
 class _Answer:
     labels: Mapping[str, str]
-    pools: tuple[tuple[str, str], ...]  # the pools the node sees, as (driver, pool name)
+    pools: tuple[tuple[str, str], ...]  # the pools with devices here: (driver, pool name)
     asked: tuple[str, ...] = ()
     stamps: tuple[int, ...] = ()
     results: Results | Miss = MISS
@@ -81,7 +81,9 @@ class NodeAnswers:
         found = self._answers.get(node)
         if found is None or found.labels is not labels:
             assert self._index is not None
-            pools = self._index.pools(Node(node, labels), features)
+            # Only the pools with devices here count: of the others (a pool of another
+            # node seen for its shared counters) nothing can be taken on this node.
+            pools = self._index.searchable(self._index.pools(Node(node, labels), features))
             found = _Answer(labels, tuple((pool.driver, pool.name) for pool in pools))
             self._answers[node] = found
         found.asked = asked

@@ -88,6 +88,7 @@ class ClaimInfo:
 
     available_on: NodeSelector | None = None
     allocation: Mapping[str, Any] | None = None
+    waits_for_binding: bool = False  # allocated with devices that have binding conditions
 
 
 @dataclass(slots=True)
@@ -99,6 +100,17 @@ class NodeAllocation:
     results: Sequence[Mapping[str, Any]]
     extended_claim: Object | None = None
     mappings: list[dict[str, str]] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class Variant:
+    """The special claim for extended resources as one node needs it: its requests, the
+    pod's container mappings, and what the allocator is asked (its fingerprint, parsed)."""
+
+    claim: Object
+    mappings: list[dict[str, str]]
+    fingerprint: str
+    parsed: Claim
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,7 +137,8 @@ class StateData:
     plain: PlainClaims | None = None
     prioritized: bool = False  # some claim has a prioritized list (Score has work)
     pool_stamps: Mapping[tuple[str, str], int] = field(default_factory=dict)
-    extended_parsed: dict[str, Claim] = field(default_factory=dict)  # by its requests
+    extended_backed: frozenset[str] = frozenset()  # the pod's resources a class backs
+    extended_variants: dict[tuple[str, ...], Variant] = field(default_factory=dict)
     infos: list[ClaimInfo] = field(default_factory=list)
     unavailable: set[int] = field(default_factory=set)
     node_allocations: dict[str, NodeAllocation] = field(default_factory=dict)

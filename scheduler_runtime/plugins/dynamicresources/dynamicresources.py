@@ -74,6 +74,7 @@ from scheduler_runtime.plugins.dynamicresources.claims import (
     NodeAllocation,
     PlainClaims,
     StateData,
+    Variant,
 )
 from scheduler_runtime.plugins.dynamicresources.model import (
     Claim,
@@ -97,6 +98,8 @@ DELETED = "deletion of ResourceClaim completed"
 NOT_AVAILABLE = "resourceclaim not available on the node"
 CANNOT_ALLOCATE = "cannot allocate all claims"
 CANNOT_ALLOCATE_STATUS = Status.unresolvable(CANNOT_ALLOCATE)
+NOT_AVAILABLE_STATUS = Status.unresolvable(NOT_AVAILABLE)
+EMPTY_CLAIM = parse_claim({"metadata": {}, "spec": {}})
 
 
 class DRAUnavailableError(RuntimeError):
@@ -274,6 +277,8 @@ class DynamicResources(PluginBase[DynamicResourcesArgs]):
     def _available_on(
         self, data: StateData, index: int, allocation: Mapping[str, Any]
     ) -> Status | None:
+        results = (allocation.get("devices") or {}).get("results") or ()
+        data.infos[index].waits_for_binding = any(r.get("bindingConditions") for r in results)
         raw = allocation.get("nodeSelector")
         if raw is None:
             return None
@@ -399,25 +404,29 @@ class DynamicResources(PluginBase[DynamicResourcesArgs]):
         return statuses
 
     def _filter(self, data: StateData, pod: PodInfo, node: NodeInfo) -> Status:
-        node_claim, mappings, status = extendedclaim.filter_node(self, data, pod, node)
+        variant, status = extendedclaim.filter_node(self, data, pod, node)
         if status is not None:
             return status
-        if node_claim is None and data.claims.no_user_claim():
+        if variant is None and data.claims.no_user_claim():
             return SUCCESS
         unavailable = self._unavailable_claims(data, node)
         allocations: list[Mapping[str, Any]] = []
         if data.allocator is not None:
-            result = self._allocate(data, node, node_claim)
+            result = self._allocate(data, node, variant)
             if isinstance(result, Status):
                 return result
             allocations = result
         if unavailable:
             with data.lock:
                 data.unavailable.update(unavailable)
-            return Status.unresolvable(NOT_AVAILABLE)
+            return NOT_AVAILABLE_STATUS
         if data.allocator is not None:
             with data.lock:
-                data.node_allocations[node.name] = NodeAllocation(allocations, node_claim, mappings)
+                data.node_allocations[node.name] = (
+                    NodeAllocation(allocations, variant.claim, variant.mappings)
+                    if variant is not None
+                    else NodeAllocation(allocations)
+                )
         return SUCCESS
 
     def _unavailable_claims(self, data: StateData, node: NodeInfo) -> list[int]:
@@ -429,7 +438,7 @@ class DynamicResources(PluginBase[DynamicResourcesArgs]):
             if selector is not None and not selector.matches(node.labels, node.name):
                 unavailable.append(index)
                 continue
-            if rc.allocation(claim) is None:
+            if rc.allocation(claim) is None or not data.infos[index].waits_for_binding:
                 continue
             if self.features.binding_and_status:
                 try:
@@ -442,7 +451,7 @@ class DynamicResources(PluginBase[DynamicResourcesArgs]):
         return unavailable
 
     def _allocate(
-        self, data: StateData, node: NodeInfo, node_claim: Object | None
+        self, data: StateData, node: NodeInfo, variant: Variant | None
     ) -> list[Mapping[str, Any]] | Status:
         """The allocations for the claims still to allocate on this node (pending ones
         last), or the status that rejects the node."""
@@ -455,9 +464,12 @@ class DynamicResources(PluginBase[DynamicResourcesArgs]):
             if data.infos[index].allocation is not None:
                 pending.append(data.infos[index].allocation)  # type: ignore[arg-type]
                 continue
-            if claim is extended:
-                wanted.append(extendedclaim.parsed(data, node_claim or claim))
-                asked.append(repr(extendedclaim.requests(node_claim or claim)))
+            if claim is extended and variant is not None:
+                wanted.append(variant.parsed)
+                asked.append(variant.fingerprint)
+            elif claim is extended:  # met by a device plugin here: nothing to allocate
+                wanted.append(EMPTY_CLAIM)
+                asked.append(repr(None))
             else:
                 wanted.append(data.parsed[index])
                 asked.append(data.fingerprints[index])

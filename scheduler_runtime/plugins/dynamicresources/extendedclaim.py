@@ -8,6 +8,7 @@ PostFilter and the pod tried again."""
 from __future__ import annotations
 
 import logging
+import sys
 import time
 import uuid
 from collections.abc import Mapping
@@ -29,12 +30,13 @@ from scheduler_runtime.plugins.dynamicresources.claims import (
     SPECIAL_CLAIM_NAME,
     PluginContext,
     StateData,
+    Variant,
 )
 from scheduler_runtime.plugins.dynamicresources.extended import (
     is_dra_extended_resource_name,
     requests_and_mappings,
 )
-from scheduler_runtime.plugins.dynamicresources.model import Claim, parse_claim
+from scheduler_runtime.plugins.dynamicresources.model import parse_claim
 
 log = logging.getLogger(__name__)
 
@@ -45,6 +47,10 @@ CACHE_POLL_SECONDS = 1.0
 # retry.DefaultRetry: five tries, 10 ms apart.
 RETRY_STEPS = 5
 RETRY_SECONDS = 0.01
+
+
+STALE_CLAIM = Status.unresolvable("cannot schedule extended resource claim")
+CANNOT_FIT = Status.unresolvable("cannot fit resource")
 
 
 class ExtendedClaimError(Exception):
@@ -86,6 +92,7 @@ def pre_filter(plugin: PluginContext, pod: PodInfo, data: StateData) -> Object |
         for name, amount in pod.requests.items()
         if is_dra_extended_resource_name(name) and amount
     }
+    data.extended_backed = frozenset(backed_requests(plugin.dra, pod))
     for claim in plugin.dra.claims.owned_by(pod.uid):
         owners = (claim.get("metadata") or {}).get("ownerReferences") or ()
         if any(o.get("name") == pod.name and o.get("uid") == pod.uid for o in owners):
@@ -115,40 +122,40 @@ def pre_filter(plugin: PluginContext, pod: PodInfo, data: StateData) -> Object |
 
 def filter_node(
     plugin: PluginContext, data: StateData, pod: PodInfo, node: NodeInfo
-) -> tuple[Object | None, list[dict[str, str]], Status | None]:
+) -> tuple[Variant | None, Status | None]:
     """filterExtendedResources: the node's variant of the special claim (None when the node
-    meets every extended resource from its allocatable), its container mappings, or the
-    status that rejects the node."""
+    meets every extended resource from its allocatable), or the status that rejects the
+    node. Nodes that must get the same resources from DRA share one variant."""
     claim = data.claims.extended_claim()
     if claim is None:
-        return None, [], None
+        return None, None
     if requests(claim) is not None:
         # Made in an earlier attempt: PostFilter deletes it, then the pod is tried anew.
-        return None, [], Status.unresolvable("cannot schedule extended resource claim")
-    needed: dict[str, int] = {}
-    for name, amount in data.extended_resources.items():
+        return None, STALE_CLAIM
+    needed: list[str] = []
+    for name in data.extended_resources:
         allocatable = node.allocatable.get(name)
-        backed = plugin.dra.extended_resource_class(name) is not None
-        if backed and not allocatable:
-            needed[name] = amount
+        if name in data.extended_backed and not allocatable:
+            needed.append(name)
         elif allocatable is None:
-            return None, [], Status.unresolvable("cannot fit resource")
-    if data.claims.no_user_claim() and not needed:
-        return None, [], None
-    if rc.allocation(claim) is not None:
-        return None, [], None
-    wanted, mappings = requests_and_mappings(pod.pod, needed, plugin.dra.extended_resource_class)
-    devices: dict[str, Any] = {"requests": wanted} if wanted else {}
-    return {**claim, "spec": {**(claim.get("spec") or {}), "devices": devices}}, mappings, None
-
-
-def parsed(data: StateData, claim: Object) -> Claim:
-    """The node's variant of the special claim, parsed once per distinct set of requests."""
-    key = repr(requests(claim))
-    found = data.extended_parsed.get(key)
+            return None, CANNOT_FIT
+    if (data.claims.no_user_claim() and not needed) or rc.allocation(claim) is not None:
+        return None, None
+    key = tuple(needed)
+    found = data.extended_variants.get(key)
     if found is None:
-        found = data.extended_parsed[key] = parse_claim(claim)
-    return found
+        found = data.extended_variants[key] = _variant(plugin, data, pod, claim, key)
+    return found, None
+
+
+def _variant(
+    plugin: PluginContext, data: StateData, pod: PodInfo, claim: Object, needed: tuple[str, ...]
+) -> Variant:
+    amounts = {name: data.extended_resources[name] for name in needed}
+    wanted, mappings = requests_and_mappings(pod.pod, amounts, plugin.dra.extended_resource_class)
+    devices: dict[str, Any] = {"requests": wanted} if wanted else {}
+    variant = {**claim, "spec": {**(claim.get("spec") or {}), "devices": devices}}
+    return Variant(variant, mappings, sys.intern(repr(requests(variant))), parse_claim(variant))
 
 
 def create_in_api(
@@ -270,7 +277,6 @@ __all__ = [
     "filter_node",
     "has_backed_resource",
     "in_memory",
-    "parsed",
     "patch_pod_status",
     "pre_filter",
     "requests",

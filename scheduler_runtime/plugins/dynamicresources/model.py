@@ -28,17 +28,36 @@ class ModelError(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class NodeSelector:
+    """A node selector; `names` holds the node names when it only names nodes (what an
+    allocation on node-local devices writes), so matching is a set lookup."""
+
     terms: tuple[Term, ...]
     raw: Mapping[str, Any]
+    names: frozenset[str] | None = None
 
     def matches(self, labels: Mapping[str, str], node_name: str) -> bool:
+        if self.names is not None:
+            return node_name in self.names
         return terms_match(self.terms, labels, node_name)
+
+
+def _only_names(raw: Mapping[str, Any]) -> frozenset[str] | None:
+    terms: Sequence[Mapping[str, Any]] = raw.get("nodeSelectorTerms") or ()
+    if len(terms) != 1 or set(terms[0]) != {"matchFields"}:
+        return None
+    fields: Sequence[Mapping[str, Any]] = terms[0]["matchFields"] or ()
+    if len(fields) != 1:
+        return None
+    requirement = fields[0]
+    if requirement.get("key") != "metadata.name" or requirement.get("operator") != "In":
+        return None
+    return frozenset(str(value) for value in requirement.get("values") or ())
 
 
 def _node_selector(raw: Mapping[str, Any] | None) -> NodeSelector | None:
     if raw is None:
         return None
-    return NodeSelector(parse_terms(raw.get("nodeSelectorTerms") or ()), raw)
+    return NodeSelector(parse_terms(raw.get("nodeSelectorTerms") or ()), raw, _only_names(raw))
 
 
 @dataclass(frozen=True, slots=True)

@@ -385,6 +385,24 @@ def test_args_are_checked_as_upstream_checks_them(args: dict[str, Any], error: s
     assert str(raised.value) == f"profiles[0].pluginConfig[0].args.{error}"
 
 
+def partitions(node_name: str, counters: int) -> list[dict[str, Any]]:
+    """A second pool on the node: four partitions sharing `counters` units of memory, its
+    counter set in a slice of its own (seen by every node)."""
+    pool = {"name": f"{node_name}-parts", "generation": 1, "resourceSliceCount": 2}
+    consumes = [{"counterSet": "mem", "counters": {"memory": {"value": "1"}}}]
+    devices = node_slice(
+        node_name,
+        *({**device(f"part{i}", model="b"), "consumesCounters": consumes} for i in range(4)),
+        name=f"{node_name}-parts",
+    )
+    devices["spec"]["pool"] = pool
+    shared = {"name": "mem", "counters": {"memory": {"value": str(counters)}}}
+    counter_set = node_slice(node_name, name=f"{node_name}-counters")
+    counter_set["spec"] |= {"pool": pool, "sharedCounters": [shared]}
+    del counter_set["spec"]["devices"]
+    return [devices, counter_set]
+
+
 def test_answers_kept_per_node_change_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
     """Nodes answer pods that ask the same as they answered the pod before, while what is
     taken of their pools stays: placements and devices are those of a search per node."""
@@ -394,6 +412,7 @@ def test_answers_kept_per_node_change_nothing(monkeypatch: pytest.MonkeyPatch) -
         objects.append(node(f"n{n:02}"))
         devices = [device(f"d{i}", model=rng.choice(["a", "b"]), numa=i % 2) for i in range(4)]
         objects.append(node_slice(f"n{n:02}", *devices))
+        objects += partitions(f"n{n:02}", rng.choice([2, 3]))
     model_b = {"cel": {"expression": 'device.attributes["gpu.example.com"].model == "b"'}}
     objects += [
         template("one"),
