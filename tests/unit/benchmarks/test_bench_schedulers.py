@@ -49,9 +49,21 @@ def test_the_runtime_serves_metrics_on_its_secure_port_as_upstream_does() -> Non
     assert not any(flag.startswith("--listen") for flag in command)
 
 
+# basic, mixed, then upstream's scheduler_perf DRA workloads.
+ALL_WORKLOADS = (
+    "basic",
+    "mixed",
+    "dra-template",
+    "dra-claim",
+    "dra-extended",
+    "dra-partitionable",
+    "dra-prioritized",
+)
+
+
 def test_quick_picks_the_small_scale_and_a_small_simulation() -> None:
     args = parse_args(["--quick"])
-    assert args.scales == [ScaleSpec(100, 300, ("basic", "mixed"))]
+    assert args.scales == [ScaleSpec(100, 300, ALL_WORKLOADS)]
     assert (args.simulate_nodes, args.simulate_pods) == (500, 300)
 
 
@@ -60,15 +72,19 @@ def test_each_scale_may_name_its_own_workloads() -> None:
     assert args.scales == [ScaleSpec(500, 2000, ("mixed",)), ScaleSpec(5000, 10000, ("basic",))]
 
 
-def test_the_default_scale_is_500_nodes_with_both_workloads() -> None:
-    assert parse_args([]).scales == [ScaleSpec(500, 2000, ("basic", "mixed"))]
+def test_the_default_scale_is_500_nodes_with_every_workload() -> None:
+    assert parse_args([]).scales == [ScaleSpec(500, 2000, ALL_WORKLOADS)]
 
 
 @pytest.mark.parametrize(
     ("scale", "message"),
     [
         ("50", "--scale '50': unknown scale '50'; one of quick, 500, 5000"),
-        ("500:gpu", "--scale '500:gpu': unknown workload 'gpu'; one of basic, mixed"),
+        (
+            "500:gpu",
+            "--scale '500:gpu': unknown workload 'gpu'; one of basic, mixed, dra-template, "
+            "dra-claim, dra-extended, dra-partitionable, dra-prioritized",
+        ),
     ],
 )
 def test_bad_scale_is_a_usage_error(
