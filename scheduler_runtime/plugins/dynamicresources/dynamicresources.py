@@ -164,20 +164,25 @@ class DynamicResources(PluginBase[DynamicResourcesArgs]):
         if not pod.spec.get("resourceClaims"):
             return SUCCESS
         try:
-            self._pod_claims(pod.pod)
+            self._pod_claims(pod)
         except rc.ClaimError as error:
             return Status.unresolvable(str(error))
         return SUCCESS
 
-    def _pod_claims(self, pod: Mapping[str, Any]) -> list[tuple[str, Object]]:
+    def _pod_claims(self, pod: PodInfo | Mapping[str, Any]) -> list[tuple[str, Object]]:
         """foreachPodResourceClaim: each claim the pod names, once it exists, is not being
-        deleted and (when made from a template) belongs to the pod; ClaimError otherwise."""
+        deleted and (when made from a template) belongs to the pod; ClaimError otherwise.
+        Which claims a PodInfo names is worked out once (queueing hints ask often)."""
+        info = pod if isinstance(pod, PodInfo) else _PodRef(pod)
+        names = info.parsed.get(NAME) if isinstance(info, PodInfo) else None
+        if names is None:
+            names = _claim_names(info)
+            if isinstance(info, PodInfo):
+                info.parsed[NAME] = names
+        if isinstance(names, str):
+            raise rc.ClaimError(names)
         found: list[tuple[str, Object]] = []
-        info = _PodRef(pod)
-        for name, pod_claim in pod_claim_names(pod):
-            claim_name, must_check_owner = rc.claim_name(info, pod_claim)
-            if claim_name is None:
-                continue
+        for name, claim_name, must_check_owner in names:
             claim = self.dra.claims.get(info.namespace, claim_name)
             if claim is None:
                 raise rc.ClaimError(f'could not find ResourceClaim "{info.namespace}/{claim_name}"')
@@ -191,7 +196,7 @@ class DynamicResources(PluginBase[DynamicResourcesArgs]):
     def _after_claim_change(self, pod: PodInfo, old: Any, new: Any) -> QueueingHint:
         """isSchedulableAfterClaimChange."""
         try:
-            uses_claim = any(rc.uid(claim) == rc.uid(new) for _, claim in self._pod_claims(pod.pod))
+            uses_claim = any(rc.uid(claim) == rc.uid(new) for _, claim in self._pod_claims(pod))
         except rc.ClaimError:
             return QueueingHint.SKIP
         if old is not None and rc.allocation(old) is not None and rc.allocation(new) is None:
@@ -225,7 +230,7 @@ class DynamicResources(PluginBase[DynamicResourcesArgs]):
         if not has_claims and not self._may_use_extended_resources(pod):
             return None, SKIP
         try:
-            user_claims = [claim for _, claim in self._pod_claims(pod.pod)]
+            user_claims = [claim for _, claim in self._pod_claims(pod)]
         except rc.ClaimError as error:
             return None, Status.unresolvable(str(error))
         claims = ClaimStore(user_claims, extendedclaim.pre_filter(self, pod, data))
@@ -695,6 +700,23 @@ class _PodRef:
         self.namespace = str(metadata.get("namespace") or "default")
         self.name = str(metadata.get("name") or "")
         self.uid = str(metadata.get("uid") or "")
+
+
+ClaimNames = list[tuple[str, str, bool]] | str
+
+
+def _claim_names(pod: rc.PodLike) -> ClaimNames:
+    """The pod's claims by name (its name for each, the claim's, whether the claim must be
+    checked to be the pod's), or why one is not known yet (upstream's message)."""
+    names: list[tuple[str, str, bool]] = []
+    try:
+        for name, pod_claim in pod_claim_names(pod.pod):
+            claim_name, must_check_owner = rc.claim_name(pod, pod_claim)
+            if claim_name is not None:
+                names.append((name, claim_name, must_check_owner))
+    except rc.ClaimError as error:
+        return str(error)
+    return names
 
 
 def compute_score(claims: ClaimStore, found: NodeAllocation) -> int:
