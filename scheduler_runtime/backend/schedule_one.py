@@ -170,7 +170,8 @@ class ScheduleOne:
         self.sink.node_found(attempt, result)
         attempt.node = result.suggested_host
         if self.explaining:
-            self._explained(attempt, explain(pod, framework, self.algorithm, node=attempt.node))
+            why = explain(pod, framework, self.algorithm, node=attempt.node, state=state)
+            self._explained(attempt, why)
         self._assume(attempt)
         status = located(framework.run_reserve(state, pod, attempt.node), "Reserve")
         if status.is_success:
@@ -202,7 +203,14 @@ class ScheduleOne:
         framework, pod = attempt.framework, attempt.pod
         attempt.queued.unschedulable_plugins = set(error.diagnosis.unschedulable_plugins)
         why = (
-            explain(pod, framework, self.algorithm, node=None, diagnosis=error.diagnosis)
+            explain(
+                pod,
+                framework,
+                self.algorithm,
+                node=None,
+                diagnosis=error.diagnosis,
+                state=attempt.state,
+            )
             if self.explaining
             else None
         )

@@ -10,6 +10,7 @@ naming them made every explanation as large as the cluster.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import FrozenInstanceError, dataclass, field
 from typing import Any
 
@@ -17,6 +18,7 @@ import numpy as np
 import numpy.typing as npt
 
 from scheduler_runtime.framework.algorithm import Placement, SchedulingAlgorithm
+from scheduler_runtime.framework.interface import CycleState
 from scheduler_runtime.framework.podinfo import PodInfo
 from scheduler_runtime.framework.runtime import Framework
 from scheduler_runtime.framework.snapshot import Names, Slots, Snapshot
@@ -122,13 +124,15 @@ class Explanation:
     not_evaluated_nodes: int = 0  # the search stopped once enough nodes fit
     filtered: tuple[Rejected, ...] = ()
     candidates: tuple[Candidate, ...] = field(default=())
+    # What plugins add about their own part, by plugin (plugins with `explain_cycle`).
+    plugins: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def key(self) -> str:
         return f"{self.namespace}/{self.name}"
 
     def as_json(self) -> dict[str, Any]:
-        return {
+        document: dict[str, Any] = {
             "pod": self.key,
             "profile": self.profile,
             "node": self.node,
@@ -139,6 +143,9 @@ class Explanation:
             "filtered": [rejected.as_json() for rejected in self.filtered],
             "candidates": [candidate.as_json() for candidate in self.candidates],
         }
+        if self.plugins:
+            document["plugins"] = dict(self.plugins)
+        return document
 
 
 def rejected_nodes(
@@ -213,6 +220,26 @@ def top_candidates(
     ]
 
 
+def plugin_details(
+    framework: Framework,
+    state: CycleState,
+    pod: PodInfo,
+    node: str | None,
+    filtered: Sequence[Rejected],
+) -> dict[str, Any]:
+    """What each plugin with `explain_cycle(state, pod, node, rejected)` says of its part of
+    the cycle (`rejected`: the groups of nodes it filtered out), by plugin."""
+    details: dict[str, Any] = {}
+    for name, plugin in framework.plugins.items():
+        describe = getattr(plugin, "explain_cycle", None)
+        if not callable(describe):
+            continue
+        said = describe(state, pod, node, [group for group in filtered if group.plugin == name])
+        if said:
+            details[name] = said
+    return details
+
+
 def explain(
     pod: PodInfo,
     framework: Framework,
@@ -222,9 +249,11 @@ def explain(
     message: str | None = None,
     diagnosis: Diagnosis | None = None,
     top: int = TOP_CANDIDATES,
+    state: CycleState | None = None,
 ) -> Explanation:
     """The explanation of the cycle `algorithm` just ran for `pod` (node None: it failed;
-    `diagnosis` then comes from the FitError)."""
+    `diagnosis` then comes from the FitError); with the cycle's `state`, plugins add their
+    own details (plugin_details)."""
     snapshot = algorithm.snapshot
     diagnosis = diagnosis or algorithm.last_diagnosis
     placement = algorithm.last_placement if node is not None else None
@@ -249,6 +278,7 @@ def explain(
         not_evaluated_nodes=not_evaluated,
         filtered=tuple(filtered),
         candidates=tuple(candidates),
+        plugins=plugin_details(framework, state, pod, node, filtered) if state else {},
     )
 
 
@@ -269,6 +299,10 @@ def annotation(explanation: Explanation) -> str:
         text += " | rejected: " + ", ".join(
             f"{plugin} {len(nodes)}" for plugin, nodes in by_plugin.items()
         )
+    for said in explanation.plugins.values():
+        summary = said.get("summary") if isinstance(said, Mapping) else None
+        if summary:
+            text += f" | {summary}"
     return text
 
 
@@ -318,4 +352,25 @@ def format_explanation(document: dict[str, Any]) -> str:
         lines += ["", *_table(rows), "(score x weight = weighted; * the chosen node)"]
     elif node:
         lines.append("Only one node fit, so no scoring was needed.")
+    for plugin, said in (document.get("plugins") or {}).items():
+        lines += _plugin_lines(plugin, said)
     return "\n".join(lines)
+
+
+def _plugin_lines(plugin: str, said: Mapping[str, Any]) -> list[str]:
+    """A plugin's details: each list of records as a table (its keys as the columns), other
+    values as `key: value` lines; the one-line summary is the annotation's."""
+    lines: list[str] = []
+    for key, value in said.items():
+        if key == "summary":
+            continue
+        if isinstance(value, list) and value and all(isinstance(v, Mapping) for v in value):
+            columns = list(value[0])
+            rows = [
+                [c.upper() for c in columns],
+                *([str(v.get(c, "")) for c in columns] for v in value),
+            ]
+            lines += ["", f"{plugin} {key}:", *_table(rows)]
+        elif value not in (None, [], {}):
+            lines.append(f"{plugin} {key}: {value}")
+    return lines

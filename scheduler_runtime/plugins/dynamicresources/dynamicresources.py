@@ -16,7 +16,7 @@ import logging
 import sys
 import time
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, ClassVar
 
 import numpy as np
@@ -56,7 +56,7 @@ from scheduler_runtime.framework.runtime import verdicts_from_statuses
 from scheduler_runtime.framework.snapshot import Int64s, Slots, Snapshot
 from scheduler_runtime.framework.status import SKIP, SUCCESS, Code, NodeVerdicts, Status
 from scheduler_runtime.framework.types import Diagnosis
-from scheduler_runtime.plugins.dynamicresources import binding, extendedclaim
+from scheduler_runtime.plugins.dynamicresources import binding, explaining, extendedclaim
 from scheduler_runtime.plugins.dynamicresources import resourceclaim as rc
 from scheduler_runtime.plugins.dynamicresources.allocator import (
     AllocationError,
@@ -666,6 +666,22 @@ class DynamicResources(PluginBase[DynamicResourcesArgs]):
         except ClaimAPIError as error:
             log.error("unreserve resourceclaim %s: %s", rc.key(claim), error)
 
+    # ----- explanations
+
+    def explain_cycle(
+        self,
+        state: CycleState,
+        pod: PodInfo,
+        node: str | None,
+        rejected: Sequence[explaining.RejectedGroup],
+    ) -> dict[str, Any]:
+        """The devices allocated per request on the chosen node, and on rejected nodes
+        which claim and request could not be satisfied (explaining.py)."""
+        data: StateData | None = state.get(STATE_KEY)
+        if data is None or data.claims.empty():
+            return {}
+        return explaining.details(data, node, rejected, _NodeLabels(self.handle.snapshot))
+
     # ----- PreBind
 
     def pre_bind_pre_flight(self, state: CycleState, pod: PodInfo, node_name: str) -> Status:
@@ -686,6 +702,25 @@ class DynamicResources(PluginBase[DynamicResourcesArgs]):
         if not self.features.binding_and_status or not binding.has_binding_conditions(data):
             return SUCCESS
         return binding.wait_for_binding_conditions(self, data, pod, node_name)
+
+
+class _NodeLabels(Mapping[str, Mapping[str, str]]):
+    """Node labels by name, read from the snapshot as asked."""
+
+    def __init__(self, snapshot: Snapshot) -> None:
+        self.snapshot = snapshot
+
+    def __getitem__(self, name: str) -> Mapping[str, str]:
+        info = self.snapshot.get(name)
+        if info is None:
+            raise KeyError(name)
+        return info.labels
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.snapshot.names(self.snapshot.order()))
+
+    def __len__(self) -> int:
+        return len(self.snapshot)
 
 
 class _PodRef:

@@ -27,6 +27,7 @@ from dra_objects import (
 )
 
 from scheduler_runtime.config import ConfigError, load_configuration
+from scheduler_runtime.framework.explain import annotation
 from scheduler_runtime.plugins.dynamicresources import answers
 
 PREEMPTION_NOT_HELPFUL = (
@@ -432,3 +433,58 @@ def test_answers_kept_per_node_change_nothing(monkeypatch: pytest.MonkeyPatch) -
     assert remembered == searched
     taken = [d for _, devices in remembered.values() for d in devices]
     assert len(taken) == len(set(taken)) > 40
+
+
+def test_explanations_name_devices_per_request_and_what_a_node_could_not_satisfy() -> None:
+    """The chosen node's devices, request by request; on a rejected node, the claim and the
+    request its devices could not satisfy (here the second claim's second request)."""
+    big = {"cel": {"expression": 'device.attributes["gpu.example.com"].model == "h100"'}}
+    found = placements(
+        node("n1"),
+        node("n2"),
+        device_class(),
+        node_slice(
+            "n1", device("a", model="a100"), device("b", model="h100"), device("c", model="x")
+        ),
+        node_slice("n2", device("a", model="a100"), device("b", model="a100")),
+        template("one"),
+        template("pair", exactly("any"), exactly("h100", selectors=[big])),
+        pod(
+            "p",
+            template_name=None,
+            resourceClaims=[
+                {"name": "first", "resourceClaimTemplateName": "one"},
+                {"name": "second", "resourceClaimTemplateName": "pair"},
+            ],
+        ),
+    )
+    placed = found["p"]
+    assert placed.node == "n1"
+    assert placed.explanation is not None
+    said = placed.explanation.plugins["DynamicResources"]
+    claims = [c["resourceClaimName"] for c in placed.resource_claims]
+    assert [(d["claim"], d["request"], d["device"]) for d in said["allocated"]] == [
+        (f"default/{claims[0]}", "gpu", "a"),
+        (f"default/{claims[1]}", "any", "c"),
+        (f"default/{claims[1]}", "h100", "b"),
+    ]
+    assert said["unsatisfied"] == [
+        {"node": "n2", "claim": f"default/{claims[1]}", "request": "h100"}
+    ]
+    assert "unsatisfied: n2 " in annotation(placed.explanation)
+
+
+def test_a_constraint_names_the_request_that_breaks_it() -> None:
+    apart = template(
+        "apart", exactly("x"), exactly("y"), constraints=[{"matchAttribute": f"{DRIVER}/numa"}]
+    )
+    found = placements(
+        node("n1"),
+        device_class(),
+        node_slice("n1", device("a", numa=0), device("b", numa=1)),
+        apart,
+        pod("p", template_name="apart"),
+    )
+    assert found["p"].explanation is not None
+    (row,) = found["p"].explanation.plugins["DynamicResources"]["unsatisfied"]
+    assert row["request"] == "y"  # x alone fits; with y the numa nodes differ
