@@ -322,6 +322,9 @@ class Simulation:
     def explained(self, explanation: Explanation) -> None:
         pass
 
+    def binding_expected(self, attempt: Attempt) -> None:
+        pass  # bound at once: the nomination would be cleared by the binding
+
     def bound(self, attempt: Attempt) -> None:
         pod = self.backend.cache.assumed_pod(attempt.pod.key)
         patched = self.claims.pod_status.pop(attempt.pod.key, None)

@@ -87,6 +87,10 @@ class OutcomeSink(Protocol):
         """The attempt failed with `status` and the pod is back in the queue
         (handleSchedulingFailure's report)."""
 
+    def binding_expected(self, attempt: Attempt) -> None:
+        """PreBind or Permit will take a while: the pod's nominatedNodeName is to say where
+        it is about to be bound (NominatedNodeNameForExpectation)."""
+
 
 BindingCycle = Callable[[Attempt], None]
 # Runs a binding cycle: now (simulate) or elsewhere (live: a thread pool).
@@ -253,7 +257,9 @@ class ScheduleOne:
         pod, framework, state, node = attempt.pod, attempt.framework, attempt.state, attempt.node
         try:
             status = framework.run_pre_bind_pre_flight(state, pod, node)
-            if status.is_success:
+            if status.is_success or framework.get_waiting_pod(pod.uid) is not None:
+                self.sink.binding_expected(attempt)
+            if status.is_success or status.is_skip:
                 status = located(framework.wait_on_permit(pod), "Permit")
             else:
                 framework.waiting_pods.remove(pod.uid)  # nothing will wait for it now

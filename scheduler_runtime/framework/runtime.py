@@ -27,7 +27,7 @@ from scheduler_runtime.framework.podinfo import PodInfo
 from scheduler_runtime.framework.profile import ResolvedProfile
 from scheduler_runtime.framework.registry import EXTENSION_POINT_METHODS, registry
 from scheduler_runtime.framework.snapshot import Int64s, Slots
-from scheduler_runtime.framework.status import SUCCESS, Code, NodeVerdicts, Status
+from scheduler_runtime.framework.status import SKIP, SUCCESS, Code, NodeVerdicts, Status
 from scheduler_runtime.framework.types import Diagnosis, QueuedPodInfo, Rejection
 from scheduler_runtime.framework.waiting import WaitingPod, WaitingPods
 
@@ -449,12 +449,24 @@ class Framework:
         return True
 
     def run_pre_bind_pre_flight(self, state: CycleState, pod: PodInfo, node_name: str) -> Status:
-        """What upstream's PreBindPreFlight finds before the pod waits on Permit: here, only
-        a preBind plugin that lacks the state it needs (an Error naming it)."""
+        """RunPreBindPreFlights, before the pod waits on Permit: Success when some preBind
+        plugin will have work to do in PreBind (its `pre_bind_pre_flight` says Success),
+        Skip when none will; an Error names a plugin that lacks the state it needs. A plugin
+        without `pre_bind_pre_flight` is taken to skip."""
+        returned = SKIP
         for plugin in self.points.get("preBind", ()):
             if (missing := self._missing("preBind", plugin.name)) is not None:
                 return Status(Code.ERROR, (missing,))
-        return SUCCESS
+            flight = getattr(plugin, "pre_bind_pre_flight", None)
+            if not callable(flight):
+                continue
+            status: Status = flight(state, pod, node_name)
+            if status.code == Code.ERROR:
+                message = f'running PreBindPreFlight "{plugin.name}": {status.message()}'
+                return Status(Code.ERROR, (message,), plugin.name, status.error)
+            if status.is_success:
+                returned = SUCCESS
+        return returned
 
     @extension_point("PreBind")
     def run_pre_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status:

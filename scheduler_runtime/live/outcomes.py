@@ -211,6 +211,12 @@ class Outcomes:
         """An event a plugin records about the pod it schedules (BindingConditionsPending)."""
         self._event(pod, kind, reason, action, note)
 
+    def nominate(self, pod: PodInfo, node_name: str) -> None:
+        """The node the pod is about to be bound to, in its nominatedNodeName."""
+        path = f"/api/v1/namespaces/{pod.namespace}/pods/{pod.name}/status"
+        body = {"status": {"nominatedNodeName": node_name}}
+        self.kube.patch(path, body, before_send=self.fence)
+
     def clear_nomination(self, pod: PodInfo) -> None:
         """ClearNominatedNodeName: the pod no longer waits for that node."""
         path = f"/api/v1/namespaces/{pod.namespace}/pods/{pod.name}/status"

@@ -196,6 +196,14 @@ class Scheduler:
     def explained(self, explanation: Explanation) -> None:
         self.explanations.add(explanation)
 
+    def binding_expected(self, attempt: Attempt) -> None:
+        """Upstream's updatePod with the nominated node, on the binding thread, before
+        PreBind; a failure is logged and binding goes on, as upstream's does."""
+        try:
+            self.outcomes.nominate(attempt.pod, attempt.node)
+        except (*API_ERRORS, NotLeadingError) as failure:
+            log.warning("nominating pod %s failed: %s", attempt.pod.key, failure)
+
     def _start_binding(self, binding_cycle: BindingCycle, attempt: Attempt) -> None:
         try:
             self.binding.submit(binding_cycle, attempt)

@@ -488,3 +488,21 @@ def test_a_constraint_names_the_request_that_breaks_it() -> None:
     assert found["p"].explanation is not None
     (row,) = found["p"].explanation.plugins["DynamicResources"]["unsatisfied"]
     assert row["request"] == "y"  # x alone fits; with y the numa nodes differ
+
+
+def test_a_pod_with_claims_is_nominated_before_its_claims_are_written() -> None:
+    """PreBindPreFlight: PreBind has work for a pod with claims, so the scheduler says where
+    the pod is going first (upstream's NominatedNodeNameForExpectation); not for others."""
+    run = simulation(
+        node("n1"),
+        device_class(),
+        node_slice("n1", device("gpu-0")),
+        template(),
+        pod("claims", created=1),
+        pod("plain", template_name=None, created=2),
+    )
+    nominated: list[tuple[str, str]] = []
+    run.binding_expected = lambda attempt: nominated.append((attempt.pod.name, attempt.node))  # type: ignore[method-assign]
+    placed = {p.name: p.node for p in run.run()}
+    assert placed == {"claims": "n1", "plain": "n1"}
+    assert nominated == [("claims", "n1")]
