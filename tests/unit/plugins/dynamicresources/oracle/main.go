@@ -4,10 +4,11 @@
 //
 //	python3 ../make_cel_cases.py && go run . ../testdata/cel_cases.json ../testdata/cel_golden.json
 //	python3 ../make_alloc_cases.py && go run . ../testdata/alloc_cases.json ../testdata/alloc_golden.json
-//	ORACLE_OUT=$PWD/../testdata/allocatortesting_golden.json go test ./allocatortesting -run TestRecord
+//	python3 copy_upstream.py && ORACLE_OUT=$PWD/../testdata/allocatortesting_golden.json go test ./allocatortesting -run TestRecord
 //
-// The last runs upstream's own allocator test table (allocatortesting, copied from v0.36.3)
-// against the public allocator and records every case with its answer.
+// The last runs upstream's own allocator test table (allocatortesting, which copy_upstream.py
+// copies from the pinned module in the Go module cache) against the public allocator and
+// records every case with its answer.
 package main
 
 import (

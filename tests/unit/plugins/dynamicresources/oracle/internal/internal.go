@@ -1,5 +1,5 @@
 // Package internal stands in for k8s.io/dynamic-resource-allocation/structured/internal so
-// that upstream's allocator test table (allocatortesting, copied verbatim apart from this
+// that upstream's allocator test table (allocatortesting, copied by copy_upstream.py with this
 // import and one line that names the running case) can drive the public allocator.
 package internal
 
