@@ -177,6 +177,49 @@ done
 wait_until 90 "every sample pod to be placed" \
   bash -c "! $bin/kubectl --kubeconfig $kubeconfig -n demo get pods -l app=demo -o jsonpath='{range .items[*]}{.spec.nodeName}{\"\\n\"}{end}' | grep -qx ''"
 
+step "An accelerator pod: a device published as a ResourceSlice, asked for through a claim"
+k apply -f - >/dev/null <<EOF
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: gpu.example.com}
+spec:
+  selectors: [{cel: {expression: 'device.driver == "gpu.example.com"'}}]
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice  # what a DRA driver on demo-node-0 would publish
+metadata: {name: demo-node-0-gpu}
+spec:
+  driver: gpu.example.com
+  nodeName: demo-node-0
+  pool: {name: demo-node-0, generation: 1, resourceSliceCount: 1}
+  devices: [{name: gpu-0, attributes: {model: {string: a100}}}]
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {name: one-gpu, namespace: demo}
+spec:
+  spec:
+    devices:
+      requests: [{name: gpu, exactly: {deviceClassName: gpu.example.com}}]
+EOF
+k -n demo delete pod demo-gpu --ignore-not-found --wait=true >/dev/null
+k apply -f - >/dev/null <<EOF
+apiVersion: v1
+kind: Pod
+metadata: {name: demo-gpu, namespace: demo, labels: {app: demo}}
+spec:
+  schedulerName: extra-scheduler
+  tolerations: [{key: kwok.x-k8s.io/node, operator: Exists, effect: NoSchedule}]
+  resourceClaims: [{name: gpu, resourceClaimTemplateName: one-gpu}]
+  containers:
+    - name: app
+      image: registry.k8s.io/pause:3.10
+      resources: {claims: [{name: gpu}]}
+EOF
+wait_until 90 "the accelerator pod to be placed" \
+  bash -c "$bin/kubectl --kubeconfig $kubeconfig -n demo get pod demo-gpu -o jsonpath='{.spec.nodeName}' | grep -q ."
+k -n demo get resourceclaims -o custom-columns='CLAIM:.metadata.name,DEVICE:.status.allocation.devices.results[*].device,RESERVED FOR:.status.reservedFor[*].name'
+
 step "kubectl get schedulerprofiles"
 k get schedulerprofiles -o wide
 

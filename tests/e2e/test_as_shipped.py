@@ -175,6 +175,66 @@ def test_a_scheduler_pod_leads_and_binds_workload_pods_to_kwok_nodes(
         assert event["note"] == expected
 
 
+def test_an_accelerator_pod_gets_its_device_from_the_shipped_scheduler(
+    installed: Cluster,
+    profiles: Any,
+    kwok_nodes: Any,
+    workload_namespace: str,
+) -> None:
+    """Dynamic Resource Allocation as shipped: a DeviceClass, a ResourceSlice a driver would
+    publish for a kwok node, a ResourceClaimTemplate; the resourceclaim controller makes the
+    pod's claim, the scheduler pod (under the RBAC the operator binds) allocates a device and
+    reserves it for the pod, then binds the pod to that node."""
+    [node, _] = kwok_nodes(2)
+    name = profiles(f"e2e-dra-{uuid.uuid4().hex[:4]}", engine="PythonRuntime")
+    wait_ready(installed, name)
+    driver = f"{name}.example.com"
+    device_class = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "DeviceClass",
+        "metadata": {"name": driver},
+        "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{driver}"'}}]},
+    }
+    resource_slice = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceSlice",
+        "metadata": {"name": f"{node}-{driver}"},
+        "spec": {
+            "driver": driver,
+            "nodeName": node,
+            "pool": {"name": node, "generation": 1, "resourceSliceCount": 1},
+            "devices": [{"name": "gpu-0", "attributes": {"model": {"string": "a100"}}}],
+        },
+    }
+    claim_template = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaimTemplate",
+        "metadata": {"name": "one-gpu", "namespace": workload_namespace},
+        "spec": {
+            "spec": {
+                "devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": driver}}]}
+            }
+        },
+    }
+    pod = workload_pod("accelerated", name)
+    pod["spec"]["resourceClaims"] = [{"name": "gpu", "resourceClaimTemplateName": "one-gpu"}]
+    pod["spec"]["containers"][0]["resources"]["claims"] = [{"name": "gpu"}]
+    objects = [device_class, resource_slice, claim_template]
+    installed.kubectl("apply", "-f", "-", input=yaml.safe_dump_all(objects))
+    try:
+        created = create_pods(installed, workload_namespace, [pod])
+        assert wait_bound(installed, workload_namespace, created) == {"accelerated": node}
+        claims = get_json(installed, "resourceclaims", "-n", workload_namespace) or {}
+        [claim] = claims["items"]
+        [result] = claim["status"]["allocation"]["devices"]["results"]
+        assert (result["driver"], result["pool"], result["device"]) == (driver, node, "gpu-0")
+        assert [r["name"] for r in claim["status"]["reservedFor"]] == ["accelerated"]
+    finally:
+        installed.kubectl(
+            "delete", "-f", "-", "--ignore-not-found", input=yaml.safe_dump_all(objects[:2])
+        )
+
+
 def test_an_image_that_cannot_start_is_reported_not_ready_with_the_reason(
     installed: Cluster, profiles: Any
 ) -> None:
