@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any, Final
 
@@ -271,7 +272,9 @@ class EventSeries:
         self.kube = kube
         self.clock = clock
         self._lock = threading.Lock()
-        self._seen: dict[str, tuple[dict[str, Any], int, float]] = {}
+        # Oldest last-seen first (a repeat moves its series to the end): finished series are
+        # forgotten from the front, without a pass over every series per event.
+        self._seen: OrderedDict[str, tuple[dict[str, Any], int, float]] = OrderedDict()
 
     def record(self, body: dict[str, Any]) -> None:
         key = series_key(body)
@@ -280,6 +283,7 @@ class EventSeries:
             self._forget_finished(now)
             first, count, _ = self._seen.get(key, (body, 0, now))
             self._seen[key] = (first, count + 1, now)
+            self._seen.move_to_end(key)
         namespace = body["metadata"]["namespace"]
         collection = f"/apis/events.k8s.io/v1/namespaces/{namespace}/events"
         if count == 0:
@@ -294,11 +298,12 @@ class EventSeries:
                 raise
             with self._lock:  # the first event never made it (or was deleted): start again
                 self._seen[key] = (body, 1, now)
+                self._seen.move_to_end(key)
             self.kube.request("POST", collection, body=body)
 
     def _forget_finished(self, now: float) -> None:
-        finished = [
-            k for k, (_, _, last) in self._seen.items() if now - last > SERIES_FINISH_SECONDS
-        ]
-        for key in finished:
+        while self._seen:
+            key, (_, _, last) = next(iter(self._seen.items()))
+            if now - last <= SERIES_FINISH_SECONDS:
+                return
             del self._seen[key]

@@ -224,6 +224,25 @@ def test_repeated_events_become_a_series_until_six_quiet_minutes() -> None:
     assert body["series"]["count"] == 3
 
 
+def test_a_repeat_keeps_its_series_while_quieter_ones_finish() -> None:
+    clock = {"now": 0.0}
+    api = RecordingApi()
+    series = EventSeries(api, clock=lambda: clock["now"])  # type: ignore[arg-type]
+
+    def about(reason: str) -> dict[str, Any]:  # a series per reason
+        return {**failed_event("m"), "reason": reason}
+
+    series.record(about("A"))
+    clock["now"] = 10
+    series.record(about("B"))
+    clock["now"] = 300
+    series.record(about("A"))  # a repeat: its series goes on
+    clock["now"] = 380  # B quiet for more than six minutes, A for 80 s
+    series.record(about("B"))
+    series.record(about("A"))
+    assert [method for method, _, _ in api.requests] == ["POST", "POST", "PATCH", "POST", "PATCH"]
+
+
 def test_a_series_whose_first_event_is_gone_starts_again() -> None:
     api = RecordingApi(missing=True)
     series = EventSeries(api)  # type: ignore[arg-type]
