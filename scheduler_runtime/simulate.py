@@ -174,6 +174,7 @@ class Simulation:
             rng=self.rng,
             parallelism=config.parallelism,
             services=Services(delete_pod=self._delete_pod, clear_nomination=self._clear_nomination),
+            features=config.features,
         )
         self.frameworks = {p.scheduler_name: Framework(p, handle) for p in config.profiles}
         self.algorithm = SchedulingAlgorithm(

@@ -10,7 +10,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from scheduler_runtime.config.defaults import DEFAULT_MULTI_POINT
+from scheduler_runtime.config.defaults import default_multi_point
 from scheduler_runtime.config.errors import ConfigError, from_validation_error
 from scheduler_runtime.config.types import (
     API_VERSION,
@@ -20,6 +20,7 @@ from scheduler_runtime.config.types import (
     PluginConfig,
     Plugins,
 )
+from scheduler_runtime.framework.features import Features
 from scheduler_runtime.framework.interface import missing_state_failure
 from scheduler_runtime.framework.profile import ResolvedProfile
 from scheduler_runtime.framework.registry import EXTENSION_POINTS, PluginEntry, registry
@@ -223,14 +224,17 @@ def resolve_profile(
     *,
     strict: bool = True,
     known: Mapping[str, PluginEntry] | None = None,
+    features: Features | None = None,
 ) -> ResolvedProfile:
     """One profile's plugins per extension point, weights and typed args. `strict` refuses
     profiles that would fail every pod (check_state_needs); `known` are the plugins the
-    scheduler has (default: this runtime's registry)."""
+    scheduler has (default: this runtime's registry); `features` the gates, which choose the
+    default plugins (default: kube-scheduler's)."""
     known = registry() if known is None else known
     base = _profile_path(index)
     plugins_path = f"{base}.plugins"
-    defaults = tuple(_Ref(name, weight, "") for name, weight in DEFAULT_MULTI_POINT)
+    chosen = default_multi_point(features or Features())
+    defaults = tuple(_Ref(name, weight, "") for name, weight in chosen)
     multi = _merge_set(defaults, profile.plugins, MULTI_POINT, plugins_path)
     _check_multi_point(multi, known)
     merged = {

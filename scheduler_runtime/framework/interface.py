@@ -18,6 +18,7 @@ import numpy as np
 from prometheus_client import CollectorRegistry
 from pydantic import BaseModel
 
+from scheduler_runtime.framework.features import Features
 from scheduler_runtime.framework.nodeinfo import NodeInfo
 from scheduler_runtime.framework.podinfo import PodInfo
 from scheduler_runtime.framework.snapshot import Int64s, Slots, Snapshot
@@ -169,7 +170,7 @@ class Handle:
     does for plugins. `framework` is the profile's own framework (set when it builds its
     plugins). `plugin_time_budget` bounds each call of an out-of-tree plugin (a plugin class
     may set its own `time_budget`). `record_extension_point`, when given, is told how long
-    each extension point took.
+    each extension point took. `features` are the configuration's feature gates.
     """
 
     snapshot: Snapshot
@@ -182,6 +183,7 @@ class Handle:
     framework: FrameworkHandle | None = None
     plugin_time_budget: float = DEFAULT_PLUGIN_TIME_BUDGET
     record_extension_point: ExtensionPointRecorder | None = None
+    features: Features = field(default_factory=Features)
 
 
 ArgsT = TypeVar("ArgsT", bound="BaseModel | None")

@@ -85,6 +85,7 @@ def node_fingerprint(node: dict[str, Any]) -> tuple[Any, ...]:
         node.get("spec"),
         status.get("allocatable"),
         status.get("images"),
+        status.get("declaredFeatures"),
         conditions,
     )
 
