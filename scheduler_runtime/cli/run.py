@@ -222,6 +222,8 @@ def run_command(args: argparse.Namespace) -> int:
         print(f"scheduler-runtime run: {args.config}: {error}", file=sys.stderr)
         return ExitCode.USAGE_ERROR
     configure_logging(args.verbosity)
+    for warning in config.warnings:
+        logging.getLogger("scheduler_runtime.config").warning("%s", warning)
     try:
         options = RunOptions(
             kubeconfig=args.kubeconfig,

@@ -27,6 +27,8 @@ def simulate_command(args: argparse.Namespace) -> int:
         where = "" if error.path == FLAG else f"{args.config}: "
         print(f"error: {where}{error}", file=sys.stderr)
         return ExitCode.USAGE_ERROR
+    for warning in config.warnings:
+        print(f"warning: {args.config}: {warning}", file=sys.stderr)
     try:
         objects = read_state(args.state)
         # What was read lives as long as the command: the collector need not look at it again.

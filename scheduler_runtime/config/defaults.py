@@ -3,10 +3,13 @@ every release has, then what `applyFeatureGates` adds for the gates that are on.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Final
 
-from scheduler_runtime.config.types import Plugin, Plugins, PluginSet
+from pydantic.alias_generators import to_camel
+
+from scheduler_runtime.config.features import FeatureGates
+from scheduler_runtime.config.types import KubeSchedulerProfile, Plugin, Plugins, PluginSet
 from scheduler_runtime.framework.features import Features
 
 Defaults = tuple[tuple[str, int], ...]
@@ -33,13 +36,13 @@ BASE_MULTI_POINT: Final[Defaults] = (
     ("DefaultBinder", 0),
 )
 
-# The plugins a gate brings into the defaults, and the gate that turns each plugin on: a
-# profile that names one of these while its gate is off gets a plugin that does nothing.
-GATED_PLUGINS: Final[Mapping[str, str]] = {
-    "NodeDeclaredFeatures": "NodeDeclaredFeatures",
-    "DynamicResources": "DynamicResourceAllocation",
-    "GangScheduling": "GangScheduling",
-    "TopologyPlacementGenerator": "TopologyAwareWorkloadScheduling",
+# Plugins that do nothing in kube-scheduler while a gate is off, by the gate. kube-scheduler
+# accepts a profile that names one of them with that gate off (the v1.36.3 binary starts with
+# it), so the configuration does too, and says so (`inert_plugins`).
+INERT_WITHOUT: Final[Mapping[str, str]] = {
+    "NodeDeclaredFeatures": "NodeDeclaredFeatures",  # its New returns a disabled plugin
+    "GangScheduling": "GenericWorkload",  # no pod names a pod group
+    "TopologyPlacementGenerator": "TopologyAwareWorkloadScheduling",  # placement never runs
     "PodGroupPodsCount": "TopologyAwareWorkloadScheduling",
 }
 
@@ -72,3 +75,20 @@ def default_plugins(features: Features | None = None) -> Plugins:
     chosen = DEFAULT_MULTI_POINT if features is None else default_multi_point(features)
     enabled = tuple(Plugin(name=name, weight=weight) for name, weight in chosen)
     return Plugins(multi_point=PluginSet(enabled=enabled))
+
+
+def inert_plugins(profiles: Sequence[KubeSchedulerProfile], gates: FeatureGates) -> list[str]:
+    """Where a profile names a plugin whose gate is off: one line each, naming the field and
+    the gate."""
+    found = []
+    for index, profile in enumerate(profiles):
+        for point, plugin_set in profile.plugins:
+            for position, plugin in enumerate(plugin_set.enabled):
+                gate = INERT_WITHOUT.get(plugin.name)
+                if gate is None or gates.enabled(gate):
+                    continue
+                found.append(
+                    f"profiles[{index}].plugins.{to_camel(point)}.enabled[{position}].name: "
+                    f"plugin {plugin.name!r} does nothing while feature gate {gate} is off"
+                )
+    return found

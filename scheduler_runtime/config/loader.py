@@ -11,6 +11,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from scheduler_runtime.config.convert import removed_version_hint
+from scheduler_runtime.config.defaults import inert_plugins
 from scheduler_runtime.config.documents import read_document
 from scheduler_runtime.config.errors import ConfigError, from_validation_error
 from scheduler_runtime.config.features import DEFAULTS, FeatureGates, check_runtime_gates
@@ -46,6 +47,8 @@ class SchedulerConfiguration:
     document: KubeSchedulerConfiguration
     profiles: tuple[ResolvedProfile, ...]
     feature_gates: FeatureGates = field(default=DEFAULTS)
+    # What kube-scheduler accepts but is likely a mistake: plugins named while their gate is off.
+    warnings: tuple[str, ...] = ()
 
     @cached_property
     def features(self) -> Features:
@@ -156,7 +159,10 @@ def load_configuration(
         }
     )
     return SchedulerConfiguration(
-        document=defaulted, profiles=resolved, feature_gates=feature_gates
+        document=defaulted,
+        profiles=resolved,
+        feature_gates=feature_gates,
+        warnings=tuple(inert_plugins(document.profiles, feature_gates)),
     )
 
 

@@ -148,7 +148,10 @@ def _check_framework_shape(points: Mapping[str, tuple[str, ...]], base: str) -> 
 
 
 def check_state_needs(
-    points: Mapping[str, tuple[str, ...]], known: Mapping[str, PluginEntry], base: str
+    points: Mapping[str, tuple[str, ...]],
+    known: Mapping[str, PluginEntry],
+    base: str,
+    features: Features,
 ) -> None:
     """Refuses a profile that runs a plugin at an extension point but not at the earlier one
     where it writes what it reads there (VolumeBinding at reserve without preFilter, say):
@@ -156,7 +159,7 @@ def check_state_needs(
     for point in ("filter", "score", "reserve", "preBind", "postFilter"):
         for name in points[point]:
             need = known[name].state_needs.get(point)
-            if need is None or name in points[need.written_at]:
+            if need is None or not need.needed(features) or name in points[need.written_at]:
                 continue
             failure = missing_state_failure(point, name, need)
             outcome = (
@@ -233,7 +236,8 @@ def resolve_profile(
     known = registry() if known is None else known
     base = _profile_path(index)
     plugins_path = f"{base}.plugins"
-    chosen = default_multi_point(features or Features())
+    features = features or Features()
+    chosen = default_multi_point(features)
     defaults = tuple(_Ref(name, weight, "") for name, weight in chosen)
     multi = _merge_set(defaults, profile.plugins, MULTI_POINT, plugins_path)
     _check_multi_point(multi, known)
@@ -245,7 +249,7 @@ def resolve_profile(
     }
     _check_framework_shape(points, base)
     if strict:
-        check_state_needs(points, known, base)
+        check_state_needs(points, known, base, features)
     weights = _score_weights(merged["score"], multi, points["score"])
     names = tuple(dict.fromkeys(name for plugins in points.values() for name in plugins))
     return ResolvedProfile(

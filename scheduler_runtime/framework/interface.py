@@ -193,10 +193,16 @@ ArgsT = TypeVar("ArgsT", bound="BaseModel | None")
 class StateNeed:
     """What a plugin reads at one extension point that it writes at an earlier one
     (`written_at`): without that point it fails, as upstream's plugin does, with `missing`
-    (upstream's words), and the configuration refuses the profile."""
+    (upstream's words), and the configuration refuses the profile. `gate` names the Features
+    flag without which the plugin reads nothing (it does nothing while its gate is off)."""
 
     written_at: str
     missing: str = "not found"
+    gate: str = ""
+
+    def needed(self, features: Features) -> bool:
+        """Whether the plugin reads the state with these gates."""
+        return not self.gate or bool(getattr(features, self.gate))
 
 
 # How upstream words the failure of a plugin that misses its state, by extension point.

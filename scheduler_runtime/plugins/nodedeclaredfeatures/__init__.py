@@ -39,7 +39,11 @@ REASON = "node(s) didn't match Pod's required features"
 class NodeDeclaredFeatures(PluginBase[None]):
     name: ClassVar[str] = "NodeDeclaredFeatures"
     state_needs: ClassVar[Mapping[str, StateNeed]] = {
-        "filter": StateNeed("preFilter", f'error reading "{STATE_KEY}" from cycle-state: not found')
+        "filter": StateNeed(
+            "preFilter",
+            f'error reading "{STATE_KEY}" from cycle-state: not found',
+            gate="node_declared_features",  # with the gate off, Filter reads nothing
+        )
     }
 
     def __init__(self, args: None, handle: Handle) -> None:

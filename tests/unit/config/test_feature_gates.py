@@ -5,6 +5,7 @@ limits. The integration tier holds the words to the real binary's
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -15,7 +16,6 @@ from scheduler_runtime.config import ConfigError, load_configuration
 from scheduler_runtime.config.defaults import (
     BASE_MULTI_POINT,
     DEFAULT_MULTI_POINT,
-    GATED_PLUGINS,
     default_multi_point,
 )
 from scheduler_runtime.config.features import (
@@ -269,11 +269,33 @@ def test_kube_schedulers_plugins_are_judged_without_the_runtimes_limits() -> Non
     assert "GangScheduling" in profile.plugin_names
 
 
-def test_every_plugin_a_followed_gate_brings_is_in_the_runtime() -> None:
-    everything_on = Features(**dict.fromkeys(Features.gate_names().values(), True))
-    brought = {name for name, _ in default_multi_point(everything_on)} - {
-        name for name, _ in BASE_MULTI_POINT
-    }
-    for plugin in brought:
-        if GATED_PLUGINS[plugin] in RUNTIME_FOLLOWS or KNOWN[GATED_PLUGINS[plugin]].locked:
-            assert plugin in registry(), plugin
+def test_every_plugin_a_gate_the_runtime_takes_brings_is_in_the_runtime() -> None:
+    for gate, attribute in Features.gate_names().items():
+        on = {name for name, _ in default_multi_point(replace(Features(), **{attribute: True}))}
+        off = {name for name, _ in default_multi_point(replace(Features(), **{attribute: False}))}
+        if gate in RUNTIME_FOLLOWS or (KNOWN[gate].locked and KNOWN[gate].default):
+            assert on - off <= set(registry()), gate
+
+
+@pytest.mark.parametrize(
+    ("flag", "plugin", "gate"),
+    [
+        (NODE_DECLARED_FEATURES_OFF, "NodeDeclaredFeatures", "NodeDeclaredFeatures"),
+        ("", "GangScheduling", "GenericWorkload"),
+        ("", "PodGroupPodsCount", "TopologyAwareWorkloadScheduling"),
+    ],
+)
+def test_a_plugin_named_while_its_gate_is_off_is_accepted_as_kube_scheduler_does_and_reported(
+    flag: str, plugin: str, gate: str
+) -> None:
+    profile = {"plugins": {"filter": {"enabled": [{"name": "NodeAffinity"}, {"name": plugin}]}}}
+    loaded = load_configuration(
+        {**HEADER, "profiles": [profile]},
+        feature_gates=parse_feature_gates(flag),
+        known={**registry(), plugin: registry()["NodeName"]},  # kube-scheduler has them all
+    )
+    assert loaded.warnings == (
+        f"profiles[0].plugins.filter.enabled[1].name: plugin {plugin!r} does nothing while "
+        f"feature gate {gate} is off",
+    )
+    assert load_configuration(HEADER).warnings == ()

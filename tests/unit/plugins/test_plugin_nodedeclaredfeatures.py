@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from plugin_support import make_node, make_pod, run_filter, snapshot_of
 
-from scheduler_runtime.config import load_configuration
+from scheduler_runtime.config import ConfigError, load_configuration
 from scheduler_runtime.config.features import parse_feature_gates
 from scheduler_runtime.framework.features import Features
 from scheduler_runtime.framework.interface import Code, CycleState, Handle
@@ -19,6 +19,12 @@ from scheduler_runtime.plugins.nodedeclaredfeatures.features import (
     required_features,
 )
 
+FILTER_ONLY = {
+    "plugins": {
+        "preFilter": {"disabled": [{"name": "NodeDeclaredFeatures"}]},
+        "filter": {"enabled": [{"name": "NodeDeclaredFeatures"}]},
+    }
+}
 RESTART_ALL = "RestartAllContainersOnContainerExits"
 HOST_NETWORK_USERNS = "UserNamespacesHostNetworkSupport"
 HEADER = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration"}
@@ -122,6 +128,13 @@ def test_filter_without_its_prefilter_state_fails_as_upstream_words_it() -> None
     assert (
         need.missing == 'error reading "PreFilterNodeDeclaredFeatures" from cycle-state: not found'
     )
+    # Upstream's Filter returns before reading its state while the gate is off.
+    assert need.needed(Features())
+    assert not need.needed(Features(node_declared_features=False))
+    with pytest.raises(ConfigError, match="runs at filter but not at preFilter"):
+        load_configuration({**HEADER, "profiles": [FILTER_ONLY]})
+    gate_off = parse_feature_gates(GATE_OFF)
+    assert load_configuration({**HEADER, "profiles": [FILTER_ONLY]}, feature_gates=gate_off)
 
 
 def test_the_configured_gate_reaches_the_plugin() -> None:

@@ -453,3 +453,31 @@ def test_a_refused_feature_gate_is_one_line_without_the_config_path(
     )
     assert (code, out) == (2, "")
     assert err == "error: --feature-gates: unrecognized feature gate: Nope\n"
+
+
+def test_a_plugin_named_while_its_gate_is_off_is_a_warning(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = tmp_path / "config.yaml"
+    config.write_text(
+        yaml.safe_dump(
+            {
+                "apiVersion": "kubescheduler.config.k8s.io/v1",
+                "kind": "KubeSchedulerConfiguration",
+                "profiles": [
+                    {"plugins": {"filter": {"enabled": [{"name": "NodeDeclaredFeatures"}]}}}
+                ],
+            }
+        )
+    )
+    off = (
+        "--feature-gates=NodeDeclaredFeatures=false,ExtendWebSocketsToKubelet=false,"
+        "InPlacePodLevelResourcesVerticalScaling=false,"
+        "InPlacePodVerticalScalingInitContainers=false,RestartAllContainersOnContainerExits=false"
+    )
+    code, _, err = run(capsys, "--config", str(config), "--state", str(STATE), off)
+    assert code == 0
+    assert err == (
+        f"warning: {config}: profiles[0].plugins.filter.enabled[0].name: plugin "
+        "'NodeDeclaredFeatures' does nothing while feature gate NodeDeclaredFeatures is off\n"
+    )
