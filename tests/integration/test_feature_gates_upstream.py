@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 import subprocess
+import sys
 from itertools import pairwise
 from pathlib import Path
 
@@ -18,7 +19,8 @@ from cluster import Cluster
 from scheduler_runtime.config import ConfigError
 from scheduler_runtime.config.features import KNOWN, parse_feature_gates
 
-RUNTIME = Path(__file__).resolve().parents[2] / ".venv" / "bin" / "scheduler-runtime"
+REPO = Path(__file__).resolve().parents[2]
+RUNTIME = REPO / ".venv" / "bin" / "scheduler-runtime"
 ERROR = re.compile(r'"command failed" err=(".*")\s*$', re.MULTILINE)
 HELP_GATE = re.compile(
     r"^\s+kube:(\w+)=true\|false \((ALPHA|BETA) - default=(true|false)\)\s*$", re.M
@@ -66,6 +68,19 @@ def errors_of(refusal: str | None) -> set[str] | None:
 
 def flip(names: list[str]) -> str:
     return ",".join(f"{name}={str(not KNOWN[name].default).lower()}" for name in names)
+
+
+def test_the_gate_table_is_what_kube_scheduler_registers() -> None:
+    """kube_feature_gates.py is current: tools/feature_gates.py reads kube-scheduler's own
+    feature gate (a program linked against its app) and finds the same table."""
+    done = subprocess.run(
+        [sys.executable, str(REPO / "tools" / "feature_gates.py"), "--check"],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=1200,
+    )
+    assert done.returncode == 0, done.stderr
 
 
 def test_every_gate_the_runtime_knows_is_kube_schedulers_and_takes_its_default(
