@@ -208,6 +208,7 @@ class Simulation:
                 clear_nomination=self._clear_nomination,
                 resource_claims=self.claims,
             ),
+            features=config.features,
         )
         self.frameworks = self.backend.build_frameworks(handle)
         self.algorithm = SchedulingAlgorithm(

@@ -67,7 +67,9 @@ class Backend:
         )
         # ResourceClaims, ResourceSlices and DeviceClasses: kept apart from the cache, as
         # upstream's DRA manager keeps them, their events queued like any other.
-        self.dra = DRAState(self.queue.on_event)
+        self.dra = DRAState(
+            self.queue.on_event, consumable_capacity=config.features.dra_consumable_capacity
+        )
         names = [profile.scheduler_name for profile in config.profiles]
         stores = dict.fromkeys(DRA_KINDS, self.dra)
         self.events = EventHandlers(self.cache, self.queue, self.nominator, names, stores)

@@ -131,6 +131,7 @@ IN_TREE: tuple[PluginEntry, ...] = (
     _in_tree("NodeResourcesBalancedAllocation", "noderesources"),
     _in_tree("ImageLocality", "imagelocality"),
     _in_tree("DefaultBinder", "defaultbinder"),
+    _in_tree("NodeDeclaredFeatures", "nodedeclaredfeatures"),
 )
 
 

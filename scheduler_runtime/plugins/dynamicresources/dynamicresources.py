@@ -41,6 +41,7 @@ from scheduler_runtime.framework.events import (
     QueueingHint,
     on,
 )
+from scheduler_runtime.framework.features import Features as GateFeatures
 from scheduler_runtime.framework.interface import (
     CycleState,
     Handle,
@@ -124,9 +125,9 @@ class DynamicResources(PluginBase[DynamicResourcesArgs]):
 
     def __init__(self, args: BaseModel | None, handle: Handle) -> None:
         super().__init__(args, handle)
-        self.features = Features()
-        self.filter_timeout = self.args.filter_timeout
-        self.binding_timeout = self.args.binding_timeout
+        gates = handle.features
+        self.features = allocator_features(gates)
+        self.filter_timeout, self.binding_timeout = checked_timeouts(self.args, gates)
         self.cel_cache = CelCache(features=self.features.cel)
         # Without a scheduler around the framework there are no DRA objects at all.
         self.dra: SharedDRAManager = handle.dra if handle.dra is not None else NoDRA()
@@ -511,17 +512,13 @@ class DynamicResources(PluginBase[DynamicResourcesArgs]):
         if not isinstance(known, Miss):
             return known
         deadline = None
-        if self.features_filter_timeout and self.filter_timeout > 0:
+        if self.filter_timeout > 0:
             deadline = time.monotonic() + self.filter_timeout
         results = allocator.allocate(Node(node.name, node.labels), wanted, deadline)
         answers.keep(
             node.name, node.labels, asked, data.pool_stamps, results, features=self.features
         )
         return results
-
-    @property
-    def features_filter_timeout(self) -> bool:
-        return True  # DRASchedulerFilterTimeout: beta, on
 
     # ----- PostFilter
 
@@ -702,6 +699,42 @@ class DynamicResources(PluginBase[DynamicResourcesArgs]):
         if not self.features.binding_and_status or not binding.has_binding_conditions(data):
             return SUCCESS
         return binding.wait_for_binding_conditions(self, data, pod, node_name)
+
+
+def allocator_features(gates: GateFeatures) -> Features:
+    """AllocatorFeatures: the DRA gates the allocator follows, from the configuration's."""
+    return Features(
+        admin_access=gates.dra_admin_access,
+        prioritized_list=gates.dra_prioritized_list,
+        partitionable_devices=gates.dra_partitionable_devices,
+        device_taints=gates.dra_device_taints,
+        device_binding_conditions=gates.dra_device_binding_conditions,
+        resource_claim_device_status=gates.dra_resource_claim_device_status,
+        consumable_capacity=gates.dra_consumable_capacity,
+        extended_resource=gates.dra_extended_resource,
+        list_type_attributes=gates.dra_list_type_attributes,
+    )
+
+
+def checked_timeouts(args: DynamicResourcesArgs, gates: GateFeatures) -> tuple[float, float]:
+    """ValidateDynamicResourcesArgs and the args' defaults: filterTimeout counts only with
+    DRASchedulerFilterTimeout, bindingTimeout only with binding conditions and device
+    status; setting one while its gates are off is refused (ValueError), as upstream's."""
+    given = args.model_fields_set
+    filter_timeout = args.filter_timeout
+    if not gates.dra_scheduler_filter_timeout:
+        if "filter_timeout" in given:
+            raise ValueError(
+                "filterTimeout: Forbidden: DRASchedulingFilterTimeout feature gate is disabled"
+            )
+        filter_timeout = 0.0
+    binding = gates.dra_device_binding_conditions and gates.dra_resource_claim_device_status
+    if not binding and "binding_timeout" in given:
+        raise ValueError(
+            "bindingTimeout: Forbidden: DRADeviceBindingConditions or "
+            "DRAResourceClaimDeviceStatus feature gate is disabled"
+        )
+    return filter_timeout, args.binding_timeout
 
 
 class _NodeLabels(Mapping[str, Mapping[str, str]]):

@@ -85,12 +85,6 @@ class Fit(PluginBase[NodeResourcesFitArgs]):
     cluster_events: ClassVar[Sequence[ClusterEventWithHint]] = (
         on(POD, ActionType.DELETE | ActionType.UPDATE_POD_SCALE_DOWN),
         on(NODE, ActionType.ADD | ActionType.UPDATE_NODE_ALLOCATABLE),
-        # DRAExtendedResource: a class may now back an extended resource the pod asks for.
-        on(
-            DEVICE_CLASS,
-            ActionType.ADD | ActionType.UPDATE,
-            after_class_change,
-        ),
     )
     state_needs: ClassVar[Mapping[str, StateNeed]] = {
         "filter": StateNeed(
@@ -118,12 +112,21 @@ class Fit(PluginBase[NodeResourcesFitArgs]):
         state.write(self.name, _checked_requests(pod, self.ignored, self.ignored_groups))
         return None, SUCCESS
 
+    def events_to_register(self) -> Sequence[ClusterEventWithHint]:
+        if not self.handle.features.dra_extended_resource:
+            return self.cluster_events
+        # A class may now back an extended resource the pod asks for.
+        added = on(DEVICE_CLASS, ActionType.ADD | ActionType.UPDATE, after_class_change)
+        return (*self.cluster_events, added)
+
     def _backed_by_dra(self, name: str) -> bool:
         """shouldDelegateResourceToDRA, but for the node's allocatable: a DeviceClass backs
         the resource (DRAExtendedResource), so a node that does not advertise it leaves it
         to DynamicResources."""
         dra = self.handle.dra
-        return dra is not None and dra.extended_resource_class(name) is not None
+        if dra is None or not self.handle.features.dra_extended_resource:
+            return False
+        return dra.extended_resource_class(name) is not None
 
     def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status:
         reasons = []

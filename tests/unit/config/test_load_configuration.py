@@ -30,6 +30,7 @@ DEFAULT_FILTERS = (
     "PodTopologySpread",
     "InterPodAffinity",
     "DynamicResources",  # as upstream's: it needs its PreFilter state here, reserve and preBind
+    "NodeDeclaredFeatures",  # appended by applyFeatureGates: its gate is beta and on in 1.36
 )
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from scheduler_runtime.config import load_configuration
+from scheduler_runtime.config.features import feature_gates
 from scheduler_runtime.simulate import Placement, Simulation
 
 DRIVER = "gpu.example.com"
@@ -136,12 +137,15 @@ CONFIG = {
 
 
 def simulation(
-    *objects: dict[str, Any], plugin_config: list[dict[str, Any]] | None = None
+    *objects: dict[str, Any],
+    plugin_config: list[dict[str, Any]] | None = None,
+    gates: dict[str, bool] | None = None,
 ) -> Simulation:
     config = dict(CONFIG)
     if plugin_config:
         config["profiles"] = [{"schedulerName": "default-scheduler", "pluginConfig": plugin_config}]
-    run = Simulation(load_configuration(config), seed=1)
+    loaded = load_configuration(config, feature_gates=feature_gates(gates or {}))
+    run = Simulation(loaded, seed=1)
     run.load(objects)
     return run
 

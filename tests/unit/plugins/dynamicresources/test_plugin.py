@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import copy
 import random
+import re
 from typing import Any
 
 import pytest
@@ -26,8 +27,10 @@ from dra_objects import (
     template,
 )
 
-from scheduler_runtime.config import ConfigError, load_configuration
+from scheduler_runtime.config import ConfigError, check_profiles, load_configuration
+from scheduler_runtime.config.features import feature_gates
 from scheduler_runtime.framework.explain import annotation
+from scheduler_runtime.framework.runtime import FrameworkError
 from scheduler_runtime.plugins.dynamicresources import answers
 
 PREEMPTION_NOT_HELPFUL = (
@@ -506,3 +509,73 @@ def test_a_pod_with_claims_is_nominated_before_its_claims_are_written() -> None:
     placed = {p.name: p.node for p in run.run()}
     assert placed == {"claims": "n1", "plain": "n1"}
     assert nominated == [("claims", "n1")]
+
+
+def test_prioritized_lists_are_refused_with_the_gate_off() -> None:
+    choices = {"name": "gpu", "firstAvailable": [{"name": "any", "deviceClassName": CLASS}]}
+    run = simulation(
+        node("n1"),
+        device_class(),
+        node_slice("n1", device("a")),
+        template("choice", choices),
+        pod("p", template_name="choice"),
+        gates={"DRAPrioritizedList": False},
+    )
+    (placed,) = run.run()
+    claim_name = run.claims.get_claim(
+        "default", next(iter(run.claims.claims()))["metadata"]["name"]
+    )
+    assert placed.message == (
+        f"0/1 nodes are available: resource claim default/{claim_name['metadata']['name']}, "
+        "request gpu: has subrequests, but the DRAPrioritizedList feature is disabled. no new "
+        "claims to deallocate, " + PREEMPTION_NOT_HELPFUL.format(n=1)
+    )
+
+
+def test_device_taints_are_ignored_with_the_gate_off() -> None:
+    tainted = {**device("a"), "taints": [{"key": "k", "value": "v", "effect": "NoSchedule"}]}
+    objects = [node("n1"), device_class(), node_slice("n1", tainted), template(), pod("p")]
+    assert placements(*copy.deepcopy(objects))["p"].node is None
+    assert placements(*objects, gates={"DRADeviceTaints": False})["p"].node == "n1"
+
+
+def test_extended_resources_are_the_nodes_alone_with_the_gate_off() -> None:
+    objects = [
+        node("n1"),
+        device_class(extended="example.com/gpu"),
+        node_slice("n1", device("a")),
+        extended_pod("p"),
+    ]
+    off = placements(*copy.deepcopy(objects), gates={"DRAExtendedResource": False})["p"]
+    assert off.message is not None
+    assert off.message.startswith("0/1 nodes are available: 1 Insufficient example.com/gpu.")
+    assert placements(*objects)["p"].node == "n1"
+
+
+@pytest.mark.parametrize(
+    ("gates", "args", "error"),
+    [
+        (
+            {"DRASchedulerFilterTimeout": False},
+            {"filterTimeout": "5s"},
+            "filterTimeout: Forbidden: DRASchedulingFilterTimeout feature gate is disabled",
+        ),
+        (
+            {"DRADeviceBindingConditions": False},
+            {"bindingTimeout": "5s"},
+            "bindingTimeout: Forbidden: DRADeviceBindingConditions or "
+            "DRAResourceClaimDeviceStatus feature gate is disabled",
+        ),
+    ],
+)
+def test_args_of_a_feature_that_is_off_are_refused(
+    gates: dict[str, bool], args: dict[str, Any], error: str
+) -> None:
+    config = {
+        "apiVersion": "kubescheduler.config.k8s.io/v1",
+        "kind": "KubeSchedulerConfiguration",
+        "profiles": [{"pluginConfig": [{"name": "DynamicResources", "args": args}]}],
+    }
+    loaded = load_configuration(config, feature_gates=feature_gates(gates))
+    with pytest.raises(FrameworkError, match=re.escape(error)):
+        check_profiles(loaded)
