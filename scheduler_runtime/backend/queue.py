@@ -18,9 +18,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from scheduler_runtime.framework.events import (
+    EVERYTHING,
     POD,
     ClusterEvent,
     ClusterEventWithHint,
+    hints_allow,
+    matching,
     may_help,
     pod_update_action,
 )
@@ -219,7 +222,7 @@ class SchedulingQueue:
         with self._lock:
             helped = [q for q in self._unschedulable.values() if self._may_help(q, event, old, new)]
             self._move(helped)
-            lifted = [q for q in self._gated.values() if self._may_lift(q, event, old, new)]
+            lifted = self._lifted((event, old, new))
             for queued in lifted:
                 del self._gated[queued.key]
                 self._enqueue(queued)
@@ -325,13 +328,26 @@ class SchedulingQueue:
         registrations = self.registrations(pod.scheduler_name)
         return may_help(registrations, queued.unschedulable_plugins, pod, (event, old, new))
 
-    def _may_lift(self, queued: QueuedPod, event: ClusterEvent, old: Any, new: Any) -> bool:
-        gate = queued.gated_by
-        if gate is None or not gate.plugin:
-            return False
-        pod = queued.pod_info
-        registrations = self.registrations(pod.scheduler_name)
-        return may_help(registrations, {gate.plugin}, pod, (event, old, new))
+    def _lifted(self, change: tuple[ClusterEvent, Any, Any]) -> list[QueuedPod]:
+        """The gated pods whose gate the change could lift: their preEnqueue plugin's hints
+        for it say so. What the event matches is worked out once per profile and plugin, as
+        thousands of pods may wait for their claims."""
+        by_gate: dict[tuple[str, str], list[ClusterEventWithHint]] = {}
+        lifted = []
+        for queued in self._gated.values():
+            gate = queued.gated_by
+            if gate is None or not gate.plugin:
+                continue
+            pod = queued.pod_info
+            key = (pod.scheduler_name, gate.plugin)
+            registered = by_gate.get(key)
+            if registered is None:
+                plugins = self.registrations(pod.scheduler_name)
+                registered = matching(plugins.get(gate.plugin, EVERYTHING), change[0])
+                by_gate[key] = registered
+            if registered and hints_allow(gate.plugin, registered, pod, change):
+                lifted.append(queued)
+        return lifted
 
     def _helped_in_flight(self, queued: QueuedPod) -> bool:
         seen = queued.events_in_flight

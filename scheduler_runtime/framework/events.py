@@ -131,21 +131,38 @@ def may_help(
     as Queue, as upstream's does."""
     if not plugins:
         return True
+    event = change[0]
+    return any(
+        hints_allow(plugin, matching(registrations.get(plugin, EVERYTHING), event), pod, change)
+        for plugin in plugins
+    )
+
+
+def matching(
+    registered: Sequence[ClusterEventWithHint], event: ClusterEvent
+) -> list[ClusterEventWithHint]:
+    """The registrations `event` is one of."""
+    return [r for r in registered if event.matches(r.event)]
+
+
+def hints_allow(
+    plugin: str,
+    registered: Sequence[ClusterEventWithHint],
+    pod: PodInfo,
+    change: tuple[ClusterEvent, Any, Any],
+) -> bool:
+    """Whether one of the plugin's registrations the event matches says Queue (one without
+    a hint always does; a hint that fails counts as Queue, as upstream's does)."""
     event, old, new = change
-    for plugin in plugins:
-        for registered in registrations.get(plugin, EVERYTHING):
-            if not event.matches(registered.event):
-                continue
-            if registered.hint is None:
+    for each in registered:
+        if each.hint is None:
+            return True
+        try:
+            if each.hint(pod, old, new) is QueueingHint.QUEUE:
                 return True
-            try:
-                if registered.hint(pod, old, new) is QueueingHint.QUEUE:
-                    return True
-            except Exception:
-                log.exception(
-                    "queueing hint of %s failed on %s; trying the pod again", plugin, event
-                )
-                return True
+        except Exception:
+            log.exception("queueing hint of %s failed on %s; trying the pod again", plugin, event)
+            return True
     return False
 
 

@@ -196,6 +196,8 @@ class DynamicResources(PluginBase[DynamicResourcesArgs]):
 
     def _after_claim_change(self, pod: PodInfo, old: Any, new: Any) -> QueueingHint:
         """isSchedulableAfterClaimChange."""
+        if isinstance(pod.parsed.get(NAME), str):
+            return QueueingHint.SKIP  # a claim not made yet: only the pod's update helps
         try:
             uses_claim = any(rc.uid(claim) == rc.uid(new) for _, claim in self._pod_claims(pod))
         except rc.ClaimError:
@@ -204,11 +206,9 @@ class DynamicResources(PluginBase[DynamicResourcesArgs]):
             return QueueingHint.QUEUE  # deallocated: its devices may help this pod
         if not uses_claim:
             return QueueingHint.SKIP
-        if old is None:
-            return QueueingHint.QUEUE
-        if (old.get("status") or {}) == (new.get("status") or {}):
-            return QueueingHint.SKIP
-        return QueueingHint.QUEUE
+        # A new claim of the pod's, or a change to its status (not only its finalizers).
+        changed = old is None or (old.get("status") or {}) != (new.get("status") or {})
+        return QueueingHint.QUEUE if changed else QueueingHint.SKIP
 
     def _after_pod_change(self, pod: PodInfo, old: Any, new: Any) -> QueueingHint:
         """isSchedulableAfterPodChange: the pod's own claims were made."""

@@ -579,3 +579,24 @@ def test_args_of_a_feature_that_is_off_are_refused(
     loaded = load_configuration(config, feature_gates=feature_gates(gates))
     with pytest.raises(FrameworkError, match=re.escape(error)):
         check_profiles(loaded)
+
+
+def test_a_pod_waiting_for_its_template_claim_is_let_in_by_its_own_update_only() -> None:
+    run = simulation(node("n1"), device_class(), node_slice("n1", device("a")), pod("p"))
+    assert run.run() == []  # the template does not exist: no claim is made
+    gated = run.backend.queue.gated("default/p")
+    assert gated is not None
+    assert gated.message() == 'pod "default/p": ResourceClaim not created yet'
+    run.claims.load(claim("unrelated", exactly()))
+    assert run.backend.queue.gated("default/p") is not None  # another claim does not help
+    made = claim("p-gpu-abcde", exactly())
+    made["metadata"]["ownerReferences"] = [{"uid": "uid-p", "controller": True, "name": "p"}]
+    run.claims.load(made)
+    assert run.backend.queue.gated("default/p") is not None  # not named by the pod yet
+    updated = copy.deepcopy(pod("p"))
+    updated["status"] = {
+        "resourceClaimStatuses": [{"name": "gpu", "resourceClaimName": "p-gpu-abcde"}]
+    }
+    run.backend.events.upsert("pods", updated)
+    (placed,) = run.run()
+    assert placed.node == "n1"
