@@ -28,6 +28,7 @@ from benchmarks.measure import (
     Binding,
     bind_as_created,
     binding_ceiling,
+    claims_check,
     create_dra_objects,
     create_namespace,
     create_namespaced,
@@ -438,6 +439,7 @@ async def run_scheduler(
         algorithm = histogram_buckets(metrics, ALGORITHM_HISTOGRAM)
         peak_rss = process.peak_rss_bytes()
         cpu_seconds = process.cpu_seconds() - cpu_before
+        claims = await claims_check(api, namespace) if workloads.is_dra(workload) else None
     finally:
         process.stop()
         await remove_namespace(api, namespace)
@@ -455,6 +457,9 @@ async def run_scheduler(
         algorithm_buckets=algorithm,
         peak_rss_mib=peak_rss / MIB,
         cpu_seconds=cpu_seconds,
+        claims=claims.claims if claims else None,
+        claims_allocated=claims.allocated if claims else None,
+        devices_allocated_twice=claims.devices_twice if claims else None,
     )
     return run, summarize_profile(samples, workload, nodes) if samples else None
 
@@ -519,7 +524,17 @@ def write(report: Report, output: Path, docs_file: Path | None) -> None:
     output.parent.mkdir(parents=True, exist_ok=True)
     output.write_text(report.model_dump_json(indent=2) + "\n")
     if docs_file is not None:
-        docs.replace_results(docs_file, render(report, markdown=True))
+        docs.replace_results(docs_file, render(report, markdown=True), results_section(report))
+
+
+def results_section(report: Report) -> str:
+    """The docs' section for this run: DRA workloads alone have their own, so that running them
+    leaves the basic and mixed results in place (and the other way round)."""
+    names = {run.workload for scale in report.scales for run in scale.runs}
+    names |= {simulation.workload for simulation in report.simulations}
+    if names and all(workloads.is_dra(name) for name in names):
+        return docs.DRA_RESULTS
+    return docs.RESULTS
 
 
 def machine(note: str) -> Machine:

@@ -14,7 +14,7 @@ scheduler) gets the same objects.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -235,4 +235,39 @@ def pods(workload: str, count: int, scheduler_name: str) -> list[dict[str, Any]]
     return [build(index, scheduler_name) for index in range(count)]
 
 
-__all__ = ["DEVICES_PER_NODE", "WORKLOADS", "DraWorkload", "pods", "pods_for"]
+@dataclass(frozen=True)
+class ClaimsCheck:
+    """What the workload's ResourceClaims hold once its pods are bound."""
+
+    claims: int
+    allocated: int
+    devices_twice: int  # devices in more than one claim's allocation (none may be)
+
+
+def check_claims(items: Sequence[Mapping[str, Any]]) -> ClaimsCheck:
+    """Counts the allocated claims and the devices allocated more than once (a share of a
+    device, with a shareID, is its own)."""
+    seen: set[tuple[str, ...]] = set()
+    allocated = twice = 0
+    for claim in items:
+        allocation = (claim.get("status") or {}).get("allocation")
+        if not allocation:
+            continue
+        allocated += 1
+        for result in (allocation.get("devices") or {}).get("results") or ():
+            key = tuple(str(result.get(k, "")) for k in ("driver", "pool", "device", "shareID"))
+            if key in seen:
+                twice += 1
+            seen.add(key)
+    return ClaimsCheck(len(items), allocated, twice)
+
+
+__all__ = [
+    "DEVICES_PER_NODE",
+    "WORKLOADS",
+    "ClaimsCheck",
+    "DraWorkload",
+    "check_claims",
+    "pods",
+    "pods_for",
+]

@@ -90,6 +90,12 @@ async def remove_claims(api: Api, namespace: str, deadline: float) -> None:
         await gather_all(api.delete(f"{path}/{claim}") for claim in names)
 
 
+async def claims_check(api: Api, namespace: str) -> dra.ClaimsCheck:
+    """The namespace's ResourceClaims: how many, how many allocated, devices allocated twice."""
+    listing = await api.get(f"{RESOURCE_API}/namespaces/{namespace}/resourceclaims")
+    return dra.check_claims(listing["items"])
+
+
 async def create_dra_objects(api: Api, workload: dra.DraWorkload, nodes: Sequence[str]) -> None:
     """The workload's DeviceClasses and every node's ResourceSlices, as a driver publishes
     them before any pod comes."""

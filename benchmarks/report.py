@@ -60,6 +60,11 @@ class SchedulerRun(BaseModel):
     rate: float | None = None
     pod_latency_p50_ms: float | None = None
     pod_latency_p99_ms: float | None = None
+    # DRA workloads: the namespace's ResourceClaims once the pods were bound, how many were
+    # allocated, and devices found in more than one claim's allocation.
+    claims: int | None = None
+    claims_allocated: int | None = None
+    devices_allocated_twice: int | None = None
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -432,6 +437,19 @@ def markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     return "\n".join("| " + " | ".join(cell or " " for cell in row) + " |" for row in lines)
 
 
+def claims_line(scale: Scale) -> str:
+    """For the DRA runs: the claims allocated by the end and whether any device went twice."""
+    checked = [run for run in scale.runs if run.claims is not None]
+    if not checked:
+        return ""
+    counts = ", ".join(
+        f"{run.workload} {run.scheduler} {run.claims_allocated}/{run.claims}" for run in checked
+    )
+    twice = sum(run.devices_allocated_twice or 0 for run in checked)
+    verdict = "no device allocated twice" if not twice else f"{twice} devices allocated twice"
+    return f"ResourceClaims allocated once the pods were bound: {counts}; {verdict}"
+
+
 def render(report: Report, *, markdown: bool = False) -> str:
     """The whole report as text tables, or as Markdown for the docs."""
     draw = markdown_table if markdown else text_table
@@ -448,6 +466,8 @@ def render(report: Report, *, markdown: bool = False) -> str:
         parts += [scale_title(scale), draw(RUN_HEADER, run_rows(scale))]
         if scale.steady:
             parts += [steady_title(scale), draw(STEADY_HEADER, steady_rows(scale))]
+        if claims := claims_line(scale):
+            parts.append(claims)
         parts += [f"failed: {failure}" for failure in scale.failures]
         for profile in scale.profiles:
             parts += [

@@ -3,6 +3,8 @@ node's devices, in simulate as on a cluster, and one pod more finds none."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from benchmarks import dra
@@ -34,3 +36,16 @@ def test_five_pods_share_each_claim() -> None:
     used = [p["spec"]["resourceClaims"][0]["resourceClaimName"] for p in pods]
     assert used.count("test-claim-0") == 5
     assert used[-1] == "test-claim-2"
+
+
+def test_claims_are_counted_and_a_device_in_two_allocations_is_found() -> None:
+    def claim(*devices: str, share: str = "") -> dict[str, Any]:
+        results = [
+            {"driver": "d", "pool": "p", "device": device, **({"shareID": share} if share else {})}
+            for device in devices
+        ]
+        return {"status": {"allocation": {"devices": {"results": results}}}}
+
+    assert dra.check_claims([claim("a"), claim("b"), {"status": {}}]) == dra.ClaimsCheck(3, 2, 0)
+    assert dra.check_claims([claim("a"), claim("a", "b")]).devices_twice == 1
+    assert dra.check_claims([claim("a", share="1"), claim("a", share="2")]).devices_twice == 0

@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from benchmarks.docs import BEGIN, END, replace_section
+from benchmarks.cli import results_section
+from benchmarks.docs import BEGIN, DRA_RESULTS, END, RESULTS, markers, replace_section
 from benchmarks.profile import HotSpot, Profile
 from benchmarks.report import (
     Ceiling,
@@ -187,6 +188,32 @@ def test_docs_section_is_replaced_between_the_markers() -> None:
 
 def test_docs_section_is_appended_when_the_markers_are_missing() -> None:
     assert replace_section("# Benchmarks\n", "table") == f"# Benchmarks\n\n{BEGIN}\ntable\n{END}\n"
+
+
+def test_a_run_of_dra_workloads_alone_has_a_section_of_its_own() -> None:
+    text = f"intro\n\n{BEGIN}\nbasic table\n{END}\n"
+    begin, end = markers(DRA_RESULTS)
+    replaced = replace_section(text, "dra table", DRA_RESULTS)
+    assert replaced == f"intro\n\n{BEGIN}\nbasic table\n{END}\n\n{begin}\ndra table\n{end}\n"
+    assert results_section(report()) == RESULTS
+    dra_only = report()
+    for scale in dra_only.scales:
+        for run in scale.runs:
+            run.workload = "dra-template"
+    dra_only.simulations = []
+    assert results_section(dra_only) == DRA_RESULTS
+
+
+def test_render_says_what_the_dra_runs_left_allocated() -> None:
+    checked = report()
+    for run in checked.scales[0].runs:
+        run.workload, run.claims, run.claims_allocated = "dra-template", 10, 10
+        run.devices_allocated_twice = 0
+    text = render(checked)
+    assert "ResourceClaims allocated once the pods were bound: dra-template" in text
+    assert "10/10" in text
+    assert "no device allocated twice" in text
+    assert "ResourceClaims allocated" not in render(report())
 
 
 def test_render_shows_the_profile_of_a_profiled_run() -> None:
