@@ -25,7 +25,6 @@ from runtime_support import (
     RUNTIME,
     Pods,
     RuntimeProcess,
-    free_port,
     make_pod,
     pods,
     schedulable_nodes,
@@ -33,10 +32,11 @@ from runtime_support import (
     start_runtime,
     unique_scheduler_name,
 )
-from scheduler_operator.model import parse
+from scheduler_operator.parsing import parse
 from scheduler_operator.render import render
+from secure_port_support import https_get, upstream_scheduler
 
-__all__ = ["pods", "schedulable_nodes", "start_runtime"]  # fixtures
+__all__ = ["pods", "schedulable_nodes", "start_runtime", "upstream_scheduler"]  # fixtures
 
 READ_TIMEOUT = 10  # the server's default for a request's head
 MAX_CONNECTIONS = 256  # and its connection cap
@@ -188,68 +188,6 @@ def test_explanations_need_the_permission_too(
     )
     assert refused.returncode == 1
     assert "HTTP 401: Unauthorized: pass --token or --kubeconfig" in refused.stderr
-
-
-def https_get(port: int, path: str, token: str | None = None) -> tuple[int, str]:
-    context = ssl.create_default_context()
-    context.check_hostname = False
-    context.verify_mode = ssl.CERT_NONE
-    connection = http.client.HTTPSConnection("127.0.0.1", port, context=context, timeout=10)
-    try:
-        connection.request(
-            "GET", path, headers={"Authorization": f"Bearer {token}"} if token else {}
-        )
-        answer = connection.getresponse()
-        return answer.status, answer.read().decode()
-    finally:
-        connection.close()
-
-
-@pytest.fixture
-def upstream_scheduler(cluster: Cluster, tmp_path: Path) -> Iterator[int]:
-    """The real kube-scheduler on a secure port of its own, reviewing with the admin's
-    credentials as the runtime under test does."""
-    port = free_port()
-    config = tmp_path / "upstream.yaml"
-    config.write_text(
-        yaml.safe_dump(
-            {
-                "apiVersion": "kubescheduler.config.k8s.io/v1",
-                "kind": "KubeSchedulerConfiguration",
-                "clientConnection": {"kubeconfig": str(cluster.kubeconfig)},
-                "leaderElection": {"leaderElect": False},
-                "profiles": [{"schedulerName": unique_scheduler_name()}],
-            }
-        )
-    )
-    log = (tmp_path / "upstream.log").open("wb")
-    process = subprocess.Popen(
-        [
-            str(cluster.bin_dir / "kube-scheduler"),
-            f"--config={config}",
-            "--bind-address=127.0.0.1",
-            f"--secure-port={port}",
-            f"--authentication-kubeconfig={cluster.kubeconfig}",
-            f"--authorization-kubeconfig={cluster.kubeconfig}",
-            "--v=1",
-        ],
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    try:
-        wait_for("kube-scheduler's /readyz", lambda: _answers(port), timeout=60)
-        yield port
-    finally:
-        process.terminate()
-        process.wait(20)
-        log.close()
-
-
-def _answers(port: int) -> bool:
-    try:
-        return https_get(port, "/readyz")[0] == 200
-    except OSError:
-        return False
 
 
 def test_refusals_are_worded_as_the_real_kube_schedulers(
