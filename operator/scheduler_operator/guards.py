@@ -4,7 +4,9 @@ field, without recursion, and with no more work than one walk over the value."""
 
 from __future__ import annotations
 
+import datetime
 import json
+import math
 from typing import Any, Final
 
 from .errors import SpecError
@@ -16,22 +18,42 @@ MAX_DEPTH: Final = 32
 # one, and far below what an object may hold (etcd takes 1.5 MiB).
 MAX_VALUE_BYTES: Final = 64 * 1024
 MAX_SPEC_BYTES: Final = 256 * 1024
+JSON_SCALARS: Final = (str, int, float, bool, type(None))
 
 
-def check_depth(value: Any, path: str) -> None:
-    """Refuses a value nested deeper than MAX_DEPTH, without recursion (a hostile value may be
-    nested deeper than Python's recursion limit)."""
+def check_value(value: Any, path: str) -> None:
+    """Refuses, naming the field, what no API object can hold: a value nested deeper than
+    MAX_DEPTH, and one JSON has no type for (a YAML date, set or binary, a key that is not a
+    string, a float that is not finite). Without recursion: a hostile value may be nested
+    deeper than Python's recursion limit."""
     pending: list[tuple[Any, str, int]] = [(value, path, 1)]
     while pending:
         item, where, depth = pending.pop()
-        if not isinstance(item, dict | list):
-            continue
-        if depth > MAX_DEPTH:
-            raise SpecError(where, f"nested deeper than {MAX_DEPTH} levels")
-        children = item.items() if isinstance(item, dict) else enumerate(item)
-        for key, child in children:
-            step = f"[{key}]" if isinstance(item, list) else f".{key}"
-            pending.append((child, where + step, depth + 1))
+        if isinstance(item, dict | list):
+            if depth > MAX_DEPTH:
+                raise SpecError(where, f"nested deeper than {MAX_DEPTH} levels")
+            if isinstance(item, list):
+                pending.extend((child, f"{where}[{i}]", depth + 1) for i, child in enumerate(item))
+                continue
+            for key, child in item.items():
+                if not isinstance(key, str):
+                    raise SpecError(where, f"key {key!r} is not a string: quote it")
+                pending.append((child, f"{where}.{key}", depth + 1))
+        elif isinstance(item, float) and not math.isfinite(item):
+            raise SpecError(where, f"{item} is not a JSON number")
+        elif not isinstance(item, JSON_SCALARS):
+            raise SpecError(where, f"{_described(item)} is not a JSON value: quote it")
+
+
+def _described(value: Any) -> str:
+    """How YAML wrote a value JSON has no type for."""
+    if isinstance(value, datetime.date):
+        return f"a date ({value.isoformat()})"
+    if isinstance(value, bytes):
+        return "binary data (!!binary)"
+    if isinstance(value, set | frozenset):
+        return "a set (!!set)"
+    return f"a {type(value).__name__}"
 
 
 def free_form_values(spec: Any) -> list[tuple[str, Any]]:

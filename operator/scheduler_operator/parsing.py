@@ -12,7 +12,7 @@ from pydantic import BaseModel, ValidationError
 from scheduler_runtime.config import field_path
 
 from .errors import SpecError
-from .guards import check_depth, check_sizes
+from .guards import check_sizes, check_value
 from .model import LONE_REPLICAS, REFINED_FIELDS, SchedulerProfile, SchedulerProfileSpec
 from .patterns import DNS_SUBDOMAIN
 
@@ -27,7 +27,7 @@ def parse(body: Mapping[str, Any]) -> SchedulerProfile:
         raise SpecError(
             "metadata.name", "must be a DNS subdomain of at most 63 characters (lowercase)"
         )
-    check_depth(body.get("spec"), "spec")
+    check_value(body.get("spec"), "spec")
     check_sizes(body.get("spec"))
     try:
         spec = SchedulerProfileSpec.model_validate(body.get("spec") or {})

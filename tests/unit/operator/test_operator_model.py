@@ -142,7 +142,7 @@ def test_free_form_values_nest_at_most_max_depth_from_the_spec() -> None:
     """The args are the sixth level from the spec (the spec is the first), so they may be 27
     levels deep, themselves included: what the limits policy lets through, the operator takes."""
     deepest = guards.MAX_DEPTH - 5
-    guards.check_depth(with_args(nested(deepest)), "spec")
+    guards.check_value(with_args(nested(deepest)), "spec")
     with pytest.raises(SpecError) as too_deep:
         parse(body(with_args(nested(deepest + 1))))
     assert too_deep.value.path.startswith(f"{ARGS}.a.a")
@@ -150,7 +150,7 @@ def test_free_form_values_nest_at_most_max_depth_from_the_spec() -> None:
     with pytest.raises(SpecError) as still_too_deep:
         parse(body(with_args(nested(3000))))  # checked without recursion
     assert still_too_deep.value.reason == too_deep.value.reason
-    guards.check_depth({"affinity": nested(guards.MAX_DEPTH - 1)}, "spec")
+    guards.check_value({"affinity": nested(guards.MAX_DEPTH - 1)}, "spec")
     with pytest.raises(SpecError) as affinity:
         parse(body({"affinity": nested(guards.MAX_DEPTH)}))
     assert affinity.value.path.startswith("spec.affinity.a")
