@@ -58,6 +58,15 @@ class Probes:
 
     times: list[float] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
+    answered: list[bool] = field(default_factory=list)  # each probe in turn
+
+    def longest_failing_run(self) -> int:
+        """The most probes in a row that failed: the kubelet restarts a container after 3."""
+        longest = run = 0
+        for ok in self.answered:
+            run = 0 if ok else run + 1
+            longest = max(longest, run)
+        return longest
 
     def summary(self) -> str:
         count = len(self.times) + len(self.failures)
@@ -131,8 +140,10 @@ class Prober:
         while not self._stop.is_set():
             try:
                 self.probes.times.append(probe(self.port, self._context))
+                self.probes.answered.append(True)
             except (OSError, ssl.SSLError) as error:
                 self.probes.failures.append(f"{type(error).__name__}: {error}"[:80])
+                self.probes.answered.append(False)
             next_probe += PROBE_PERIOD
             self._stop.wait(max(0.0, next_probe - time.monotonic()))
 
@@ -250,7 +261,8 @@ class Outcome:
         return (
             f"{self.probes.summary()}; the attackers got {answered} answers "
             f"({dict(self.attackers.get('answered', {}))}, errors "
-            f"{dict(self.attackers.get('errors', {}))})"
+            f"{dict(self.attackers.get('errors', {}))}); afterwards the port "
+            + ("serves" if self.serves_after else "is dead")
         )
 
 
