@@ -112,6 +112,7 @@ class Connection:
     __slots__ = (
         "answering",
         "client",
+        "ending",
         "head_began",
         "heard_while_answering",
         "opened",
@@ -130,6 +131,7 @@ class Connection:
         self.answering: float | None = None
         self.head_began: float | None = None
         self.heard_while_answering = False
+        self.ending = False  # told to close: the sweeper leaves it to finish
 
     def abort(self) -> None:
         """Cut at once: no TLS goodbye for a client that may never read it."""
@@ -141,12 +143,19 @@ class Connection:
             self.sock.close()
 
     def time_out(self) -> None:
-        """A request that did not arrive in time: 408, then close."""
-        if self.transport is None:
+        """A request that did not arrive in time: 408, then close (cut, if it is closing)."""
+        self.ending = True
+        if self.transport is None or self.transport.is_closing():
             self.abort()
             return
         self.transport.write(REQUEST_TIMEOUT_ANSWER)
         self.transport.close()
+
+    def close(self) -> None:
+        """Idle too long: a graceful close."""
+        self.ending = True
+        if self.transport is not None and not self.transport.is_closing():
+            self.transport.close()
 
 
 class _Protocol(web.RequestHandler):
@@ -366,6 +375,8 @@ class Server:
             await asyncio.sleep(SWEEP_INTERVAL)
             now = time.monotonic()
             for connection in list(self.connections.values()):
+                if connection.ending:
+                    continue
                 try:
                     if connection.transport is None:
                         if now - connection.opened > limits.read_timeout + 1:
@@ -378,7 +389,7 @@ class Server:
                         if now - connection.head_began > limits.read_timeout:
                             connection.time_out()
                     elif now - connection.waiting > limits.idle_timeout:
-                        connection.transport.close()
+                        connection.close()
                 except Exception:  # one connection's trouble never stops the sweeping
                     log.exception("http: cannot end a connection")
                     self.forget(connection)

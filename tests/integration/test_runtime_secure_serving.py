@@ -39,7 +39,7 @@ from secure_port_support import https_get, upstream_scheduler
 __all__ = ["pods", "schedulable_nodes", "start_runtime", "upstream_scheduler"]  # fixtures
 
 READ_TIMEOUT = 10  # the server's default for a request's head
-MAX_CONNECTIONS = 256  # and its connection cap
+MAX_CONNECTIONS = 1024  # and its connection cap
 
 
 class Readers:
@@ -221,6 +221,45 @@ def test_refusals_are_worded_as_the_real_kube_schedulers(
     )
 
 
+def test_explanations_can_be_granted_per_namespace(
+    cluster: Cluster,
+    namespace: str,
+    readers: Readers,
+    schedulable_nodes: Callable[..., list[str]],
+    pods: Pods,
+    start_runtime: Callable[..., RuntimeProcess],
+) -> None:
+    """/explain is authorized by URL: `get` on /explain/* shows every namespace's placements,
+    and 200 or 404 tells whether a pod exists there. A grant of /explain/<namespace>/* shows
+    one namespace's, and nothing, not even existence, of the others."""
+    scheduler = unique_scheduler_name()
+    [node] = schedulable_nodes(kwok_node(f"explained-{uuid.uuid4().hex[:6]}"))
+    runtime = start_runtime(scheduler_config(scheduler))
+    pods.create(make_pod("web", scheduler))
+    assert pods.wait_placed("web") == {"web": node}
+    role = f"explain-{namespace}"
+    cluster.kubectl("-n", namespace, "create", "serviceaccount", "team")
+    cluster.kubectl("create", "clusterrole", role, "--verb=get",
+                    f"--non-resource-url=/explain/{namespace}/*")  # fmt: skip
+    cluster.kubectl("create", "clusterrolebinding", role, f"--clusterrole={role}",
+                    f"--serviceaccount={namespace}:team")  # fmt: skip
+    try:
+        wait_for(
+            "the team's permission",
+            lambda: readers.can("team", "get", f"/explain/{namespace}/web") == "yes",
+            timeout=30,
+        )
+        team = readers.token("team")
+        assert runtime.get(f"/explain/{namespace}/web", token=team)[0] == 200
+        assert runtime.get(f"/explain/{namespace}/absent", token=team)[0] == 404
+        assert runtime.get("/explain/kube-system/absent", token=team)[0] == 403
+        assert runtime.get("/explain/other/web", token=team)[0] == 403
+        # The wide grant tells existence anywhere.
+        assert runtime.get("/explain/kube-system/absent", token=readers.reader)[0] == 404
+    finally:
+        cluster.kubectl("delete", "clusterrolebinding,clusterrole", role, check=False)
+
+
 def service_account_kubeconfig(cluster: Cluster, namespace: str, name: str, path: Path) -> Path:
     token = cluster.kubectl(
         "-n", namespace, "create", "token", name, "--duration=1h"
@@ -308,8 +347,9 @@ def test_half_sent_requests_hold_no_threads_in_the_running_scheduler(
     start_runtime: Callable[..., RuntimeProcess],
 ) -> None:
     """500 clients that complete the TLS handshake and then never finish their request: the
-    scheduler keeps at most its connection cap of them (the longest waiting make room for new
-    ones), answers 408 to each after the read timeout, and keeps answering everyone else."""
+    scheduler holds them (up to its connection cap, where the longest waiting would make room
+    for new ones), answers 408 to each after the read timeout, and keeps answering everyone
+    else."""
     runtime = start_runtime(scheduler_config(unique_scheduler_name()))
     pid = runtime.process.pid
     assert runtime.get("/metrics", token=readers.reader)[0] == 200
