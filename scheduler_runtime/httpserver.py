@@ -51,6 +51,7 @@ MAX_HEADERS: Final = 64
 MAX_LINE: Final = 8190  # aiohttp's default, for the request line and each header
 SHUTDOWN_TIMEOUT: Final = 5.0  # for the client's part of closing a TLS connection
 SWEEP_INTERVAL: Final = 0.5
+CLOSING_GRACE: Final = 1.0  # for a closing connection's last bytes to leave
 REQUEST_TIMEOUT_ANSWER: Final = (
     b"HTTP/1.1 408 Request Timeout\r\nContent-Type: text/plain; charset=utf-8\r\n"
     b"Content-Length: 16\r\nConnection: close\r\n\r\nrequest timeout\n"
@@ -131,7 +132,7 @@ class Connection:
         self.answering: float | None = None
         self.head_began: float | None = None
         self.heard_while_answering = False
-        self.ending = False  # told to close: the sweeper leaves it to finish
+        self.ending: float | None = None  # when it was told to close
 
     def abort(self) -> None:
         """Cut at once: no TLS goodbye for a client that may never read it."""
@@ -144,7 +145,7 @@ class Connection:
 
     def time_out(self) -> None:
         """A request that did not arrive in time: 408, then close (cut, if it is closing)."""
-        self.ending = True
+        self.ending = time.monotonic()
         if self.transport is None or self.transport.is_closing():
             self.abort()
             return
@@ -153,7 +154,7 @@ class Connection:
 
     def close(self) -> None:
         """Idle too long: a graceful close."""
-        self.ending = True
+        self.ending = time.monotonic()
         if self.transport is not None and not self.transport.is_closing():
             self.transport.close()
 
@@ -375,9 +376,14 @@ class Server:
             await asyncio.sleep(SWEEP_INTERVAL)
             now = time.monotonic()
             for connection in list(self.connections.values()):
-                if connection.ending:
-                    continue
                 try:
+                    if connection.ending is not None:
+                        # Its last words had a moment to go out; the client's goodbye to TLS
+                        # is not waited for.
+                        if now - connection.ending > CLOSING_GRACE:
+                            self.forget(connection)
+                            connection.abort()
+                        continue
                     if connection.transport is None:
                         if now - connection.opened > limits.read_timeout + 1:
                             self.forget(connection)
