@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from scheduler_runtime.config import DocumentError, SchedulerConfiguration, read_documents
+from scheduler_runtime.framework.admission import check_object
 from scheduler_runtime.framework.algorithm import SchedulingAlgorithm
 from scheduler_runtime.framework.explain import Explanation
 from scheduler_runtime.framework.interface import Handle, Services
@@ -108,6 +109,7 @@ def _describe(obj: Mapping[str, Any]) -> str:
 def _parse_pod(obj: dict[str, Any]) -> PodInfo:
     if not (obj.get("metadata") or {}).get("name"):
         raise StateError(f"{_describe(obj)}: metadata.name is required")
+    check_object(obj)
     try:
         _check_selectors(obj.get("spec") or {})
         return pod_info(obj)
@@ -194,6 +196,7 @@ class Simulation:
             if obj.get("kind") == "Node":
                 if not (obj.get("metadata") or {}).get("name"):
                     raise StateError(f"{_describe(obj)}: metadata.name is required")
+                check_object(obj)
                 self.snapshot.add_node(obj)
             elif obj.get("kind") != "Pod":
                 self.snapshot.objects.apply(obj)

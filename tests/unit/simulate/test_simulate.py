@@ -93,7 +93,9 @@ def test_bad_quantity_names_the_pod(tmp_path: Path, capsys: pytest.CaptureFixtur
     )
     code, _, err = run(capsys, "--config", str(CONFIG), "--state", str(state))
     assert code == 2
-    assert err.startswith("error: Pod ns/bad: invalid quantity 'lots'")
+    assert err.startswith(
+        "error: Pod ns/bad: spec.containers[0].resources.requests[cpu]: invalid quantity 'lots'"
+    )
 
 
 def nodes_and_pods(node_count: int, pods: list[dict[str, Any]]) -> list[dict[str, Any]]:
