@@ -25,7 +25,7 @@ from aiohttp import web
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
-from scheduler_runtime.httpserver import Address, Endpoint, Limits, Server
+from scheduler_runtime.httpserver import Address, Endpoint, Handler, Limits, Server
 from scheduler_runtime.live.delegated import Credentials, Gate, certificate_user
 
 log = logging.getLogger(__name__)
@@ -142,7 +142,7 @@ class HealthServer:
 
     # ----- answering (on a worker thread, or on the loop for a probe that needs no review)
 
-    def _handler(self, gate: Gate | None) -> Callable[[web.BaseRequest], Any]:
+    def _handler(self, gate: Gate | None) -> Handler:
         async def handle(request: web.BaseRequest) -> web.StreamResponse:
             refused = self._unreadable(request)
             if refused is not None:
