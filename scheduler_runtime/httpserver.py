@@ -214,7 +214,7 @@ class Server:
         self.per_client: Counter[str] = Counter()
         self.evicted = 0
         self._loop = asyncio.new_event_loop()
-        self._stopped: asyncio.Event | None = None
+        self._stopped = asyncio.Event()  # bound to the loop that first waits on it
         self.thread = threading.Thread(target=self._run, name="http", daemon=True)
 
     # ----- the public surface
@@ -231,7 +231,7 @@ class Server:
         self.thread.start()
 
     def stop(self) -> None:
-        if self.thread.is_alive() and self._stopped is not None:
+        if self.thread.is_alive():
             self._loop.call_soon_threadsafe(self._stopped.set)
             self.thread.join(10)
         if not self.thread.is_alive():
@@ -259,7 +259,6 @@ class Server:
             self._loop.close()
 
     async def _serve(self) -> None:
-        self._stopped = asyncio.Event()
         tasks = [
             asyncio.create_task(self._accept(sock, endpoint))
             for sock, endpoint in zip(self.sockets, self.endpoints, strict=True)

@@ -566,3 +566,12 @@ def test_no_exception_while_accepting_or_answering_stops_the_server(
         assert running.get("/healthz") == (200, "ok")
     finally:
         running.server.stop()
+
+
+def test_stopped_right_after_starting_it_stops() -> None:
+    server = HealthServer(
+        ("127.0.0.1", 0), live=lambda: "", ready=lambda: "", registry=CollectorRegistry()
+    )
+    server.start()
+    server.stop()
+    assert not server.transport.thread.is_alive()
