@@ -15,7 +15,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import engines
-from .model import SchedulerProfile, SpecError, parse
+from .errors import SpecError
+from .model import SchedulerProfile
+from .parsing import parse
 from .render import Rendered, render
 from .render.config import scheduler_configuration
 

@@ -14,7 +14,8 @@ from scheduler_runtime.framework.interface import StateNeed
 from scheduler_runtime.framework.registry import IN_TREE, PluginEntry, PluginLoadError
 from scheduler_runtime.framework.runtime import FrameworkError
 
-from .model import Engine, Profile, SchedulerProfile, SpecError, extension_points
+from .errors import SpecError
+from .model import Engine, Profile, SchedulerProfile, extension_points
 from .render.config import scheduler_configuration
 
 # The in-tree plugins registered by kube-scheduler v1.36 (pkg/scheduler/framework/plugins).

@@ -10,7 +10,7 @@ from . import status
 from .apply import ApplyError, Cluster
 from .claims import Claims, claim_conflict, successors
 from .desired import DesiredCache
-from .model import SpecError
+from .errors import SpecError
 from .reporting import running, update_status
 
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Final
 
-from .model import MAX_MESSAGE
+from .status_model import MAX_MESSAGE
 
 CONFIG_VALID = "ConfigValid"
 AVAILABLE = "Available"

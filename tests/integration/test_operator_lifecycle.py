@@ -21,7 +21,7 @@ from operator_support import (
     wait_condition,
 )
 from scheduler_operator.engines import validate
-from scheduler_operator.model import parse
+from scheduler_operator.parsing import parse
 from scheduler_operator.render import HASH_ANNOTATION, render
 from timing import settle
 

@@ -132,6 +132,25 @@ def test_deep_nesting_is_one_line_not_a_recursion_error() -> None:
     assert done.stderr.count("\n") == 1
 
 
+@pytest.mark.parametrize(
+    ("field", "expected"),
+    [
+        ("image: 2001-01-01", "spec.image: a date (2001-01-01) is not a JSON value: quote it"),
+        ("image: !!binary aGVsbG8=", "spec.image: binary data (!!binary) is not a JSON value"),
+        ("image: !!set {a: null}", "spec.image: a set (!!set) is not a JSON value"),
+        ("nodeSelector: {1: a}", "spec.nodeSelector: key 1 is not a string: quote it"),
+        ("affinity: {w: .nan}", "spec.affinity.w: nan is not a JSON number"),
+    ],
+)
+def test_yaml_values_json_has_no_type_for_are_one_line_naming_the_field(
+    field: str, expected: str
+) -> None:
+    done = run("render", "-f", "-", stdin=f"{SAMPLE}  {field}\n")
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith(f"error: {expected}")
+    assert done.stderr.count("\n") == 1
+
+
 DEAD_CLUSTER = """
 apiVersion: v1
 kind: Config

@@ -6,7 +6,8 @@ from typing import Any
 
 import pytest
 from scheduler_operator.engines import UPSTREAM_PLUGINS, validate
-from scheduler_operator.model import SpecError, parse
+from scheduler_operator.errors import SpecError
+from scheduler_operator.parsing import parse
 
 
 def check(spec: dict[str, Any]) -> None:

@@ -6,15 +6,8 @@ from typing import Any
 
 import pytest
 import yaml
-from scheduler_operator.model import (
-    Plugin,
-    PluginConfig,
-    Plugins,
-    PluginSet,
-    Profile,
-    Toleration,
-    parse,
-)
+from scheduler_operator.model import Plugin, PluginConfig, Plugins, PluginSet, Profile, Toleration
+from scheduler_operator.parsing import parse
 from scheduler_operator.render import HASH_ANNOTATION, render
 
 KINDS = [
