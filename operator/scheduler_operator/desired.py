@@ -29,14 +29,15 @@ class Desired:
 
     profile: SchedulerProfile
     rendered: Rendered
+    warnings: tuple[str, ...] = ()  # what the engine takes but the author should know
 
 
 def judge(body: Mapping[str, Any]) -> Desired:
     """Parses, validates for the engine and renders; raises SpecError naming the bad field."""
     profile = parse(body)
     config = scheduler_configuration(profile)
-    engines.validate(profile, config)
-    return Desired(profile, render(profile, config))
+    warnings = engines.validate(profile, config)
+    return Desired(profile, render(profile, config), warnings)
 
 
 Verdict = Desired | SpecError

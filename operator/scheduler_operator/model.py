@@ -15,6 +15,7 @@ from .api import DEFAULT_NAMESPACE, LEASE_PREFIX
 from .patterns import (
     DNS_LABEL,
     DURATION,
+    FEATURE_GATE,
     QUALIFIED_NAME,
     LabelValue,
     QualifiedName,
@@ -280,6 +281,13 @@ class SchedulerProfileSpec(ApiModel):
     tolerations: list[Toleration] = Field(default_factory=list, max_length=64)
     affinity: dict[str, Any] | None = None
     log_verbosity: int = Field(default=2, ge=0, le=10, description="klog-style -v level.")
+    feature_gates: dict[str, bool] = Field(
+        default_factory=dict,
+        max_length=300,
+        description="kube-scheduler's feature gates for this scheduler (its --feature-gates, "
+        "for either engine), by name; unset gates keep their defaults.",
+        json_schema_extra=keys_match(FEATURE_GATE, "feature gate names"),
+    )
 
     def leader_elect(self) -> bool:
         election = self.leader_election

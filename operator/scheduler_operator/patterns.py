@@ -18,6 +18,8 @@ QUALIFIED_NAME = (
     r"[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$"
 )
 LABEL_VALUE = r"^(([A-Za-z0-9][-A-Za-z0-9_.]{0,61})?[A-Za-z0-9])?$"
+# Feature gates are Go identifiers (AllAlpha, DRAAdminAccess, ...).
+FEATURE_GATE = r"^[A-Za-z][A-Za-z0-9]*$"
 QUANTITY = (
     r"^[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)"
     r"(([KMGTPE]i)|[numkMGTPE]|[eE][+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+))?$"

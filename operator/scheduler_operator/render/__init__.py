@@ -9,6 +9,8 @@ from typing import Any, Final
 import jinja2
 import yaml
 
+from scheduler_runtime.config.features import FLAG, FeatureGates
+
 from .. import version
 from ..api import API_VERSION, GROUP, KIND
 from ..model import Engine, SchedulerProfile
@@ -228,10 +230,12 @@ def image(profile: SchedulerProfile) -> str:
 
 def command(profile: SchedulerProfile) -> list[str]:
     config = f"{CONFIG_DIR}/{CONFIG_FILE}"
-    verbosity = f"--v={profile.spec.log_verbosity}"
+    options = [f"--v={profile.spec.log_verbosity}"]
+    if profile.spec.feature_gates:  # as kube-scheduler's flag takes them, for either engine
+        options.append(f"{FLAG}={FeatureGates(profile.spec.feature_gates).as_flag()}")
     if profile.spec.engine is Engine.KUBE_SCHEDULER:
-        return ["kube-scheduler", f"--config={config}", verbosity]
-    return ["scheduler-runtime", "run", "--config", config, verbosity]
+        return ["kube-scheduler", f"--config={config}", *options]
+    return ["scheduler-runtime", "run", "--config", config, *options]
 
 
 def render_template(template: str, context: dict[str, Any]) -> dict[str, Any]:

@@ -224,6 +224,17 @@ def test_each_engine_runs_its_program_and_probes_its_health_endpoint(
 
 
 @pytest.mark.parametrize("engine", ["PythonRuntime", "KubeScheduler"])
+def test_feature_gates_reach_either_engine_as_kube_schedulers_flag(engine: str) -> None:
+    gates = {"GenericWorkload": True, "GangScheduling": True, "DRAAdminAccess": True}
+    spec = {"engine": engine, "featureGates": gates}
+    command = pod_template(objects(spec))["spec"]["containers"][0]["command"]
+    flag = "--feature-gates=DRAAdminAccess=true,GangScheduling=true,GenericWorkload=true"
+    assert command[-1] == flag
+    without = pod_template(objects({"engine": engine}))["spec"]["containers"][0]["command"]
+    assert not any(option.startswith("--feature-gates") for option in without)
+
+
+@pytest.mark.parametrize("engine", ["PythonRuntime", "KubeScheduler"])
 def test_the_scheduler_pods_take_connections_on_the_secure_port_only(engine: str) -> None:
     rendered = objects({"engine": engine, "namespace": "schedulers"})
     policy = of_kind(rendered, "NetworkPolicy")
