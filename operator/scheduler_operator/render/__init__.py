@@ -132,11 +132,11 @@ def children(profile: SchedulerProfile, config_text: str, config_hash: str) -> l
                 "clusterrolebinding",
                 {
                     "metadata": metadata(f"schedulerprofile:{name}:{role}", None),
-                    "cluster_role": f"system:{role}",
+                    "cluster_role": cluster_role,
                     "subject": subject,
                 },
             )
-            for role in ("kube-scheduler", "volume-scheduler")
+            for role, cluster_role in SCHEDULER_ROLES.items()
         ),
         (
             "rolebinding",
@@ -169,6 +169,15 @@ def children(profile: SchedulerProfile, config_text: str, config_hash: str) -> l
         ("deployment", deployment_context(profile, metadata(name), config_hash)),
     ]
     return [render_template(template, context) for template, context in objects]
+
+
+# The ClusterRoles each scheduler is bound to, by the suffix of its binding's name (which
+# operator-guard.yaml holds the operator to).
+SCHEDULER_ROLES: Final = {
+    "kube-scheduler": "system:kube-scheduler",
+    "volume-scheduler": "system:volume-scheduler",
+    "pod-group-scheduler": "scheduler-operator:pod-group-scheduler",
+}
 
 
 def config_map_name(profile: SchedulerProfile) -> str:

@@ -36,7 +36,7 @@ def test_render_prints_the_children_as_a_yaml_stream() -> None:
     kinds = [d["kind"] for d in yaml.safe_load_all(done.stdout)]
     assert kinds[0] == "ServiceAccount"
     assert kinds[-1] == "Deployment"
-    assert len(kinds) == 9
+    assert len(kinds) == 10
 
 
 def test_invalid_input_is_one_line_naming_the_field(tmp_path: Path) -> None:

@@ -23,7 +23,7 @@ FIELDS = st.sampled_from(
     [
         "schedulerName", "engine", "namespace", "profiles", "replicas", "leaderElection",
         "image", "imagePullPolicy", "resources", "nodeSelector", "tolerations", "affinity",
-        "logVerbosity",
+        "logVerbosity", "featureGates",
     ]
 )  # fmt: skip
 

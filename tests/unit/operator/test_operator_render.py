@@ -16,6 +16,7 @@ KINDS = [
     "RoleBinding",
     "ClusterRoleBinding",
     "ClusterRoleBinding",
+    "ClusterRoleBinding",
     "RoleBinding",
     "ConfigMap",
     "NetworkPolicy",
@@ -64,10 +65,11 @@ def test_cluster_bindings_grant_the_scheduler_roles_to_its_service_account() -> 
     assert {b["roleRef"]["name"] for b in bindings} == {
         "system:kube-scheduler",
         "system:volume-scheduler",
+        "scheduler-operator:pod-group-scheduler",
     }
     subject = {"kind": "ServiceAccount", "name": "tenant", "namespace": "schedulers"}
     assert all(b["subjects"] == [subject] for b in bindings)
-    reader = rendered[5]
+    reader = rendered[6]
     assert reader["metadata"]["namespace"] == "kube-system"
     assert reader["roleRef"]["name"] == "extension-apiserver-authentication-reader"
 
