@@ -17,6 +17,7 @@ from scheduler_runtime.backend.claims import CLAIMS
 from scheduler_runtime.backend.claims_api import MemoryClaimAPI, make_pod_claims
 from scheduler_runtime.backend.schedule_one import Attempt, BindingCycle, ScheduleOne
 from scheduler_runtime.config import DocumentError, SchedulerConfiguration, read_documents
+from scheduler_runtime.framework.admission import check_object
 from scheduler_runtime.framework.algorithm import SchedulingAlgorithm
 from scheduler_runtime.framework.dra import ClaimAPIError
 from scheduler_runtime.framework.explain import Explanation
@@ -121,6 +122,7 @@ def _checked_pod(obj: dict[str, Any]) -> dict[str, Any]:
     """The pod, once what the API server would refuse of it is ruled out."""
     if not (obj.get("metadata") or {}).get("name"):
         raise StateError(f"{_describe(obj)}: metadata.name is required")
+    check_object(obj)
     try:
         _check_selectors(obj.get("spec") or {})
     except ValueError as error:
@@ -238,6 +240,7 @@ class Simulation:
             elif kind == "Node":
                 if not (obj.get("metadata") or {}).get("name"):
                     raise StateError(f"{_describe(obj)}: metadata.name is required")
+                check_object(obj)
                 events.upsert(NODES, obj)
             elif kind == CLAIMS:
                 self.claims.load(obj)
