@@ -7,16 +7,19 @@ Layering: commands > live | simulate > backend > config > framework."""
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable, Mapping, Sequence
 
 from scheduler_runtime.backend.cache import Cache
 from scheduler_runtime.backend.events import NODES, PODS, EventHandlers
 from scheduler_runtime.backend.nominator import Nominator
+from scheduler_runtime.backend.podgroups import PodGroups
 from scheduler_runtime.backend.queue import QueuedPod, SchedulingQueue
 from scheduler_runtime.config import SchedulerConfiguration
 from scheduler_runtime.framework.events import ClusterEventWithHint
 from scheduler_runtime.framework.interface import Handle
+from scheduler_runtime.framework.podgroups import GroupKey, coscheduling_group, scheduling_group
 from scheduler_runtime.framework.podinfo import PodInfo
 from scheduler_runtime.framework.runtime import Framework
 from scheduler_runtime.framework.snapshot import Snapshot
@@ -30,15 +33,21 @@ __all__ = [
     "Cache",
     "EventHandlers",
     "Nominator",
+    "PodGroups",
     "QueuedPod",
     "SchedulingQueue",
 ]
 
 
+# The plugin whose profiles place scheduler-plugins' v1alpha1 pod groups together.
+COSCHEDULING = "Coscheduling"
+
+
 class Backend:
-    """One scheduler's profiles (frameworks), queue, nominator and cache, and the handlers
-    that feed them. Built in two steps, because the frameworks' handle lends the plugins this
-    backend's snapshot and nominator: `Backend(config)`, then `build_frameworks(handle)`."""
+    """One scheduler's profiles (frameworks), queue, nominator, cache and pod groups, and the
+    handlers that feed them. Built in two steps, because the frameworks' handle lends the
+    plugins this backend's snapshot and nominator: `Backend(config)`, then
+    `build_frameworks(handle)` (which lends them its pod groups and clock too)."""
 
     def __init__(
         self,
@@ -51,6 +60,7 @@ class Backend:
         self.frameworks: dict[str, Framework] = {}
         self.cache = Cache(Snapshot())
         self.nominator = Nominator()
+        self.groups = PodGroups()
         self.queue = SchedulingQueue(
             less=self._unsorted,
             pre_enqueue=self._pre_enqueue,
@@ -61,7 +71,14 @@ class Backend:
             on_change=on_change,
         )
         names = [profile.scheduler_name for profile in config.profiles]
-        self.events = EventHandlers(self.cache, self.queue, self.nominator, names)
+        self.events = EventHandlers(
+            self.cache,
+            self.queue,
+            self.nominator,
+            names,
+            groups=self.groups,
+            reject_waiting=self._reject_waiting,
+        )
 
     @property
     def snapshot(self) -> Snapshot:
@@ -72,6 +89,7 @@ class Backend:
         this backend's snapshot and nominator)."""
         assert handle.snapshot is self.snapshot
         assert handle.nominator is self.nominator
+        handle = dataclasses.replace(handle, pod_groups=self.groups, clock=self.queue.clock)
         self.frameworks = {
             profile.scheduler_name: Framework(profile, handle) for profile in self.config.profiles
         }
@@ -79,6 +97,23 @@ class Backend:
         # so): the queue asks the first one's directly, as its heap compares often.
         self.queue.less = next(iter(self.frameworks.values())).queue_sort()
         return self.frameworks
+
+    def group_of(self, pod: PodInfo) -> GroupKey | None:
+        """The pod group a pending pod is scheduled with: the v1alpha2 group it names in
+        spec.schedulingGroup (which the API server keeps only with GenericWorkload on), else
+        the v1alpha1 group its label names when its profile runs Coscheduling."""
+        key = scheduling_group(pod.pod)
+        if key is not None:
+            return key
+        framework = self.frameworks.get(pod.scheduler_name)
+        if framework is not None and COSCHEDULING in framework.plugins:
+            return coscheduling_group(pod.pod)
+        return None
+
+    def _reject_waiting(self, uid: str) -> None:
+        """A pod waiting at Permit was deleted: its binding cycle ends (RejectWaitingPod)."""
+        for framework in self.frameworks.values():
+            framework.reject_waiting_pod(uid)
 
     @staticmethod
     def _unsorted(first: QueuedPodInfo, second: QueuedPodInfo) -> bool:

@@ -233,6 +233,52 @@ class SchedulingQueue:
                 log.debug("%s: %d pods tried again, %d let in", event, len(helped), len(lifted))
             self._changed()
 
+    def on_event_for(
+        self, keys: Iterable[str], event: ClusterEvent, old: Any = None, new: Any = None
+    ) -> None:
+        """A cluster event that can concern only the pods named (a pod group's members, when
+        a member or the PodGroup appears): as on_event, without looking at any other pod."""
+        with self._lock:
+            for key in keys:
+                queued = self._unschedulable.get(key)
+                if queued is not None and self._may_help(queued, event, old, new):
+                    self._move([queued])
+                queued = self._gated.get(key)
+                if queued is not None and self._may_lift(queued, event, old, new):
+                    del self._gated[key]
+                    self._enqueue(queued)
+                flying = self._in_flight.get(key)
+                if flying is not None and flying.events_in_flight is not None:
+                    flying.events_in_flight.append((event, old, new))
+            self._changed()
+
+    def pop_members(self, keys: Iterable[str]) -> list[QueuedPod]:
+        """PopSpecificPod for each pod named: the ones waiting in activeQ, backoffQ or among
+        the unschedulable pods, and let in by their preEnqueue plugins, leave the queue in
+        flight with the pod group whose cycle pulls them (gated pods stay)."""
+        with self._lock:
+            popped = []
+            for key in keys:
+                queued = (
+                    self._active.pop(key, None)
+                    or self._backoff.pop(key, None)
+                    or self._unschedulable.pop(key, None)
+                )
+                if queued is None:
+                    continue
+                verdict = self.pre_enqueue(queued.pod_info)
+                if not verdict.is_success:
+                    queued.gated_by = verdict
+                    self._gated[key] = queued
+                    continue
+                queued.attempts += 1
+                if queued.initial_attempt_timestamp is None:
+                    queued.initial_attempt_timestamp = self.clock()
+                self._in_flight[key] = queued
+                popped.append(queued)
+            self._changed()
+            return popped
+
     def move_all(self, reason: str) -> None:
         """Tries every unschedulable pod again (a change no hint can judge)."""
         with self._lock:

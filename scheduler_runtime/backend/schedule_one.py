@@ -23,6 +23,7 @@ from scheduler_runtime.framework.algorithm import SchedulingAlgorithm
 from scheduler_runtime.framework.explain import Explanation, explain
 from scheduler_runtime.framework.interface import CycleState
 from scheduler_runtime.framework.isolation import FrameworkError
+from scheduler_runtime.framework.podgroups import GroupKey
 from scheduler_runtime.framework.podinfo import PodInfo
 from scheduler_runtime.framework.runtime import Framework
 from scheduler_runtime.framework.status import SUCCESS, Code, Status
@@ -67,6 +68,23 @@ class Attempt:
         return self.queued.pod_info
 
 
+@dataclass(frozen=True)
+class GroupOutcome:
+    """How a pod group's scheduling cycle ended (Success: its placed members go on to
+    binding; Unschedulable; Error), the message its PodGroup's condition carries, and each
+    member's lot: (pod key, node) for those placed, (pod key, message) for the others."""
+
+    key: GroupKey
+    status: Status
+    placed: tuple[tuple[str, str], ...] = ()
+    failed: tuple[tuple[str, str], ...] = ()
+    waiting_on_preemption: bool = False
+
+    @property
+    def message(self) -> str:
+        return self.status.message()
+
+
 class OutcomeSink(Protocol):
     """Who hears how an attempt went: the cluster (live) or memory (simulate). Reporting
     only: the cache, queue and nominator are already up to date when it is told."""
@@ -82,6 +100,13 @@ class OutcomeSink(Protocol):
 
     def bound(self, attempt: Attempt) -> None:
         """The pod is bound to `attempt.node`."""
+
+    def expecting(self, attempt: Attempt) -> None:
+        """The pod will wait at Permit before it binds to `attempt.node`: the cluster is told
+        through its nominated node (upstream's NominatedNodeNameForExpectation)."""
+
+    def group_decided(self, outcome: GroupOutcome) -> None:
+        """A pod group's cycle ended (its members' own outcomes are reported each)."""
 
     def failed(self, attempt: Attempt, status: Status) -> None:
         """The attempt failed with `status` and the pod is back in the queue
@@ -171,6 +196,11 @@ class ScheduleOne:
         attempt.node = result.suggested_host
         if self.explaining:
             self._explained(attempt, explain(pod, framework, self.algorithm, node=attempt.node))
+        return self.reserve_and_permit(attempt)
+
+    def reserve_and_permit(self, attempt: Attempt) -> Status:
+        """Assume the pod on `attempt.node`, reserve, permit; all undone when one fails."""
+        pod, framework, state = attempt.pod, attempt.framework, attempt.state
         self._assume(attempt)
         status = located(framework.run_reserve(state, pod, attempt.node), "Reserve")
         if status.is_success:
@@ -245,6 +275,8 @@ class ScheduleOne:
         pod, framework, state, node = attempt.pod, attempt.framework, attempt.state, attempt.node
         try:
             status = framework.run_pre_bind_pre_flight(state, pod, node)
+            if status.is_success and framework.will_wait_on_permit(pod):
+                self.sink.expecting(attempt)
             if status.is_success:
                 status = located(framework.wait_on_permit(pod), "Permit")
             else:

@@ -10,6 +10,7 @@ candidate nodes of the columnar snapshot at once; user plugins may define only t
 from __future__ import annotations
 
 import random
+import time
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Final, Generic, Protocol, TypeVar, cast, runtime_checkable
@@ -20,6 +21,12 @@ from pydantic import BaseModel
 
 from scheduler_runtime.framework.events import EVERYTHING, ClusterEventWithHint
 from scheduler_runtime.framework.nodeinfo import NodeInfo
+from scheduler_runtime.framework.podgroups import (
+    GroupKey,
+    Placement,
+    PodGroupAssignments,
+    PodGroupLister,
+)
 from scheduler_runtime.framework.podinfo import PodInfo
 from scheduler_runtime.framework.snapshot import Int64s, Slots, Snapshot
 from scheduler_runtime.framework.status import (  # noqa: F401 - found here too, with the rest
@@ -39,14 +46,17 @@ MIN_NODE_SCORE = 0
 
 
 class CycleState:
-    """Data plugins share within one scheduling cycle (upstream CycleState)."""
+    """Data plugins share within one scheduling cycle (upstream CycleState). `pod_group` is
+    set while the cycle only tries a member of that group in its pod group cycle (upstream's
+    IsPodGroupSchedulingCycle): what it assumes and reserves there is undone at its end."""
 
-    __slots__ = ("_data", "skip_filter_plugins", "skip_score_plugins")
+    __slots__ = ("_data", "pod_group", "skip_filter_plugins", "skip_score_plugins")
 
     def __init__(self) -> None:
         self._data: dict[str, Any] = {}
         self.skip_filter_plugins: set[str] = set()
         self.skip_score_plugins: set[str] = set()
+        self.pod_group: GroupKey | None = None
 
     def read(self, key: str) -> Any:
         return self._data[key]
@@ -68,6 +78,7 @@ class CycleState:
         }
         copy.skip_filter_plugins = set(self.skip_filter_plugins)
         copy.skip_score_plugins = set(self.skip_score_plugins)
+        copy.pod_group = self.pod_group
         return copy
 
 
@@ -182,7 +193,8 @@ class Handle:
     does for plugins. `framework` is the profile's own framework (set when it builds its
     plugins). `plugin_time_budget` bounds each call of an out-of-tree plugin (a plugin class
     may set its own `time_budget`). `record_extension_point`, when given, is told how long
-    each extension point took.
+    each extension point took. `pod_groups` are the scheduler's pod groups (None: a bare
+    framework knows none); `clock` times waits at Permit (simulate's is virtual).
     """
 
     snapshot: Snapshot
@@ -194,6 +206,8 @@ class Handle:
     framework: FrameworkHandle | None = None
     plugin_time_budget: float = DEFAULT_PLUGIN_TIME_BUDGET
     record_extension_point: ExtensionPointRecorder | None = None
+    pod_groups: PodGroupLister | None = None
+    clock: Callable[[], float] = time.monotonic
 
 
 ArgsT = TypeVar("ArgsT", bound="BaseModel | None")
@@ -342,6 +356,25 @@ class ReservePlugin(Plugin, Protocol):
 @runtime_checkable
 class PermitPlugin(Plugin, Protocol):
     def permit(self, state: CycleState, pod: PodInfo, node_name: str) -> tuple[Status, float]: ...
+
+
+@runtime_checkable
+class PlacementGeneratePlugin(Plugin, Protocol):
+    """Splits the nodes a pod group may use into placements to try the group in."""
+
+    def generate_placements(
+        self, state: CycleState, group: GroupKey, parent: Placement
+    ) -> tuple[list[Placement], Status]: ...
+
+
+@runtime_checkable
+class PlacementScorePlugin(Plugin, Protocol):
+    """Scores a placement where the whole group fits; optional `normalize_placement_score`
+    rescales the scores of all placements (a list, in place) to 0-100."""
+
+    def score_placement(
+        self, state: CycleState, group: GroupKey, assignments: PodGroupAssignments
+    ) -> tuple[int, Status]: ...
 
 
 @runtime_checkable

@@ -30,6 +30,7 @@ BINDING, SCHEDULING = "Binding", "Scheduling"
 PREEMPTED, PREEMPTING = "Preempted", "Preempting"
 UNSCHEDULABLE_REASON, SCHEDULER_ERROR_REASON = "Unschedulable", "SchedulerError"
 NOT_FOUND = 404
+POD_GROUP_SCHEDULED = "PodGroupScheduled"
 NOTE_LIMIT = 1024  # events.k8s.io/v1 rejects longer notes; upstream truncates to fit
 
 
@@ -136,6 +137,31 @@ def condition_patch(
     return {"status": patch}
 
 
+def pod_group_condition_patch(
+    group: dict[str, Any], status: str, reason: str, message: str
+) -> dict[str, Any] | None:
+    """The status patch upstream's updatePodGroupCondition sends for PodGroupScheduled, or
+    None when nothing would change. A group once scheduled is not set back to False by a
+    later cycle for its extra members; the transition time moves only with the status."""
+    conditions = (group.get("status") or {}).get("conditions") or ()
+    current = next((c for c in conditions if c.get("type") == POD_GROUP_SCHEDULED), None)
+    if current is not None and current.get("status") == "True" and status != "True":
+        return None
+    wanted: dict[str, Any] = {
+        "type": POD_GROUP_SCHEDULED,
+        "status": status,
+        "observedGeneration": (group.get("metadata") or {}).get("generation") or 0,
+        "reason": reason,
+        "message": message,
+    }
+    if current is not None and all(current.get(k) == v for k, v in wanted.items()):
+        return None
+    same_status = current is not None and current.get("status") == status
+    transition = current.get("lastTransitionTime") if same_status and current else None
+    wanted["lastTransitionTime"] = transition or _now()
+    return {"status": {"conditions": [wanted]}}
+
+
 def disruption_patch(scheduler_name: str) -> dict[str, Any]:
     """The DisruptionTarget condition upstream puts on a victim before deleting it."""
     condition = {
@@ -206,6 +232,29 @@ class Outcomes:
         )
         note = f"Preempted by pod {preemptor.uid} on node {victim.node_name}"
         self._event(victim, NORMAL, PREEMPTED, PREEMPTING, note, by=preemptor)
+
+    def expect(self, pod: PodInfo, node_name: str) -> None:
+        """NominatedNodeNameForExpectation: before a pod waits at Permit, its nominated node
+        tells other components (the cluster autoscaler) where it is about to be bound."""
+        if (pod.pod.get("status") or {}).get("nominatedNodeName") == node_name:
+            return
+        path = f"/api/v1/namespaces/{pod.namespace}/pods/{pod.name}/status"
+        body = {"status": {"nominatedNodeName": node_name}}
+        self.kube.patch(path, body, before_send=self.fence)
+
+    def pod_group_condition(
+        self, group: dict[str, Any], status: str, reason: str, message: str
+    ) -> None:
+        """The PodGroupScheduled condition of a scheduling.k8s.io/v1alpha2 PodGroup."""
+        patch = pod_group_condition_patch(group, status, reason, message)
+        if patch is None:
+            return
+        metadata = group.get("metadata") or {}
+        path = (
+            f"/apis/scheduling.k8s.io/v1alpha2/namespaces/{metadata.get('namespace')}"
+            f"/podgroups/{metadata.get('name')}/status"
+        )
+        self.kube.patch(path, patch, before_send=self.fence)
 
     def clear_nomination(self, pod: PodInfo) -> None:
         """ClearNominatedNodeName: the pod no longer waits for that node."""

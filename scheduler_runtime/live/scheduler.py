@@ -23,7 +23,8 @@ import urllib3
 
 from scheduler_runtime.backend import Backend
 from scheduler_runtime.backend.queue import QueuedPod, SchedulingQueue
-from scheduler_runtime.backend.schedule_one import Attempt, BindingCycle, ScheduleOne, fields
+from scheduler_runtime.backend.schedule_one import Attempt, BindingCycle, GroupOutcome, fields
+from scheduler_runtime.backend.schedule_one_podgroup import PodGroupSequence
 from scheduler_runtime.config import SchedulerConfiguration
 from scheduler_runtime.framework.algorithm import SchedulingAlgorithm
 from scheduler_runtime.framework.explain import Explanation, annotation
@@ -32,6 +33,7 @@ from scheduler_runtime.framework.interface import (
     Handle,
     Services,
 )
+from scheduler_runtime.framework.podgroups import WORKLOAD_API
 from scheduler_runtime.framework.podinfo import PodInfo
 from scheduler_runtime.framework.status import Code, Status
 from scheduler_runtime.framework.types import ScheduleResult
@@ -49,6 +51,8 @@ log = logging.getLogger("scheduler_runtime.scheduler")
 BINDING_WORKERS = 64
 REPORTING_WORKERS = 8
 PREEMPTION = "DefaultPreemption"
+# The PodGroupScheduled condition's reasons when a group is not placed.
+UNSCHEDULABLE_GROUP, SCHEDULER_ERROR = "Unschedulable", "SchedulerError"
 # Failures of a binding's API calls: the pod's Error, not a bug.
 API_ERRORS = (ApiError, urllib3.exceptions.HTTPError, OSError)
 # How long stop() waits for the scheduling cycle under way (it may still start a binding).
@@ -95,7 +99,7 @@ class Scheduler:
         self.stopping = threading.Event()
         self._loop_idle = threading.Event()  # set while no scheduling loop runs
         self._loop_idle.set()
-        self.sequence = ScheduleOne(
+        self.sequence = PodGroupSequence(
             self.backend,
             self.algorithm,
             self,
@@ -215,6 +219,60 @@ class Scheduler:
             )
         self._report(self.outcomes.scheduled, pod, node)
         self._annotate(attempt)
+
+    def expecting(self, attempt: Attempt) -> None:
+        """Runs on the binding thread, before the pod waits at Permit (as upstream's does):
+        a failure is logged and the binding goes on."""
+        try:
+            self.outcomes.expect(attempt.pod, attempt.node)
+        except (*API_ERRORS, NotLeadingError) as failure:
+            log.warning(
+                "Failed to update the nominated node name in the binding cycle %s",
+                fields(pod=attempt.pod.key, nominatedNodeName=attempt.node, err=str(failure)),
+            )
+
+    def group_decided(self, outcome: GroupOutcome) -> None:
+        """The pod group's log line and, for a scheduling.k8s.io/v1alpha2 PodGroup, its
+        PodGroupScheduled condition."""
+        status = outcome.status
+        if log.isEnabledFor(logging.INFO):
+            what = (
+                "Successfully scheduled a pod group"
+                if status.is_success
+                else "Unable to schedule a pod group"
+            )
+            log.info(
+                "%s %s",
+                what,
+                fields(
+                    podGroup=str(outcome.key),
+                    scheduledPods=len(outcome.placed),
+                    unschedulablePods=len(outcome.failed),
+                    reason=status.message(),
+                ),
+            )
+        group = self.backend.groups.object(outcome.key)
+        if outcome.key.api != WORKLOAD_API or group is None:
+            return
+        if status.is_success:
+            condition = ("True", "Scheduled", status.message())
+        elif status.code == Code.ERROR:
+            condition = ("False", SCHEDULER_ERROR, status.message())
+        else:
+            condition = ("False", UNSCHEDULABLE_GROUP, status.message())
+        try:
+            self.reporting.submit(self._write_group, group, *condition)
+        except RuntimeError:  # the pool shut down: only after a cycle outlived stop()'s wait
+            if not self.stopping.is_set():
+                raise
+
+    def _write_group(self, group: dict[str, Any], *condition: str) -> None:
+        try:
+            self.outcomes.pod_group_condition(group, *condition)
+        except NotLeadingError:
+            log.info("Not updating PodGroup status: no longer leading")
+        except API_ERRORS as failure:
+            log.warning("Failed to update PodGroup status: %s", failure)
 
     def failed(self, attempt: Attempt, status: Status) -> None:
         """handleSchedulingFailure's report: event, condition and nominated node."""
