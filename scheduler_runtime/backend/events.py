@@ -219,7 +219,11 @@ class EventHandlers:
     def _delete_pod(self, key: str) -> None:
         self.queue.delete(key)
         self.nominator.delete(key)
-        self.groups.delete_pod(key)
+        for group in self.groups.delete_pod(key):
+            # Its siblings may no longer make up the group: they are held back again.
+            state = self.groups.state(group)
+            if state is not None:
+                self.queue.recheck_gates(state.unscheduled)
         assumed = self.cache.is_assumed(key)
         old = self.cache.remove_pod(key)
         if old is not None:

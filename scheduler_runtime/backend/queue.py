@@ -212,12 +212,19 @@ class SchedulingQueue:
             queued.events_in_flight = []
             self._changed()
 
-    def on_event(self, event: ClusterEvent, old: Any = None, new: Any = None) -> None:
+    def on_event(
+        self, event: ClusterEvent, old: Any = None, new: Any = None, *, skip: str = ""
+    ) -> None:
         """A cluster event: the unschedulable pods it could help are tried again (through
         backoff when theirs has not expired), the gated pods whose gate it could lift are
-        checked again, and pods in flight remember it for when their attempt ends."""
+        checked again, and pods in flight remember it for when their attempt ends. `skip`
+        names a pod the event is about, which it cannot help."""
         with self._lock:
-            helped = [q for q in self._unschedulable.values() if self._may_help(q, event, old, new)]
+            helped = [
+                q
+                for q in self._unschedulable.values()
+                if q.key != skip and self._may_help(q, event, old, new)
+            ]
             self._move(helped)
             lifted = [q for q in self._gated.values() if self._may_lift(q, event, old, new)]
             for queued in lifted:
@@ -250,6 +257,23 @@ class SchedulingQueue:
                 flying = self._in_flight.get(key)
                 if flying is not None and flying.events_in_flight is not None:
                     flying.events_in_flight.append((event, old, new))
+            self._changed()
+
+    def recheck_gates(self, keys: Iterable[str]) -> None:
+        """Asks the preEnqueue plugins again about the pods named that wait in the queue (a
+        pod group lost a member): those they now hold back leave for the gated pods."""
+        with self._lock:
+            for key in keys:
+                for queue in (self._active, self._backoff, self._unschedulable):
+                    queued = queue.get(key)
+                    if queued is None:
+                        continue
+                    verdict = self.pre_enqueue(queued.pod_info)
+                    if not verdict.is_success:
+                        del queue[key]
+                        queued.gated_by = verdict
+                        self._gated[key] = queued
+                    break
             self._changed()
 
     def pop_members(self, keys: Iterable[str]) -> list[QueuedPod]:

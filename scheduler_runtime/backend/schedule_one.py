@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from scheduler_runtime.backend.queue import QueuedPod
 from scheduler_runtime.framework.algorithm import SchedulingAlgorithm
+from scheduler_runtime.framework.events import POD, ActionType, ClusterEvent
 from scheduler_runtime.framework.explain import Explanation, explain
 from scheduler_runtime.framework.interface import CycleState
 from scheduler_runtime.framework.isolation import FrameworkError
@@ -60,6 +61,7 @@ class Attempt:
     node: str = ""
     assumed: bool = False
     nomination: str | None = None  # from postFilter; "" withdraws an earlier nomination
+    expected: str = ""  # the node written as its nominated node before it waited at Permit
     why: dict[str, Any] = field(default_factory=dict)  # for the pod's log line
     explanation: Explanation | None = None
 
@@ -79,6 +81,9 @@ class GroupOutcome:
     placed: tuple[tuple[str, str], ...] = ()
     failed: tuple[tuple[str, str], ...] = ()
     waiting_on_preemption: bool = False
+    profile: str = ""
+    started: float = 0.0  # when the cycle started, by the sequence's clock
+    algorithm_seconds: float = 0.0  # how long trying the group took
 
     @property
     def message(self) -> str:
@@ -159,6 +164,7 @@ class ScheduleOne:
             self.backend.queue.done(pod.key)
             return
         framework = self.backend.frameworks[pod.scheduler_name]
+        queued.unschedulable_plugins = set()  # what rejects it now, not in an earlier try
         attempt = Attempt(queued, framework, CycleState(), self.clock())
         with self.backend.cache.frozen():
             try:
@@ -208,13 +214,13 @@ class ScheduleOne:
             if status.code == Code.WAIT:
                 status = SUCCESS  # the binding cycle waits for it, off the scheduling loop
             status = located(status, "Permit")
-            if status.is_rejected:
-                status = permit_rejection(attempt, status)
+        if status.is_rejected:
+            status = permit_rejection(attempt, status)
         if not status.is_success:
             framework.run_unreserve(state, pod, attempt.node)
             self._forget(attempt)
             if status.code not in (Code.ERROR, Code.UNSCHEDULABLE_AND_UNRESOLVABLE):
-                status = Status(Code.UNSCHEDULABLE, status.reasons, status.plugin)
+                status = Status(Code.UNSCHEDULABLE, status.reasons, status.plugin, status.error)
         return status
 
     def _abandon(self, attempt: Attempt, bug: Exception) -> Status:
@@ -265,8 +271,11 @@ class ScheduleOne:
         attempt.assumed = False
 
     def _failed(self, attempt: Attempt, status: Status) -> None:
-        """handleSchedulingFailure: back to the queue (unschedulable pods wait for an event,
-        errors back off), then the report."""
+        """handleSchedulingFailure: back to the queue (unschedulable pods wait for an event
+        that could help with what rejected them, errors back off), then the report."""
+        if isinstance(status.error, FitError):
+            rejecting = status.error.diagnosis.unschedulable_plugins
+            attempt.queued.unschedulable_plugins |= {plugin for plugin in rejecting if plugin}
         self.backend.queue.requeue(attempt.queued, unschedulable=status.code != Code.ERROR)
         self.sink.failed(attempt, status)
 
@@ -277,6 +286,7 @@ class ScheduleOne:
             status = framework.run_pre_bind_pre_flight(state, pod, node)
             if status.is_success and framework.will_wait_on_permit(pod):
                 self.sink.expecting(attempt)
+                attempt.expected = node
             if status.is_success:
                 status = located(framework.wait_on_permit(pod), "Permit")
             else:
@@ -297,18 +307,37 @@ class ScheduleOne:
             log.exception("Error binding pod %s", fields(pod=pod.key, node=node))
             status = Status.as_error(bug)
         if not status.is_success:
-            framework.run_unreserve(state, pod, node)
-            self._forget(attempt)
-            attempt.node = ""
-            self._failed(attempt, binding_status(status))
+            self._binding_failed(attempt, binding_status(status))
             return
         framework.run_post_bind(state, pod, node)
         self.backend.queue.done(pod.key)
         self.sink.bound(attempt)
 
+    def _binding_failed(self, attempt: Attempt, status: Status) -> None:
+        """handleBindingCycleError: unreserve and forget; the room the pod held is freed, an
+        AssignedPodDelete for the other pods (for the pod itself too, when it met an error:
+        it is in flight still, and goes to backoff); its nomination is withdrawn."""
+        pod = attempt.pod
+        framework, state, node = attempt.framework, attempt.state, attempt.node
+        held = (
+            self.backend.cache.assumed_pod(pod.key)
+            if self.backend.cache.is_assumed(pod.key)
+            else None
+        )
+        framework.run_unreserve(state, pod, node)
+        self._forget(attempt)
+        attempt.node, attempt.nomination = "", ""
+        freed = ClusterEvent(POD, ActionType.DELETE)
+        if held is not None and not status.is_rejected:
+            self.backend.queue.on_event(freed, held, None)
+        self._failed(attempt, status)
+        if held is not None and status.is_rejected:
+            self.backend.queue.on_event(freed, held, None, skip=pod.key)
+
 
 def permit_rejection(attempt: Attempt, status: Status) -> Status:
-    """A Permit rejection reads as upstream's: a FitError over the one suggested node."""
+    """A Reserve or Permit rejection reads as upstream's: a FitError over the one suggested
+    node, naming the plugin that rejected it."""
     diagnosis = Diagnosis(NodeToStatus(attempt.framework.handle.snapshot), {status.plugin})
     diagnosis.node_to_status.set(attempt.node, status)
     error = FitError(attempt.pod, 1, diagnosis)
@@ -326,4 +355,4 @@ def located(status: Status, point: str) -> Status:
 def binding_status(status: Status) -> Status:
     if status.code == Code.ERROR:
         return status
-    return Status(Code.UNSCHEDULABLE, status.reasons, status.plugin)
+    return Status(Code.UNSCHEDULABLE, status.reasons, status.plugin, status.error)

@@ -17,6 +17,7 @@ deleted, PreBind fails), its siblings still waiting at Permit are released at on
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from dataclasses import dataclass, field
 
@@ -94,6 +95,7 @@ class PodGroupSequence(ScheduleOne):
         if not members:
             return
         framework, problem = self._framework(members)
+        started = self.clock()
         with self.backend.cache.frozen():
             if problem is not None:
                 result = GroupResult([], problem)
@@ -105,7 +107,11 @@ class PodGroupSequence(ScheduleOne):
                         raise
                     log.exception("Error scheduling pod group %s", fields(podGroup=str(key)))
                     result = GroupResult([], Status.as_error(bug))
+            tried = self.clock() - started
             outcome, prepared, failures = self._submit(framework, key, members, result)
+        outcome = dataclasses.replace(
+            outcome, profile=framework.scheduler_name, started=started, algorithm_seconds=tried
+        )
         for attempt, status in failures:
             self._failed(attempt, status)
         for attempt in prepared:

@@ -98,9 +98,15 @@ def _reference(pod: PodInfo) -> dict[str, str]:
 
 
 def condition_patch(
-    pod: PodInfo, reason: str, message: str, nominated_node: str | None
+    pod: PodInfo,
+    reason: str,
+    message: str,
+    nominated_node: str | None,
+    written_nomination: str | None = None,
 ) -> dict[str, Any] | None:
     """The status patch upstream's updatePod sends, or None when nothing would change.
+    `written_nomination` is a nominated node this scheduler wrote that the pod object at
+    hand may not show yet.
 
     The transition time moves only when the condition's status changes."""
     status = pod.pod.get("status") or {}
@@ -118,7 +124,7 @@ def condition_patch(
         wanted["observedGeneration"] = generation  # as upstream since 1.33
     same_condition = current is not None and all(current.get(k) == v for k, v in wanted.items())
     nomination_changes = nominated_node is not None and nominated_node != (
-        status.get("nominatedNodeName") or ""
+        written_nomination or status.get("nominatedNodeName") or ""
     )
     if same_condition and not nomination_changes:
         return None
@@ -210,13 +216,19 @@ class Outcomes:
         self._event(pod, NORMAL, SCHEDULED, BINDING, scheduled_message(pod, node_name))
 
     def failed(
-        self, pod: PodInfo, message: str, *, error: bool, nominated_node: str | None
+        self,
+        pod: PodInfo,
+        message: str,
+        *,
+        error: bool,
+        nominated_node: str | None,
+        written_nomination: str | None = None,
     ) -> None:
         """The FailedScheduling event and the PodScheduled=False condition."""
         self.fence()  # a new leader may have bound the pod meanwhile
         self._event(pod, WARNING, FAILED_SCHEDULING, SCHEDULING, message)
         reason = SCHEDULER_ERROR_REASON if error else UNSCHEDULABLE_REASON
-        patch = condition_patch(pod, reason, message, nominated_node)
+        patch = condition_patch(pod, reason, message, nominated_node, written_nomination)
         if patch is not None:
             path = f"/api/v1/namespaces/{pod.namespace}/pods/{pod.name}/status"
             self.kube.patch(path, patch, before_send=self.fence)

@@ -33,13 +33,19 @@ from scheduler_runtime.framework.interface import (
     Handle,
     Services,
 )
-from scheduler_runtime.framework.podgroups import WORKLOAD_API
+from scheduler_runtime.framework.podgroups import WORKLOAD_API, GroupKey
 from scheduler_runtime.framework.podinfo import PodInfo
 from scheduler_runtime.framework.status import Code, Status
 from scheduler_runtime.framework.types import ScheduleResult
 from scheduler_runtime.live.explanations import ExplanationStore, annotation_patch
 from scheduler_runtime.live.kube import ApiError, Kube
-from scheduler_runtime.live.metrics import ERROR, SCHEDULED, UNSCHEDULABLE, SchedulerMetrics
+from scheduler_runtime.live.metrics import (
+    ERROR,
+    SCHEDULED,
+    UNSCHEDULABLE,
+    WAITING_ON_PREEMPTION,
+    SchedulerMetrics,
+)
 from scheduler_runtime.live.outcomes import NotLeadingError, Outcomes
 from scheduler_runtime.live.volumes import VolumeBinder
 
@@ -97,6 +103,7 @@ class Scheduler:
         self.binding = ThreadPoolExecutor(BINDING_WORKERS, thread_name_prefix="binding")
         self.reporting = ThreadPoolExecutor(REPORTING_WORKERS, thread_name_prefix="reporting")
         self.stopping = threading.Event()
+        self._scheduled_groups: set[tuple[GroupKey, str]] = set()  # PodGroups (by uid) set True
         self._loop_idle = threading.Event()  # set while no scheduling loop runs
         self._loop_idle.set()
         self.sequence = PodGroupSequence(
@@ -235,6 +242,17 @@ class Scheduler:
         """The pod group's log line and, for a scheduling.k8s.io/v1alpha2 PodGroup, its
         PodGroupScheduled condition."""
         status = outcome.status
+        result = (
+            SCHEDULED
+            if status.is_success
+            else ERROR
+            if status.code == Code.ERROR
+            else WAITING_ON_PREEMPTION
+            if outcome.waiting_on_preemption
+            else UNSCHEDULABLE
+        )
+        elapsed = time.monotonic() - outcome.started
+        self.metrics.pod_group_attempt(result, outcome.profile, elapsed, outcome.algorithm_seconds)
         if log.isEnabledFor(logging.INFO):
             what = (
                 "Successfully scheduled a pod group"
@@ -254,7 +272,13 @@ class Scheduler:
         group = self.backend.groups.object(outcome.key)
         if outcome.key.api != WORKLOAD_API or group is None:
             return
+        # Once scheduled, a group is not set back to False by a cycle for its extra members,
+        # even before the watch shows the True this scheduler wrote.
+        uid = (group.get("metadata") or {}).get("uid", "")
+        if (outcome.key, uid) in self._scheduled_groups and not status.is_success:
+            return
         if status.is_success:
+            self._scheduled_groups.add((outcome.key, uid))
             condition = ("True", "Scheduled", status.message())
         elif status.code == Code.ERROR:
             condition = ("False", SCHEDULER_ERROR, status.message())
@@ -282,6 +306,8 @@ class Scheduler:
         result = ERROR if error else UNSCHEDULABLE
         self.metrics.attempt(result, pod.scheduler_name, time.monotonic() - attempt.started)
         nominated = None if error else attempt.nomination
+        if attempt.expected:  # it waited at Permit with its node as nominated node: withdrawn
+            nominated = ""
         if log.isEnabledFor(logging.INFO):
             log.info(
                 "Unable to schedule pod %s",
@@ -294,7 +320,14 @@ class Scheduler:
                 ),
             )
         if not attempt.queued.deleted:  # nobody to tell about a pod that is gone
-            self._report(self.outcomes.failed, pod, message, error=error, nominated_node=nominated)
+            self._report(
+                self.outcomes.failed,
+                pod,
+                message,
+                error=error,
+                nominated_node=nominated,
+                written_nomination=attempt.expected or None,
+            )
             self._annotate(attempt)
 
     def _annotate(self, attempt: Attempt) -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from importlib.metadata import EntryPoint
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 import yaml
@@ -17,7 +17,10 @@ from scheduler_runtime.backend import NODES, PODS
 from scheduler_runtime.cli import main
 from scheduler_runtime.config import load_configuration
 from scheduler_runtime.framework import registry as registry_module
+from scheduler_runtime.framework.interface import CycleState
 from scheduler_runtime.framework.podgroups import WORKLOAD_POD_GROUP
+from scheduler_runtime.framework.podinfo import PodInfo
+from scheduler_runtime.framework.status import SUCCESS, Status
 from scheduler_runtime.simulate import Simulation
 
 PROFILE = "gangs"
@@ -357,3 +360,58 @@ def test_a_pod_waiting_at_permit_is_held_until_allowed_or_timed_out_on_the_virtu
     # stayed unschedulable: the run ended instead of looping.
     assert made.clock() == 61.0
     assert assumed(made) == set()
+
+
+def test_a_gang_that_loses_a_member_waits_outside_the_queue_again() -> None:
+    made = simulation(node("n0", cpu="2"), pod_group("g", 3), *gang("g", 3, "1"))
+    made.run()
+    assert set(nodes_of(made).values()) == {None}
+    made.backend.events.delete(PODS, {"metadata": {"name": "g-2", "namespace": "ns"}})
+    made.backend.events.upsert(NODES, node("n1", cpu="2"))  # room, but the gang is short
+    made.run()
+    assert not any(nodes_of(made).values())
+    assert made.group_reports()[0].reason == (
+        "waiting for minCount pods from a gang to appear in scheduling queue (2 of 3 members exist)"
+    )
+
+
+class RefusesOnce:
+    """A Reserve plugin that refuses pod g-1 once it is reserved for real (not while its
+    group is only tried): the gang's other member is then waiting at Permit."""
+
+    name = "RefusesOnce"
+    refused: ClassVar[list[str]] = []
+
+    def __init__(self, args: Any, handle: Any) -> None:
+        self.handle = handle
+
+    def reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status:
+        if pod.name == "g-1" and state.pod_group is None and not self.refused:
+            self.refused.append(pod.name)
+            return Status.unschedulable("refused for the test")
+        return SUCCESS
+
+    def unreserve(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
+        pass
+
+
+def test_a_member_that_fails_before_binding_releases_its_waiting_siblings(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    point = EntryPoint("RefusesOnce", f"{__name__}:RefusesOnce", registry_module.ENTRY_POINT_GROUP)
+    monkeypatch.setattr(registry_module, "entry_points", lambda group: [point])
+    registry_module.registry.cache_clear()
+    RefusesOnce.refused.clear()
+    try:
+        made = simulation(
+            node("n0"), pod_group("g", 2), *gang("g", 2, "1"),
+            plugins=("GangScheduling", "RefusesOnce"),
+        )  # fmt: skip
+        made.run()
+    finally:
+        registry_module.registry.cache_clear()
+    assert RefusesOnce.refused == ["g-1"]
+    # g-0 was placed and waited at Permit for g-1; when g-1 was refused it was released at
+    # once (not after five minutes), and both were placed together when tried again.
+    assert nodes_of(made) == {"g-0": "n0", "g-1": "n0"}
+    assert made.clock() < 300
