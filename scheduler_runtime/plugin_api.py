@@ -14,6 +14,7 @@ carries on with the next pod.
 from __future__ import annotations
 
 from scheduler_runtime.config.model import ApiModel
+from scheduler_runtime.framework.features import Features
 from scheduler_runtime.framework.interface import (
     MAX_NODE_SCORE,
     MIN_NODE_SCORE,
@@ -55,6 +56,7 @@ __all__ = [
     "BindPlugin",
     "Code",
     "CycleState",
+    "Features",
     "FilterPlugin",
     "Handle",
     "Int64s",

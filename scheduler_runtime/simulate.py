@@ -211,6 +211,7 @@ class Simulation:
             rng=self.rng,
             parallelism=config.parallelism,
             services=Services(delete_pod=self._evict, clear_nomination=self._clear_nomination),
+            features=config.features,
         )
         self.frameworks = self.backend.build_frameworks(handle)
         self.algorithm = SchedulingAlgorithm(

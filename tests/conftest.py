@@ -29,6 +29,7 @@ pytest_plugins = [
     "replay_parity",
     "runtime_support",
     "fault_support",  # after runtime_support, which it imports
+    "coscheduling_support",  # after runtime_support, which it imports
     "gang_support",  # after runtime_support, which it imports
 ]
 

@@ -108,6 +108,11 @@ CASES: dict[str, tuple[dict[str, Any], str | None]] = {
         {"preFilter": disabled("VolumeBinding")},
         'running "VolumeBinding" filter plugin: not found',
     ),
+    "prefilter-ndf": (
+        {"preFilter": disabled("NodeDeclaredFeatures")},
+        'running "NodeDeclaredFeatures" filter plugin: error reading '
+        '"PreFilterNodeDeclaredFeatures" from cycle-state: not found',
+    ),
     "prefilter-nvl": ({"preFilter": disabled("NodeVolumeLimits")}, None),
     "prefilter-vz": ({"preFilter": disabled("VolumeZone")}, None),
     "prefilter-na": ({"preFilter": disabled("NodeAffinity")}, None),

@@ -217,9 +217,10 @@ def wait_condition(
 
 
 def start_kube_scheduler(
-    cluster: Cluster, config: dict[str, Any], workdir: Path
+    cluster: Cluster, config: dict[str, Any], workdir: Path, args: tuple[str, ...] = ()
 ) -> tuple[subprocess.Popen[bytes], int, Path]:
-    """Runs the upstream kube-scheduler binary with a rendered configuration, as admin."""
+    """Runs the upstream kube-scheduler binary with a rendered configuration, as admin;
+    `args` are further flags (--feature-gates, say)."""
     config = {**config, "clientConnection": {"kubeconfig": str(cluster.kubeconfig)}}
     config_file = workdir / "config.yaml"
     config_file.write_text(yaml.safe_dump(config))
@@ -234,6 +235,7 @@ def start_kube_scheduler(
             f"--cert-dir={workdir}",
             f"--authentication-kubeconfig={cluster.kubeconfig}",
             f"--authorization-kubeconfig={cluster.kubeconfig}",
+            *args,
         ],
         stdout=log.open("wb"),
         stderr=subprocess.STDOUT,

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the local control plane (kube-apiserver, kube-controller-manager, kube-scheduler,
 # kubectl, etcd, kwok, kwokctl), a real node's kubelet and kube-proxy, Prometheus (prometheus,
-# promtool) and helm from the Go module proxy into a cache outside the repository.
+# promtool), helm and scheduler-plugins' kube-scheduler and controller from the Go module proxy
+# into a cache outside the repository.
 # Each component lives in a directory named after its pinned version, so a cached build is
 # reused until tools/versions.env changes. Prints the directories holding the binaries.
 set -euo pipefail
@@ -58,18 +59,24 @@ build_kubernetes() {
   } >>"$mod/go.mod"
   local pkgs=("${missing[@]/#/k8s.io/kubernetes/cmd/}")
   (cd "$mod" && quiet go get -tool "${pkgs[@]/%/@$v}")
-  local major=${v#v}; major=${major%%.*}
-  local minor_only=${minor%%.*}
-  local ldflags="-s -w" pkg key val
+  (cd "$mod" && go build -ldflags "$(kube_version_ldflags "$v")" -o "$out/" "${pkgs[@]}")
+  finish "$out"
+}
+
+# kube_version_ldflags VERSION: linker flags that stamp a binary as Kubernetes VERSION. Its
+# components derive the version they emulate, and so every feature gate's state, from it.
+kube_version_ldflags() {
+  local v=$1 major minor pkg key val ldflags="-s -w"
+  major=${v#v}; major=${major%%.*}
+  minor=${v#v*.}; minor=${minor%%.*}
   for pkg in k8s.io/client-go/pkg/version k8s.io/component-base/version; do
-    for key in gitVersion:"$v" gitMajor:"$major" gitMinor:"$minor_only" gitTreeState:clean \
+    for key in gitVersion:"$v" gitMajor:"$major" gitMinor:"$minor" gitTreeState:clean \
       buildDate:"$(date -u +%Y-%m-%dT%H:%M:%SZ)"; do
       val=${key#*:}; key=${key%%:*}
       ldflags+=" -X $pkg.$key=$val"
     done
   done
-  (cd "$mod" && go build -ldflags "$ldflags" -o "$out/" "${pkgs[@]}")
-  finish "$out"
+  echo "$ldflags"
 }
 
 build_etcd() {
@@ -126,14 +133,42 @@ build_helm() {
   finish "$out"
 }
 
+# scheduler-plugins' kube-scheduler (kube-scheduler with Coscheduling and the project's other
+# plugins) and its controller (PodGroup status). Like k8s.io/kubernetes, its module pins the
+# k8s.io modules with replace directives, which a dependent module ignores: they are copied
+# into the wrapper module from the release's own go.mod.
+build_scheduler_plugins() {
+  local out="$cache/scheduler-plugins-$SCHEDULER_PLUGINS_VERSION" v=$SCHEDULER_PLUGINS_VERSION
+  [ -f "$out/.complete" ] && return
+  log "building scheduler-plugins $v (cold build: 5-10 minutes on 2 cores)"
+  local mod="$out/src" gomod
+  new_module "$mod" local.build/scheduler-plugins
+  gomod=$(cd "$mod" && go mod download -json "sigs.k8s.io/scheduler-plugins@$v" | sed -n 's/.*"GoMod": "\(.*\)",/\1/p')
+  {
+    echo "require sigs.k8s.io/scheduler-plugins $v"
+    sed -n '/^replace (/,/^)/p; /^replace [^(]/p' "$gomod"
+  } >>"$mod/go.mod"
+  local pkg=sigs.k8s.io/scheduler-plugins/cmd kube ldflags
+  (cd "$mod" && quiet go get -tool "$pkg/scheduler@$v" "$pkg/controller@$v")
+  # Stamped as the Kubernetes release it is built from (its own v0.MINOR would make its
+  # kube-scheduler emulate Kubernetes 0.MINOR, where every feature gate is pre-alpha).
+  kube=$(sed -n 's#^\s*k8s.io/kubernetes => k8s.io/kubernetes \(v[0-9.]*\)\s*$#\1#p' "$gomod")
+  ldflags=$(kube_version_ldflags "${kube:?no k8s.io/kubernetes replace in the go.mod of the release}")
+  (cd "$mod" && go build -ldflags "$ldflags" -o "$out/kube-scheduler" "$pkg/scheduler" &&
+    go build -ldflags "$ldflags" -o "$out/controller" "$pkg/controller")
+  finish "$out"
+}
+
 build_etcd
 build_kwok
 build_kubernetes
 build_prometheus
 build_helm
+build_scheduler_plugins
 # One directory a line, in this order (tools/cluster.sh and the tests read them by position).
 echo "$cache/kubernetes-$KUBERNETES_VERSION"
 echo "$cache/etcd-$ETCD_VERSION"
 echo "$cache/kwok-$KWOK_VERSION"
 echo "$cache/prometheus-$PROMETHEUS_VERSION"
 echo "$cache/helm-$HELM_VERSION"
+echo "$cache/scheduler-plugins-$SCHEDULER_PLUGINS_VERSION"

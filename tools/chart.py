@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Copies into the Helm chart (charts/scheduler-operator) the files it shares with the
 kustomize tree, so each is written in one place: the CRD (crds/, made by `scheduler-operator
-crd`), the limits policy (manifests/limits.yaml), the samples (manifests/samples), the
+crd`), the limits policy (manifests/limits.yaml), scheduler-plugins' PodGroup CRD (the
+podgroup-crd component), the samples (manifests/samples), the
 dashboard and the alert rules (the monitoring component's dashboard.json and its
 PrometheusRule's spec, as a plain rules file promtool also reads). `--check` fails when a copy
 differs from its source (a unit test runs it). The templates are the chart's own; a test
@@ -20,6 +21,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 CHART = REPO / "charts" / "scheduler-operator"
 MONITORING = REPO / "manifests" / "components" / "monitoring"
+PODGROUP_CRD = (
+    REPO / "manifests" / "components" / "podgroup-crd" / "podgroups.scheduling.x-k8s.io.yaml"
+)
 PROMETHEUS_RULE = MONITORING / "prometheusrule.yaml"
 
 
@@ -42,6 +46,7 @@ def copies() -> dict[Path, str]:
         for sample in sorted((REPO / "manifests" / "samples").glob("*.yaml"))
     }
     wanted[CHART / "files" / "limits.yaml"] = (REPO / "manifests" / "limits.yaml").read_text()
+    wanted[CHART / "files" / PODGROUP_CRD.name] = PODGROUP_CRD.read_text()
     wanted[CHART / "files" / "dashboard.json"] = (MONITORING / "dashboard.json").read_text()
     wanted[CHART / "files" / "alert-rules.yaml"] = alert_rules()
     return wanted

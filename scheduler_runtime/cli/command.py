@@ -7,6 +7,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from enum import IntEnum
 
+from scheduler_runtime.config.features import FLAG
+
 
 class ExitCode(IntEnum):
     OK = 0
@@ -28,3 +30,19 @@ class Command:
         parser = commands.add_parser(self.name, help=self.help, description=self.description)
         self.arguments(parser)
         parser.set_defaults(handler=self.run)
+
+
+def add_feature_gates_argument(parser: argparse.ArgumentParser) -> None:
+    """kube-scheduler's `--feature-gates`, for the commands that schedule (parsed by
+    `config.features.parse_feature_gates`)."""
+    parser.add_argument(
+        FLAG,
+        dest="feature_gates",
+        action="append",
+        default=[],
+        metavar="GATE=BOOL,...",
+        help="feature gates as kube-scheduler takes them: comma-separated GATE=true|false "
+        "pairs (a kube: prefix is allowed), repeatable; e.g. NodeDeclaredFeatures=false. "
+        "Gates kube-scheduler knows that do not affect scheduling are accepted and change "
+        "nothing",
+    )

@@ -9,8 +9,9 @@ import sys
 
 from kubernetes.config import ConfigException
 
-from scheduler_runtime.cli.command import Command, ExitCode
+from scheduler_runtime.cli.command import Command, ExitCode, add_feature_gates_argument
 from scheduler_runtime.config import ConfigError, check_profiles, load_configuration_file
+from scheduler_runtime.config.features import parse_feature_gates
 from scheduler_runtime.framework.interface import DEFAULT_PLUGIN_TIME_BUDGET
 from scheduler_runtime.framework.registry import PluginLoadError
 from scheduler_runtime.framework.runtime import FrameworkError
@@ -28,6 +29,7 @@ def arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--kubeconfig", help="kubeconfig file (default: the pod's in-cluster configuration)"
     )
+    add_feature_gates_argument(parser)
     _serving_arguments(parser)
     parser.add_argument(
         "-v", "--v", dest="verbosity", type=int, default=2, help="log verbosity, as klog's -v"
@@ -209,7 +211,8 @@ def run_command(args: argparse.Namespace) -> int:
     try:
         listen = parse_listen(args.listen) if args.listen is not None else None
         serving = serving_options(args)
-        config = load_configuration_file(args.config)
+        gates = parse_feature_gates(args.feature_gates)
+        config = load_configuration_file(args.config, feature_gates=gates)
     except (ConfigError, ValueError) as error:
         print(f"scheduler-runtime run: {error}", file=sys.stderr)
         return ExitCode.USAGE_ERROR
@@ -219,6 +222,8 @@ def run_command(args: argparse.Namespace) -> int:
         print(f"scheduler-runtime run: {args.config}: {error}", file=sys.stderr)
         return ExitCode.USAGE_ERROR
     configure_logging(args.verbosity)
+    for warning in config.warnings:
+        logging.getLogger("scheduler_runtime.config").warning("%s", warning)
     try:
         options = RunOptions(
             kubeconfig=args.kubeconfig,

@@ -8,8 +8,9 @@ import sys
 
 import orjson
 
-from scheduler_runtime.cli.command import Command, ExitCode
+from scheduler_runtime.cli.command import Command, ExitCode, add_feature_gates_argument
 from scheduler_runtime.config import ConfigError, DocumentError, load_configuration_file
+from scheduler_runtime.config.features import FLAG, parse_feature_gates
 from scheduler_runtime.framework.registry import PluginLoadError
 from scheduler_runtime.framework.runtime import FrameworkError
 from scheduler_runtime.simulate import (
@@ -23,13 +24,17 @@ from scheduler_runtime.simulate import (
 
 def simulate_command(args: argparse.Namespace) -> int:
     try:
-        config = load_configuration_file(args.config, scheduler_profile=True)
+        gates = parse_feature_gates(args.feature_gates)
+        config = load_configuration_file(args.config, scheduler_profile=True, feature_gates=gates)
     except DocumentError as error:
         print(f"error: {error}", file=sys.stderr)
         return ExitCode.USAGE_ERROR
     except ConfigError as error:
-        print(f"error: {args.config}: {error}", file=sys.stderr)
+        where = "" if error.path == FLAG else f"{args.config}: "
+        print(f"error: {where}{error}", file=sys.stderr)
         return ExitCode.USAGE_ERROR
+    for warning in config.warnings:
+        print(f"warning: {args.config}: {warning}", file=sys.stderr)
     try:
         objects = read_state(args.state)
         # What was read lives as long as the command: the collector need not look at it again.
@@ -73,6 +78,7 @@ def arguments(parser: argparse.ArgumentParser) -> None:
         "v1alpha1) and the objects plugins read: a YAML stream or a JSON file, as "
         "`kubectl get -o yaml` or `-o json` prints them; - for standard input",
     )
+    add_feature_gates_argument(parser)
     parser.add_argument("--seed", type=int, default=None, help="seed for tie-breaking")
     parser.add_argument("-o", "--output", choices=("json", "table"), default="table")
 

@@ -12,6 +12,7 @@ from scheduler_runtime.config.documents import (
     read_documents,
 )
 from scheduler_runtime.config.errors import ConfigError, field_path, from_validation_error
+from scheduler_runtime.config.features import FeatureGates, feature_gates, parse_feature_gates
 from scheduler_runtime.config.loader import (
     SchedulerConfiguration,
     check_profiles,
@@ -44,6 +45,7 @@ __all__ = [
     "ClientConnectionConfiguration",
     "ConfigError",
     "DocumentError",
+    "FeatureGates",
     "KubeSchedulerConfiguration",
     "KubeSchedulerProfile",
     "LeaderElectionConfiguration",
@@ -55,11 +57,13 @@ __all__ = [
     "SchedulerConfiguration",
     "check_profiles",
     "default_plugins",
+    "feature_gates",
     "field_path",
     "from_validation_error",
     "load_configuration",
     "load_configuration_file",
     "parse_documents",
+    "parse_feature_gates",
     "parse_go_duration",
     "read_document",
     "read_documents",

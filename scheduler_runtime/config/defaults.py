@@ -1,12 +1,21 @@
-"""Upstream's default plugin set (pkg/scheduler/apis/config/v1/default_plugins.go), with
-DynamicResources before DefaultPreemption as upstream adds it since DRA is on by default."""
+"""Upstream's default plugin set (pkg/scheduler/apis/config/v1/default_plugins.go): the plugins
+every release has, then what `applyFeatureGates` adds for the gates that are on."""
 
 from __future__ import annotations
 
-from scheduler_runtime.config.types import Plugin, Plugins, PluginSet
+from collections.abc import Mapping, Sequence
+from typing import Final
+
+from pydantic.alias_generators import to_camel
+
+from scheduler_runtime.config.features import FeatureGates
+from scheduler_runtime.config.types import KubeSchedulerProfile, Plugin, Plugins, PluginSet
+from scheduler_runtime.framework.features import Features
+
+Defaults = tuple[tuple[str, int], ...]
 
 # Order matters: it is the order the framework runs the plugins in at every extension point.
-DEFAULT_MULTI_POINT: tuple[tuple[str, int], ...] = (
+BASE_MULTI_POINT: Final[Defaults] = (
     ("SchedulingGates", 0),
     ("PrioritySort", 0),
     ("NodeUnschedulable", 0),
@@ -21,15 +30,65 @@ DEFAULT_MULTI_POINT: tuple[tuple[str, int], ...] = (
     ("VolumeZone", 0),
     ("PodTopologySpread", 2),
     ("InterPodAffinity", 2),
-    ("DynamicResources", 0),
     ("DefaultPreemption", 0),
     ("NodeResourcesBalancedAllocation", 1),
     ("ImageLocality", 1),
     ("DefaultBinder", 0),
 )
 
+# Plugins that do nothing in kube-scheduler while a gate is off, by the gate. kube-scheduler
+# accepts a profile that names one of them with that gate off (the v1.36.3 binary starts with
+# it), so the configuration does too, and says so (`inert_plugins`).
+INERT_WITHOUT: Final[Mapping[str, str]] = {
+    "NodeDeclaredFeatures": "NodeDeclaredFeatures",  # its New returns a disabled plugin
+    "GangScheduling": "GenericWorkload",  # no pod names a pod group
+    "TopologyPlacementGenerator": "TopologyAwareWorkloadScheduling",  # placement never runs
+    "PodGroupPodsCount": "TopologyAwareWorkloadScheduling",
+}
 
-def default_plugins() -> Plugins:
-    """A fresh copy of the defaults: everything under multiPoint."""
-    enabled = tuple(Plugin(name=name, weight=weight) for name, weight in DEFAULT_MULTI_POINT)
+
+def default_multi_point(features: Features) -> Defaults:
+    """getDefaultPlugins with applyFeatureGates, in its order: NodeDeclaredFeatures appended;
+    DynamicResources (weight 2) before DefaultPreemption, so an idle claim is deallocated
+    before a pod is evicted; GangScheduling appended; TopologyPlacementGenerator and
+    PodGroupPodsCount (weight 1) appended."""
+    plugins = list(BASE_MULTI_POINT)
+    if features.node_declared_features:
+        plugins.append(("NodeDeclaredFeatures", 0))
+    if features.dynamic_resource_allocation:
+        preemption = [name for name, _ in plugins].index("DefaultPreemption")
+        plugins.insert(preemption, ("DynamicResources", 2))
+    if features.gang_scheduling:
+        plugins.append(("GangScheduling", 0))
+    if features.topology_aware_workload_scheduling:
+        plugins += [("TopologyPlacementGenerator", 0), ("PodGroupPodsCount", 1)]
+    return tuple(plugins)
+
+
+# The defaults with kube-scheduler 1.36's own gates.
+DEFAULT_MULTI_POINT: Final[Defaults] = default_multi_point(Features())
+
+
+def default_plugins(features: Features | None = None) -> Plugins:
+    """A fresh copy of the defaults for these gates (kube-scheduler's by default): everything
+    under multiPoint."""
+    chosen = DEFAULT_MULTI_POINT if features is None else default_multi_point(features)
+    enabled = tuple(Plugin(name=name, weight=weight) for name, weight in chosen)
     return Plugins(multi_point=PluginSet(enabled=enabled))
+
+
+def inert_plugins(profiles: Sequence[KubeSchedulerProfile], gates: FeatureGates) -> list[str]:
+    """Where a profile names a plugin whose gate is off: one line each, naming the field and
+    the gate."""
+    found = []
+    for index, profile in enumerate(profiles):
+        for point, plugin_set in profile.plugins:
+            for position, plugin in enumerate(plugin_set.enabled):
+                gate = INERT_WITHOUT.get(plugin.name)
+                if gate is None or gates.enabled(gate):
+                    continue
+                found.append(
+                    f"profiles[{index}].plugins.{to_camel(point)}.enabled[{position}].name: "
+                    f"plugin {plugin.name!r} does nothing while feature gate {gate} is off"
+                )
+    return found

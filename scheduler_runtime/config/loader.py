@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
 from scheduler_runtime.config.convert import removed_version_hint
+from scheduler_runtime.config.defaults import inert_plugins
 from scheduler_runtime.config.documents import read_document
 from scheduler_runtime.config.errors import ConfigError, from_validation_error
+from scheduler_runtime.config.features import DEFAULTS, FeatureGates, check_runtime_gates
 from scheduler_runtime.config.resolve import (
     check_common_queue_sort,
     resolve_profile,
@@ -28,6 +31,7 @@ from scheduler_runtime.config.types import (
     KubeSchedulerProfile,
     LeaderElectionConfiguration,
 )
+from scheduler_runtime.framework.features import Features
 from scheduler_runtime.framework.interface import Handle
 from scheduler_runtime.framework.profile import ResolvedProfile
 from scheduler_runtime.framework.registry import PluginEntry, PluginLoadError
@@ -37,10 +41,19 @@ from scheduler_runtime.framework.snapshot import Snapshot
 
 @dataclass(frozen=True)
 class SchedulerConfiguration:
-    """A validated configuration with upstream defaults applied and profiles resolved."""
+    """A validated configuration with upstream defaults applied and profiles resolved, and
+    the feature gates it was resolved with."""
 
     document: KubeSchedulerConfiguration
     profiles: tuple[ResolvedProfile, ...]
+    feature_gates: FeatureGates = field(default=DEFAULTS)
+    # What kube-scheduler accepts but is likely a mistake: plugins named while their gate is off.
+    warnings: tuple[str, ...] = ()
+
+    @cached_property
+    def features(self) -> Features:
+        """The scheduling gates, as the frameworks hand them to plugins."""
+        return self.feature_gates.features
 
     @property
     def parallelism(self) -> int:
@@ -106,11 +119,14 @@ def load_configuration(
     *,
     strict: bool = True,
     known: Mapping[str, PluginEntry] | None = None,
+    feature_gates: FeatureGates = DEFAULTS,
 ) -> SchedulerConfiguration:
     """Validates a decoded KubeSchedulerConfiguration; raises ConfigError naming the field.
     `strict=False` keeps a profile that would fail every pod as kube-scheduler keeps it
     (for comparing the two), where the scheduler itself refuses it. `known` judges the
-    plugins by another scheduler's registry (the operator checks kube-scheduler's this way)."""
+    plugins by another scheduler's registry (the operator checks kube-scheduler's this way;
+    the runtime's own limits on feature gates then do not apply). `feature_gates` (parsed
+    by `config.features`) choose the default plugins as they do kube-scheduler's."""
     if not isinstance(doc, Mapping):
         raise ConfigError("<root>", "must be a KubeSchedulerConfiguration mapping")
     hint = removed_version_hint(doc.get("apiVersion"))
@@ -121,11 +137,14 @@ def load_configuration(
     except ValidationError as error:
         raise from_validation_error(error) from None
     _check_document(document)
+    if known is None:
+        check_runtime_gates(feature_gates)
     names = scheduler_names(document)
     profiles = document.profiles or (KubeSchedulerProfile(),)
+    features = feature_gates.features
     try:
         resolved = tuple(
-            resolve_profile(profile, index, name, strict=strict, known=known)
+            resolve_profile(profile, index, name, strict=strict, known=known, features=features)
             for index, (profile, name) in enumerate(zip(profiles, names, strict=True))
         )
     except PluginLoadError as error:
@@ -139,11 +158,16 @@ def load_configuration(
             )
         }
     )
-    return SchedulerConfiguration(document=defaulted, profiles=resolved)
+    return SchedulerConfiguration(
+        document=defaulted,
+        profiles=resolved,
+        feature_gates=feature_gates,
+        warnings=tuple(inert_plugins(document.profiles, feature_gates)),
+    )
 
 
 def load_configuration_file(
-    path: str | Path, *, scheduler_profile: bool = False
+    path: str | Path, *, scheduler_profile: bool = False, feature_gates: FeatureGates = DEFAULTS
 ) -> SchedulerConfiguration:
     """Reads and validates a configuration file (YAML or JSON): a DocumentError when the
     file cannot be read, a ConfigError naming the field when its content is wrong. With
@@ -152,16 +176,16 @@ def load_configuration_file(
     doc = read_document(path)
     if scheduler_profile and is_scheduler_profile(doc):
         try:
-            return load_configuration(configuration_of(doc))
+            return load_configuration(configuration_of(doc), feature_gates=feature_gates)
         except ConfigError as error:
             raise in_scheduler_profile(error) from None
     if not isinstance(doc, Mapping):
         raise ConfigError(str(path), "must hold one KubeSchedulerConfiguration mapping")
-    return load_configuration(doc)
+    return load_configuration(doc, feature_gates=feature_gates)
 
 
 def check_profiles(config: SchedulerConfiguration) -> None:
     """Builds every profile's plugins once, so a plugin that cannot start is reported before
     the scheduler touches the cluster (raises FrameworkError or PluginLoadError)."""
     for profile in config.profiles:
-        Framework(profile, Handle(snapshot=Snapshot()))
+        Framework(profile, Handle(snapshot=Snapshot(), features=config.features))

@@ -10,7 +10,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from scheduler_runtime.config.defaults import DEFAULT_MULTI_POINT
+from scheduler_runtime.config.defaults import default_multi_point
 from scheduler_runtime.config.errors import ConfigError, from_validation_error
 from scheduler_runtime.config.types import (
     API_VERSION,
@@ -20,6 +20,7 @@ from scheduler_runtime.config.types import (
     PluginConfig,
     Plugins,
 )
+from scheduler_runtime.framework.features import Features
 from scheduler_runtime.framework.interface import missing_state_failure
 from scheduler_runtime.framework.profile import ResolvedProfile
 from scheduler_runtime.framework.registry import EXTENSION_POINTS, PluginEntry, registry
@@ -147,7 +148,10 @@ def _check_framework_shape(points: Mapping[str, tuple[str, ...]], base: str) -> 
 
 
 def check_state_needs(
-    points: Mapping[str, tuple[str, ...]], known: Mapping[str, PluginEntry], base: str
+    points: Mapping[str, tuple[str, ...]],
+    known: Mapping[str, PluginEntry],
+    base: str,
+    features: Features,
 ) -> None:
     """Refuses a profile that runs a plugin at an extension point but not at the earlier one
     where it writes what it reads there (VolumeBinding at reserve without preFilter, say):
@@ -155,7 +159,7 @@ def check_state_needs(
     for point in ("filter", "score", "reserve", "preBind", "postFilter"):
         for name in points[point]:
             need = known[name].state_needs.get(point)
-            if need is None or name in points[need.written_at]:
+            if need is None or not need.needed(features) or name in points[need.written_at]:
                 continue
             failure = missing_state_failure(point, name, need)
             outcome = (
@@ -223,14 +227,18 @@ def resolve_profile(
     *,
     strict: bool = True,
     known: Mapping[str, PluginEntry] | None = None,
+    features: Features | None = None,
 ) -> ResolvedProfile:
     """One profile's plugins per extension point, weights and typed args. `strict` refuses
     profiles that would fail every pod (check_state_needs); `known` are the plugins the
-    scheduler has (default: this runtime's registry)."""
+    scheduler has (default: this runtime's registry); `features` the gates, which choose the
+    default plugins (default: kube-scheduler's)."""
     known = registry() if known is None else known
     base = _profile_path(index)
     plugins_path = f"{base}.plugins"
-    defaults = tuple(_Ref(name, weight, "") for name, weight in DEFAULT_MULTI_POINT)
+    features = features or Features()
+    chosen = default_multi_point(features)
+    defaults = tuple(_Ref(name, weight, "") for name, weight in chosen)
     multi = _merge_set(defaults, profile.plugins, MULTI_POINT, plugins_path)
     _check_multi_point(multi, known)
     merged = {
@@ -241,7 +249,7 @@ def resolve_profile(
     }
     _check_framework_shape(points, base)
     if strict:
-        check_state_needs(points, known, base)
+        check_state_needs(points, known, base, features)
     weights = _score_weights(merged["score"], multi, points["score"])
     placement = _score_weights(merged["placementScore"], multi, points["placementScore"])
     names = tuple(dict.fromkeys(name for plugins in points.values() for name in plugins))

@@ -20,6 +20,7 @@ from prometheus_client import CollectorRegistry
 from pydantic import BaseModel
 
 from scheduler_runtime.framework.events import EVERYTHING, ClusterEventWithHint
+from scheduler_runtime.framework.features import Features
 from scheduler_runtime.framework.nodeinfo import NodeInfo
 from scheduler_runtime.framework.podgroups import (
     GroupKey,
@@ -193,8 +194,9 @@ class Handle:
     does for plugins. `framework` is the profile's own framework (set when it builds its
     plugins). `plugin_time_budget` bounds each call of an out-of-tree plugin (a plugin class
     may set its own `time_budget`). `record_extension_point`, when given, is told how long
-    each extension point took. `pod_groups` are the scheduler's pod groups (None: a bare
-    framework knows none); `clock` times waits at Permit (simulate's is virtual).
+    each extension point took. `features` are the configuration's feature gates.
+    `pod_groups` are the scheduler's pod groups (None: a bare framework knows none); `clock`
+    times waits at Permit (simulate's is virtual).
     """
 
     snapshot: Snapshot
@@ -206,6 +208,7 @@ class Handle:
     framework: FrameworkHandle | None = None
     plugin_time_budget: float = DEFAULT_PLUGIN_TIME_BUDGET
     record_extension_point: ExtensionPointRecorder | None = None
+    features: Features = field(default_factory=Features)
     pod_groups: PodGroupLister | None = None
     clock: Callable[[], float] = time.monotonic
 
@@ -217,10 +220,16 @@ ArgsT = TypeVar("ArgsT", bound="BaseModel | None")
 class StateNeed:
     """What a plugin reads at one extension point that it writes at an earlier one
     (`written_at`): without that point it fails, as upstream's plugin does, with `missing`
-    (upstream's words), and the configuration refuses the profile."""
+    (upstream's words), and the configuration refuses the profile. `gate` names the Features
+    flag without which the plugin reads nothing (it does nothing while its gate is off)."""
 
     written_at: str
     missing: str = "not found"
+    gate: str = ""
+
+    def needed(self, features: Features) -> bool:
+        """Whether the plugin reads the state with these gates."""
+        return not self.gate or bool(getattr(features, self.gate))
 
 
 # How upstream words the failure of a plugin that misses its state, by extension point.

@@ -136,6 +136,7 @@ IN_TREE: tuple[PluginEntry, ...] = (
     _in_tree("NodeResourcesBalancedAllocation", "noderesources"),
     _in_tree("ImageLocality", "imagelocality"),
     _in_tree("DefaultBinder", "defaultbinder"),
+    _in_tree("NodeDeclaredFeatures", "nodedeclaredfeatures"),
     _in_tree("GangScheduling", "gangscheduling"),
 )
 

@@ -116,7 +116,9 @@ class Framework:
         for point, names in profile.plugins.items():
             for name in names:
                 need = entries[name].state_needs.get(point)
-                if need is not None and name not in profile.plugins.get(need.written_at, ()):
+                if need is None or not need.needed(handle.features):
+                    continue
+                if name not in profile.plugins.get(need.written_at, ()):
                     failure = missing_state_failure(point, name, need)
                     self.missing_state[(point, name)] = (need.missing, failure)
 

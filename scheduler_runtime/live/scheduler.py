@@ -129,6 +129,7 @@ class Scheduler:
             rng=self.rng,
             parallelism=config.parallelism,
             record_extension_point=self.metrics.extension_point,
+            features=config.features,
             services=Services(
                 delete_pod=self._evict,
                 clear_nomination=self._clear_nomination,

@@ -27,7 +27,9 @@ EVERYTHING = {"monitoring.enabled": "true", "admissionPolicy.enabled": "true"}
 
 
 @pytest.mark.parametrize(
-    "values", [{}, {**EVERYTHING, "samples.enabled": "true"}], ids=["defaults", "everything"]
+    "values",
+    [{}, {**EVERYTHING, "samples.enabled": "true", "podGroupCRD.enabled": "true"}],
+    ids=["defaults", "everything"],
 )
 def test_helm_lint_passes(values: dict[str, str]) -> None:
     flags = [f for name, value in values.items() for f in ("--set", f"{name}={value}")]
@@ -68,6 +70,16 @@ def test_each_option_renders_exactly_its_kustomize_component(
     values: dict[str, str], components: list[str]
 ) -> None:
     differ = differences(kustomize(*components), helm_template(values))
+    assert not differ, "\n".join(differ)
+
+
+def test_the_podgroup_crd_option_renders_its_component_and_keeps_the_crd() -> None:
+    """scheduler-plugins' PodGroup CRD, as the podgroup-crd component has it; the chart
+    also keeps it at uninstall (deleting a CRD deletes every PodGroup)."""
+    objects = helm_template({"podGroupCRD.enabled": "true"})
+    crd = named(objects, "CustomResourceDefinition", "podgroups.scheduling.x-k8s.io")
+    assert crd["metadata"]["annotations"].pop("helm.sh/resource-policy") == "keep"
+    differ = differences(kustomize("podgroup-crd"), objects)
     assert not differ, "\n".join(differ)
 
 

@@ -273,9 +273,12 @@ def test_unschedulable_pod_gets_upstreams_message_then_fits_a_new_node(
     }
     assert (ours["status"], ours["reason"], ours["message"]) == ("False", "Unschedulable", upstream)
 
-    # Node changes retry the pod; the same failure again extends one event's series.
+    # A change to a taint (the pod's TaintToleration rejection registered taint changes, as
+    # upstream's does) retries the pod; the same failure again extends one event's series.
     def retried() -> dict[str, Any] | None:
-        pods.core.patch_node("fail-small", {"metadata": {"labels": {"touched": str(time.time())}}})
+        touched = {"key": "touched", "value": str(time.time()), "effect": "PreferNoSchedule"}
+        gpu = {"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}
+        pods.core.patch_node("fail-gpu", {"spec": {"taints": [gpu, touched]}})
         failures = [e for e in pods.events("hungry") if e["reason"] == "FailedScheduling"]
         # The first event names the pod as created; the condition patch then changes its
         # resourceVersion, so the series forms from the second event on (as upstream's).

@@ -37,6 +37,10 @@ def test_the_chart_copies_hold_what_their_sources_hold() -> None:
     assert (CHART / "crds" / crd).read_text() == (REPO / "crds" / crd).read_text()
     rule = yaml.safe_load((MONITORING / "prometheusrule.yaml").read_text())
     assert yaml.safe_load((CHART / "files" / "alert-rules.yaml").read_text()) == rule["spec"]
+    podgroups = (
+        REPO / "manifests" / "components" / "podgroup-crd" / "podgroups.scheduling.x-k8s.io.yaml"
+    )
+    assert (CHART / "files" / podgroups.name).read_text() == podgroups.read_text()
     samples = sorted(p.name for p in (REPO / "manifests" / "samples").glob("*.yaml"))
     assert sorted(p.name for p in (CHART / "files" / "samples").glob("*")) == samples
 

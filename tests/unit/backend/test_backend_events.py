@@ -94,6 +94,21 @@ def test_heartbeats_do_not_wake_unschedulable_pods_but_label_changes_do(
     assert queue.pending()["unschedulable"] == 0
 
 
+def test_a_node_declaring_a_feature_wakes_unschedulable_pods_and_reaches_the_snapshot(
+    backend: Backend, queue: SchedulingQueue
+) -> None:
+    """Upstream's Node/UpdateNodeDeclaredFeature event, which NodeDeclaredFeatures waits for."""
+    backend.events.upsert(PODS, pod("p"))
+    fail_once(queue)
+    declaring = node("n1")
+    declaring["status"]["declaredFeatures"] = ["RestartAllContainersOnContainerExits"]
+    backend.events.upsert(NODES, declaring)
+    assert queue.pending()["unschedulable"] == 0
+    info = backend.snapshot.get("n1")
+    assert info is not None
+    assert info.node["status"]["declaredFeatures"] == ["RestartAllContainersOnContainerExits"]
+
+
 def test_deleting_a_bound_pod_frees_its_node_and_wakes_pods(
     backend: Backend, queue: SchedulingQueue
 ) -> None:

@@ -30,6 +30,7 @@ DEFAULT_FILTERS = (
     "PodTopologySpread",
     "InterPodAffinity",
     "DynamicResources",  # as upstream's: it needs its PreFilter state here, reserve and preBind
+    "NodeDeclaredFeatures",  # appended by applyFeatureGates: its gate is beta and on in 1.36
 )
 
 
@@ -94,7 +95,7 @@ def test_default_plugins_per_extension_point() -> None:
         "VolumeBinding": 1,
         "PodTopologySpread": 2,
         "InterPodAffinity": 2,
-        "DynamicResources": 1,
+        "DynamicResources": 2,
         "NodeResourcesBalancedAllocation": 1,
         "ImageLocality": 1,
     }

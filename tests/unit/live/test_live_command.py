@@ -161,3 +161,35 @@ def test_serving_flags_read_as_kube_schedulers() -> None:
 def test_a_cache_ttl_is_a_go_duration(text: str) -> None:
     with pytest.raises(SystemExit):
         parsed(f"--authentication-token-webhook-cache-ttl={text}")
+
+
+@pytest.mark.parametrize(
+    ("flags", "line"),
+    [
+        (
+            ["--feature-gates=NoSuchGate=true"],
+            "--feature-gates: unrecognized feature gate: NoSuchGate",
+        ),
+        (
+            ["--feature-gates=GangScheduling=true"],
+            "--feature-gates: GangScheduling is enabled, but depends on features that are "
+            "disabled: [GenericWorkload]",
+        ),
+        (
+            ["--feature-gates=GenericWorkload=true", "--feature-gates=kube:GangScheduling=true"],
+            "--feature-gates: set kube feature gates with default empty prefix or kube: prefix "
+            "consistently, do not mix use",
+        ),
+        (
+            ["--feature-gates=GenericWorkload=true,GangScheduling=true"],
+            "--feature-gates: GangScheduling=true is not supported by the scheduler runtime: it "
+            "schedules as kube-scheduler v1.36.3 does with GangScheduling=false, the default",
+        ),
+    ],
+)
+def test_feature_gates_are_refused_in_one_line_naming_the_flag(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], flags: list[str], line: str
+) -> None:
+    code, lines = run(capsys, "--config", write(tmp_path, VALID), *flags)
+    assert code == 2
+    assert lines == [f"scheduler-runtime run: {line}"]

@@ -388,3 +388,96 @@ def test_a_state_is_read_by_libyaml_or_orjson(
     monkeypatch.setattr(documents.orjson, "loads", loads)
     assert [obj["kind"] for obj in read_state(listed)] == ["Node"] * 3
     assert len(calls) == 1
+
+
+def test_feature_gates_change_the_default_plugins(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A pod that needs a node feature no node declares: NodeDeclaredFeatures (on by default)
+    keeps it off every node; with the gate off (and the gates that depend on it), it fits."""
+    rule = {"action": "RestartAllContainers", "exitCodes": {"operator": "In", "values": [42]}}
+    state = tmp_path / "state.yaml"
+    state.write_text(
+        yaml.safe_dump_all(
+            [
+                {
+                    "apiVersion": "v1",
+                    "kind": "Node",
+                    "metadata": {"name": "plain"},
+                    "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}},
+                },
+                {
+                    "apiVersion": "v1",
+                    "kind": "Pod",
+                    "metadata": {"name": "restarts-all", "namespace": "default"},
+                    "spec": {
+                        "containers": [
+                            {
+                                "name": "c",
+                                "image": "busybox",
+                                "restartPolicy": "Never",
+                                "restartPolicyRules": [rule],
+                            }
+                        ]
+                    },
+                },
+            ]
+        )
+    )
+    config = tmp_path / "config.yaml"
+    config.write_text(
+        "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+    )
+    code, out, err = run(capsys, "--config", str(config), "--state", str(state), "-o", "json")
+    assert (code, err) == (0, "")
+    [placement] = json.loads(out)["placements"]
+    assert placement["node"] is None
+    assert placement["message"].startswith(
+        "0/1 nodes are available: 1 node(s) didn't match Pod's required features."
+    )
+    off = (
+        "--feature-gates=NodeDeclaredFeatures=false,ExtendWebSocketsToKubelet=false,"
+        "InPlacePodLevelResourcesVerticalScaling=false,"
+        "InPlacePodVerticalScalingInitContainers=false,RestartAllContainersOnContainerExits=false"
+    )
+    code, out, err = run(capsys, "--config", str(config), "--state", str(state), "-o", "json", off)
+    assert (code, err) == (0, "")
+    assert json.loads(out)["placements"][0]["node"] == "plain"
+
+
+def test_a_refused_feature_gate_is_one_line_without_the_config_path(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, out, err = run(
+        capsys, "--config", str(CONFIG), "--state", str(STATE), "--feature-gates=Nope=true"
+    )
+    assert (code, out) == (2, "")
+    assert err == "error: --feature-gates: unrecognized feature gate: Nope\n"
+
+
+def test_a_plugin_named_while_its_gate_is_off_is_a_warning(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = tmp_path / "config.yaml"
+    config.write_text(
+        yaml.safe_dump(
+            {
+                "apiVersion": "kubescheduler.config.k8s.io/v1",
+                "kind": "KubeSchedulerConfiguration",
+                "profiles": [
+                    {"plugins": {"filter": {"enabled": [{"name": "NodeDeclaredFeatures"}]}}}
+                ],
+            }
+        )
+    )
+    off = (
+        "--feature-gates=NodeDeclaredFeatures=false,ExtendWebSocketsToKubelet=false,"
+        "InPlacePodLevelResourcesVerticalScaling=false,"
+        "InPlacePodVerticalScalingInitContainers=false,RestartAllContainersOnContainerExits=false"
+    )
+    code, _, err = run(capsys, "--config", str(config), "--state", str(STATE), off)
+    assert code == 0
+    assert err == (
+        f"warning: {config}: profiles[0].plugins.filter.enabled[0].name: plugin "
+        "'NodeDeclaredFeatures' does nothing while feature gate NodeDeclaredFeatures is off\n"
+    )

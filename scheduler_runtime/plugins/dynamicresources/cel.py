@@ -1,0 +1,1729 @@
+"""The Kubernetes CEL environment for device selectors, as k8s.io/dynamic-resource-allocation
+v0.36.3 `cel/` builds it: the variable `device` (`driver`, `allowMultipleAllocations`,
+`attributes[domain][id]`, `capacity[domain][id]`), the Kubernetes libraries (quantity, semver,
+lists, regex, sets, strings, optional types, `cel.bind`), the DRA cost limit and upstream's
+compile and runtime error messages.
+
+Parsing, macro expansion and type checking are done by Google's CEL implementation
+(`cel-expr-python`, the C++ CEL runtime: its parser is generated from the same grammar as
+cel-go's and prints the same diagnostics). The checked tree is then compiled once into Python
+closures that evaluate with Kubernetes' semantics: attribute maps that answer an unknown
+domain with an empty map, the `kubernetes.Quantity` and `kubernetes.Semver` types, and cel-go's
+runtime error texts (`no such key: x`, `operation cancelled: actual cost limit exceeded`).
+
+API (what the allocator and the plugin use):
+- `Compiler(features).compile(expression) -> CompilationResult`, cached per expression string
+  (`Cache`, upstream's `cel.Cache`); a result carries `error` (upstream's text) or evaluates.
+- `CompilationResult.device_matches(device_input) -> bool`, raising `CelRuntimeError` with
+  upstream's message. `device_input(...)` builds a device's variables once; the allocator keeps
+  it on the parsed device, so a selector evaluated on many devices never rebuilds them."""
+
+from __future__ import annotations
+
+import math
+import re
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from functools import cmp_to_key
+from typing import Any
+
+from cel_expr_python import cel as _cel
+from cel_expr_python.ext import ext_bindings, ext_optional
+
+from scheduler_runtime.plugins.dynamicresources import celast
+from scheduler_runtime.plugins.dynamicresources.celast import NULL, Expr, NullValue, Uint
+from scheduler_runtime.plugins.dynamicresources.quantity import Quantity, QuantityError
+from scheduler_runtime.plugins.dynamicresources.quantity import parse as parse_quantity
+
+# resourceapi.CELSelectorExpressionMaxCost, and the list limit of the `includes` function.
+SELECTOR_MAX_COST = 1_000_000
+MAX_ATTRIBUTE_VALUES_PER_DEVICE = 48
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+UINT64_MAX = 2**64 - 1
+
+
+@dataclass(frozen=True, slots=True)
+class Features:
+    """cel.Features: which optional parts of the environment are on (1.36 defaults)."""
+
+    consumable_capacity: bool = True  # DRAConsumableCapacity (beta, on)
+    list_type_attributes: bool = False  # DRAListTypeAttributes (alpha, off)
+
+
+class CelRuntimeError(Exception):
+    """An evaluation failed; str() is cel-go's message."""
+
+
+class _CostLimitExceededError(Exception):
+    """Raised through the evaluator when the cost limit is exceeded (not a CEL error value)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Semver:
+    """kubernetes.Semver: a parsed semantic version (github.com/blang/semver/v4)."""
+
+    major: int
+    minor: int
+    patch: int
+    pre: tuple[int | str, ...] = ()
+    build: tuple[str, ...] = ()
+
+    def compare(self, other: Semver) -> int:
+        for a, b in ((self.major, other.major), (self.minor, other.minor)):
+            if a != b:
+                return 1 if a > b else -1
+        if self.patch != other.patch:
+            return 1 if self.patch > other.patch else -1
+        if not self.pre or not other.pre:
+            return (not self.pre) - (not other.pre)
+        for mine, theirs in zip(self.pre, other.pre, strict=False):
+            c = _compare_pre(mine, theirs)
+            if c:
+                return c
+        return (len(self.pre) > len(other.pre)) - (len(self.pre) < len(other.pre))
+
+
+def _compare_pre(a: int | str, b: int | str) -> int:
+    if isinstance(a, int) != isinstance(b, int):
+        return -1 if isinstance(a, int) else 1
+    return (a > b) - (a < b)  # type: ignore[operator]
+
+
+_NUMBERS = frozenset("0123456789")
+_ALPHANUM = frozenset("-ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
+
+
+def parse_semver(text: str) -> Semver:  # noqa: PLR0912 (blang/semver Parse, step by step)
+    """blang/semver's Parse, with its error messages."""
+    if not text:
+        raise ValueError("Version string empty")
+    parts = text.split(".", 2)
+    if len(parts) != 3:
+        raise ValueError("No Major.Minor.Patch elements found")
+    major = _semver_number(parts[0], "major", "Major")
+    minor = _semver_number(parts[1], "minor", "Minor")
+    rest, build, pre = parts[2], [], []
+    if "+" in rest:
+        rest, _, tail = rest.partition("+")
+        build = tail.split(".")
+    if "-" in rest:
+        rest, _, tail = rest.partition("-")
+        pre = tail.split(".")
+    patch = _semver_number(rest, "patch", "Patch")
+    pre_parsed: list[int | str] = []
+    for item in pre:
+        if not item:
+            raise ValueError("Prerelease is empty")
+        if set(item) <= _NUMBERS:
+            if len(item) > 1 and item[0] == "0":
+                raise ValueError(
+                    f"Numeric PreRelease version must not contain leading zeroes {_goq(item)}"
+                )
+            pre_parsed.append(int(item))
+        elif set(item) <= _ALPHANUM:
+            pre_parsed.append(item)
+        else:
+            raise ValueError(f"Invalid character(s) found in prerelease {_goq(item)}")
+    for item in build:
+        if not item:
+            raise ValueError("Build meta data is empty")
+        if not set(item) <= _ALPHANUM:
+            raise ValueError(f"Invalid character(s) found in build meta data {_goq(item)}")
+    return Semver(major, minor, patch, tuple(pre_parsed), tuple(build))
+
+
+def _semver_number(text: str, lower: str, upper: str) -> int:
+    if not set(text) <= _NUMBERS:
+        raise ValueError(f"Invalid character(s) found in {lower} number {_goq(text)}")
+    if len(text) > 1 and text[0] == "0":
+        raise ValueError(f"{upper} number must not contain leading zeroes {_goq(text)}")
+    if not text or int(text) > UINT64_MAX:
+        reason = "invalid syntax" if not text else "value out of range"
+        raise ValueError(f"strconv.ParseUint: parsing {_goq(text)}: {reason}")
+    return int(text)
+
+
+def _normalize_semver(text: str) -> Semver:
+    """The semver library's normalizeAndParse (a `v` prefix, short versions, leading zeros)."""
+    text = text.removeprefix("v")
+    parts = text.split(".", 2)
+    for i, part in enumerate(parts):
+        if len(part) > 1:
+            trimmed = part.lstrip("0")
+            if not trimmed or trimmed[0] not in _NUMBERS:
+                trimmed = "0" + trimmed
+            parts[i] = trimmed
+    if len(parts) < 3:
+        if any(c in parts[-1] for c in "+-"):
+            raise ValueError("short version cannot contain PreRelease/Build meta data")
+        parts += ["0"] * (3 - len(parts))
+    return parse_semver(".".join(parts))
+
+
+def _goq(text: str) -> str:
+    """Go's %q for the plain strings these messages quote."""
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+class Optional:
+    """CEL optional values (`optional.of(x)`, `m[?k]`)."""
+
+    __slots__ = ("value",)
+    _EMPTY: Any = object()
+
+    def __init__(self, value: Any = _EMPTY) -> None:
+        self.value = value
+
+    @property
+    def present(self) -> bool:
+        return self.value is not Optional._EMPTY
+
+
+class DefaultMap(dict[str, Any]):
+    """A map whose lookups of unknown keys yield `default` (upstream's mapper with default)."""
+
+    __slots__ = ("default",)
+
+    def __init__(self, items: Mapping[str, Any], default: Any) -> None:
+        super().__init__(items)
+        self.default = default
+
+
+_EMPTY_MAP: dict[str, Any] = {}
+
+
+def _err(message: str) -> CelRuntimeError:
+    return CelRuntimeError(message)
+
+
+_NO_OVERLOAD = "no such overload"
+
+
+# ---------------------------------------------------------------------------------------------
+# Values: equality, ordering, names.
+
+
+def _is_num(v: Any) -> bool:
+    t = type(v)
+    return t is int or t is float or t is Uint
+
+
+def cel_equal(a: Any, b: Any) -> bool:  # noqa: PLR0911 (one case per CEL type)
+    ta, tb = type(a), type(b)
+    if ta is bool or tb is bool:
+        return ta is tb and a == b
+    if _is_num(a) and _is_num(b):
+        return bool(a == b)
+    if isinstance(a, DefaultMap):
+        ta = dict
+    if isinstance(b, DefaultMap):
+        tb = dict
+    if ta is not tb:
+        return False
+    if ta is list:
+        return len(a) == len(b) and all(cel_equal(x, y) for x, y in zip(a, b, strict=True))
+    if ta is dict:
+        return len(a) == len(b) and all(k in b and cel_equal(v, b[k]) for k, v in a.items())
+    if ta is Semver:
+        return bool(a.compare(b) == 0)
+    if ta is Optional:
+        if a.present != b.present:
+            return False
+        return not a.present or cel_equal(a.value, b.value)
+    return bool(a == b)
+
+
+def _compare(a: Any, b: Any) -> int:
+    ta, tb = type(a), type(b)
+    if (ta is bool and tb is bool) or (ta is str and tb is str) or (ta is bytes and tb is bytes):
+        return int((a > b) - (a < b))
+    if _is_num(a) and _is_num(b) and ta is not bool and tb is not bool:
+        if (isinstance(a, float) and math.isnan(a)) or (isinstance(b, float) and math.isnan(b)):
+            return 2  # NaN: every ordering is false
+        return int((a > b) - (a < b))
+    raise _err(_NO_OVERLOAD)
+
+
+_GO_TYPES = {bool: "types.Bool", int: "types.Int", Uint: "types.Uint", float: "types.Double"}
+_GO_TYPES.update({str: "types.String", bytes: "types.Bytes", NullValue: "types.Null"})
+_GO_TYPES.update({Semver: "cel.Semver", Quantity: "cel.Quantity", Optional: "*types.Optional"})
+
+
+def _cel_type(v: Any) -> str:
+    t = type(v)
+    names = {bool: "bool", int: "int", Uint: "uint", float: "double", str: "string"}
+    names.update({bytes: "bytes", NullValue: "null_type", list: "list", dict: "map"})
+    names.update({DefaultMap: "map", Quantity: "kubernetes.Quantity", Semver: "kubernetes.Semver"})
+    names[Optional] = "optional_type"
+    return names.get(t, "dyn")
+
+
+def _format_key(key: Any) -> str:
+    if type(key) is bool:
+        return "true" if key else "false"
+    return str(key)
+
+
+# ---------------------------------------------------------------------------------------------
+# Arithmetic.
+
+
+def _int_result(v: int) -> int:
+    if not INT64_MIN <= v <= INT64_MAX:
+        raise _err("integer overflow")
+    return v
+
+
+def _uint_result(v: int) -> Uint:
+    if not 0 <= v <= UINT64_MAX:
+        raise _err("unsigned integer overflow")
+    return Uint(v)
+
+
+def _add(a: Any, b: Any) -> Any:
+    ta, tb = type(a), type(b)
+    if ta is not tb and not (ta in (dict, DefaultMap) and tb in (dict, DefaultMap)):
+        raise _err(_NO_OVERLOAD)
+    if ta is int:
+        return _int_result(a + b)
+    if ta is Uint:
+        return _uint_result(a + b)
+    if ta in (float, str, bytes, list):
+        return a + b
+    raise _err(_NO_OVERLOAD)
+
+
+def _sub(a: Any, b: Any) -> Any:
+    ta = type(a)
+    if ta is not type(b):
+        raise _err(_NO_OVERLOAD)
+    if ta is int:
+        return _int_result(a - b)
+    if ta is Uint:
+        return _uint_result(a - b)
+    if ta is float:
+        return a - b
+    raise _err(_NO_OVERLOAD)
+
+
+def _mul(a: Any, b: Any) -> Any:
+    ta = type(a)
+    if ta is not type(b):
+        raise _err(_NO_OVERLOAD)
+    if ta is int:
+        return _int_result(a * b)
+    if ta is Uint:
+        return _uint_result(a * b)
+    if ta is float:
+        return a * b
+    raise _err(_NO_OVERLOAD)
+
+
+def _div(a: Any, b: Any) -> Any:
+    ta = type(a)
+    if ta is not type(b):
+        raise _err(_NO_OVERLOAD)
+    if ta is float:
+        if b == 0:
+            return math.copysign(math.inf, a) * math.copysign(1, b) if a else math.nan
+        return a / b
+    if ta not in (int, Uint):
+        raise _err(_NO_OVERLOAD)
+    if b == 0:
+        raise _err("division by zero")
+    q = abs(a) // abs(b) * (1 if (a >= 0) == (b >= 0) else -1)
+    return _int_result(q) if ta is int else Uint(q)
+
+
+def _mod(a: Any, b: Any) -> Any:
+    ta = type(a)
+    if ta is not type(b) or ta not in (int, Uint):
+        raise _err(_NO_OVERLOAD)
+    if b == 0:
+        raise _err("modulus by zero")
+    r = abs(a) % abs(b) * (1 if a >= 0 else -1)
+    return r if ta is int else Uint(r)
+
+
+def _neg(a: Any) -> Any:
+    if type(a) is int:
+        return _int_result(-a)
+    if type(a) is float:
+        return -a
+    raise _err(_NO_OVERLOAD)
+
+
+def _not(a: Any) -> bool:
+    if type(a) is not bool:
+        raise _err(_NO_OVERLOAD)
+    return not a
+
+
+def _in(item: Any, container: Any) -> bool:
+    if type(container) is list:
+        return any(cel_equal(item, x) for x in container)
+    if isinstance(container, dict):
+        if item in container:
+            return True
+        if _is_num(item) and type(item) is not bool:
+            return any(_is_num(k) and type(k) is not bool and k == item for k in container)
+        return False
+    raise _err(_NO_OVERLOAD)
+
+
+def _index(container: Any, key: Any) -> Any:
+    if type(container) is list:
+        if type(key) is float:
+            if key != int(key):
+                raise _err("unsupported index value")
+            key = int(key)
+        if type(key) not in (int, Uint):
+            raise _err(_NO_OVERLOAD)
+        if not 0 <= key < len(container):
+            raise _err(f"index out of bounds: {key}")
+        return container[key]
+    if isinstance(container, dict):
+        if type(key) in (int, str, Uint, bool) or _is_num(key):
+            try:
+                return container[key]
+            except (KeyError, TypeError):
+                pass
+            if isinstance(container, DefaultMap):
+                return container.default
+            raise _err(f"no such key: {_format_key(key)}")
+        raise _err(f"unsupported key type: {_cel_type(key)}")
+    raise _err(_NO_OVERLOAD)
+
+
+def _select(operand: Any, field: str) -> Any:
+    if isinstance(operand, dict):
+        try:
+            return operand[field]
+        except KeyError:
+            if isinstance(operand, DefaultMap):
+                return operand.default
+            raise _err(f"no such key: {field}") from None
+    raise _err(f"type '{_cel_type(operand)}' does not support field selection")
+
+
+def _has(operand: Any, field: str) -> bool:
+    if isinstance(operand, DefaultMap):
+        return True  # upstream's lookup with a default finds every key
+    if isinstance(operand, dict):
+        return field in operand
+    raise _err(f"type '{_cel_type(operand)}' does not support field selection")
+
+
+# ---------------------------------------------------------------------------------------------
+# Functions, by name: member functions get the receiver as first argument.
+
+
+def _size(v: Any) -> int:
+    if type(v) in (str, bytes, list) or isinstance(v, dict):
+        return len(v)
+    raise _err(_NO_OVERLOAD)
+
+
+def _str_args(*args: Any) -> None:
+    if any(type(a) is not str for a in args):
+        raise _err(_NO_OVERLOAD)
+
+
+_REGEX_CACHE: dict[str, re.Pattern[str]] = {}
+
+
+def _regex(pattern: str) -> re.Pattern[str]:
+    compiled = _REGEX_CACHE.get(pattern)
+    if compiled is None:
+        try:
+            compiled = re.compile(pattern)
+        except re.error as e:
+            raise _err(f"error parsing regexp: {e}") from None
+        if len(_REGEX_CACHE) < 1024:
+            _REGEX_CACHE[pattern] = compiled
+    return compiled
+
+
+def _matches(s: Any, pattern: Any) -> bool:
+    _str_args(s, pattern)
+    return _regex(pattern).search(s) is not None
+
+
+def _contains(s: Any, sub: Any) -> bool:
+    _str_args(s, sub)
+    return bool(sub in s)
+
+
+def _starts(s: Any, prefix: Any) -> bool:
+    _str_args(s, prefix)
+    return bool(s.startswith(prefix))
+
+
+def _ends(s: Any, suffix: Any) -> bool:
+    _str_args(s, suffix)
+    return bool(s.endswith(suffix))
+
+
+def _to_int(v: Any) -> int:
+    t = type(v)
+    if t is int:
+        return v  # type: ignore[no-any-return]
+    if t is Uint:
+        return _int_result(int(v))
+    if t is float:
+        if math.isnan(v) or not INT64_MIN <= v < 2.0**63:
+            raise _err("integer overflow")
+        return int(v)
+    if t is str:
+        try:
+            return _int_result(int(v, 10))
+        except ValueError:
+            raise _err(f"cannot convert string {_goq(v)} to int") from None
+    raise _err(_NO_OVERLOAD)
+
+
+def _to_uint(v: Any) -> Uint:
+    t = type(v)
+    if t in (int, Uint):
+        return _uint_result(int(v))
+    if t is float:
+        if math.isnan(v) or not 0 <= v < 2.0**64:
+            raise _err("unsigned integer overflow")
+        return Uint(int(v))
+    if t is str:
+        try:
+            return _uint_result(int(v, 10))
+        except ValueError:
+            raise _err(f"cannot convert string {_goq(v)} to uint") from None
+    raise _err(_NO_OVERLOAD)
+
+
+def _to_double(v: Any) -> float:
+    t = type(v)
+    if t in (int, Uint, float):
+        return float(v)
+    if t is str:
+        try:
+            return float(v)
+        except ValueError:
+            raise _err(f"cannot convert string {_goq(v)} to double") from None
+    raise _err(_NO_OVERLOAD)
+
+
+def _to_string(v: Any) -> str:
+    t = type(v)
+    if t is str:
+        return v  # type: ignore[no-any-return]
+    if t is bool:
+        return "true" if v else "false"
+    if t in (int, Uint):
+        return str(int(v))
+    if t is float:
+        return _go_float(v)
+    if t is bytes:
+        return v.decode("utf-8", errors="replace")  # type: ignore[no-any-return]
+    raise _err(_NO_OVERLOAD)
+
+
+def _go_float(v: float) -> str:
+    """strconv.FormatFloat(v, 'g', -1, 64) for the common cases."""
+    if math.isinf(v):
+        return "+Inf" if v > 0 else "-Inf"
+    if math.isnan(v):
+        return "NaN"
+    text = repr(v)
+    if "e" in text:
+        mantissa, _, exponent = text.partition("e")
+        mantissa = mantissa.removesuffix(".0")
+        sign = "-" if exponent.startswith("-") else "+"
+        digits = exponent.lstrip("+-").rjust(2, "0")
+        return f"{mantissa}e{sign}{digits}"
+    return text.removesuffix(".0")
+
+
+def _to_bool(v: Any) -> bool:
+    if type(v) is bool:
+        return v
+    if type(v) is str:
+        table = {"1": True, "t": True, "T": True, "TRUE": True, "true": True, "True": True}
+        table.update({"0": False, "f": False, "F": False, "FALSE": False, "false": False})
+        table["False"] = False
+        if v in table:
+            return table[v]
+        raise _err(f"type conversion error from 'string' to 'bool'")  # noqa: F541
+    raise _err(_NO_OVERLOAD)
+
+
+def _to_bytes(v: Any) -> bytes:
+    if type(v) is bytes:
+        return v
+    if type(v) is str:
+        return v.encode()
+    raise _err(_NO_OVERLOAD)
+
+
+# Strings extension (ext.Strings version 2).
+
+
+def _char_at(s: Any, i: Any) -> str:
+    _str_args(s)
+    if not 0 <= i <= len(s):
+        raise _err(f"index out of range: {i}")
+    return s[i : i + 1]  # type: ignore[no-any-return]
+
+
+def _index_of(s: Any, sub: Any, start: Any = 0) -> int:
+    if type(s) is list:
+        return next((i for i, x in enumerate(s) if cel_equal(x, sub)), -1)
+    _str_args(s, sub)
+    if not 0 <= start < max(len(s), 1) and not (start == 0 and not s):
+        raise _err(f"index out of range: {start}")
+    return s.find(sub, start)  # type: ignore[no-any-return]
+
+
+def _last_index_of(s: Any, sub: Any, end: Any = None) -> int:
+    if type(s) is list:
+        return next((i for i in range(len(s) - 1, -1, -1) if cel_equal(s[i], sub)), -1)
+    _str_args(s, sub)
+    if end is None:
+        return s.rfind(sub)  # type: ignore[no-any-return]
+    if not 0 <= end < len(s):
+        raise _err(f"index out of range: {end}")
+    return s.rfind(sub, 0, end + len(sub))  # type: ignore[no-any-return]
+
+
+def _lower(s: Any) -> str:
+    _str_args(s)
+    return "".join(c.lower() if c.isascii() else c for c in s)
+
+
+def _upper(s: Any) -> str:
+    _str_args(s)
+    return "".join(c.upper() if c.isascii() else c for c in s)
+
+
+def _replace(s: Any, old: Any, new: Any, n: Any = -1) -> str:
+    _str_args(s, old, new)
+    return s.replace(old, new, n if n >= 0 else -1)  # type: ignore[no-any-return]
+
+
+def _split(s: Any, sep: Any, n: Any = -1) -> list[str]:
+    _str_args(s, sep)
+    if n == 0:
+        return []
+    if sep == "":
+        chars = list(s)
+        if n > 0 and len(chars) > n:
+            chars = [*chars[: n - 1], "".join(chars[n - 1 :])]
+        return chars
+    return s.split(sep, n - 1 if n > 0 else -1)  # type: ignore[no-any-return]
+
+
+def _substring(s: Any, start: Any, end: Any = None) -> str:
+    _str_args(s)
+    end = len(s) if end is None else end
+    if not 0 <= start <= len(s):
+        raise _err(f"index out of range: {start}")
+    if not 0 <= end <= len(s):
+        raise _err(f"index out of range: {end}")
+    if start > end:
+        raise _err(f"invalid substring range. start: {start}, end: {end}")
+    return s[start:end]  # type: ignore[no-any-return]
+
+
+def _trim(s: Any) -> str:
+    _str_args(s)
+    return s.strip()  # type: ignore[no-any-return]
+
+
+def _join(items: Any, sep: Any = "") -> str:
+    if type(items) is not list or any(type(x) is not str for x in items):
+        raise _err(_NO_OVERLOAD)
+    return sep.join(items)  # type: ignore[no-any-return]
+
+
+def _reverse(v: Any) -> Any:
+    if type(v) is str:
+        return v[::-1]
+    if type(v) is list:
+        return v[::-1]
+    raise _err(_NO_OVERLOAD)
+
+
+# Kubernetes lists library and the lists extension.
+
+
+def _list_arg(v: Any) -> list[Any]:
+    if type(v) is not list:
+        raise _err(_NO_OVERLOAD)
+    return v
+
+
+def _is_sorted(v: Any) -> bool:
+    items = _list_arg(v)
+    return all(_compare(items[i], items[i + 1]) <= 0 for i in range(len(items) - 1))
+
+
+def _sum(v: Any) -> Any:
+    items = _list_arg(v)
+    if not items:
+        return 0
+    total = items[0]
+    for x in items[1:]:
+        total = _add(total, x)
+    return total
+
+
+def _min(v: Any) -> Any:
+    items = _list_arg(v)
+    if not items:
+        raise _err("min called on empty list")
+    best = items[0]
+    for x in items[1:]:
+        if _compare(x, best) < 0:
+            best = x
+    return best
+
+
+def _max(v: Any) -> Any:
+    items = _list_arg(v)
+    if not items:
+        raise _err("max called on empty list")
+    best = items[0]
+    for x in items[1:]:
+        if _compare(x, best) > 0:
+            best = x
+    return best
+
+
+def _slice(v: Any, start: Any, end: Any) -> list[Any]:
+    items = _list_arg(v)
+    if start < 0 or end < 0:
+        raise _err(f"cannot slice({start}, {end}), negative indexes not supported")
+    if start > end:
+        raise _err(
+            f"cannot slice({start}, {end}), start index must be less than or equal to end index"
+        )
+    if end > len(items):
+        raise _err(f"cannot slice({start}, {end}), list is length {len(items)}")
+    return items[start:end]
+
+
+def _flatten(v: Any, depth: Any = 1) -> list[Any]:
+    items = _list_arg(v)
+    if depth < 0:
+        raise _err("level must be non-negative")
+    out: list[Any] = []
+    for x in items:
+        if type(x) is list and depth > 0:
+            out.extend(_flatten(x, depth - 1))
+        else:
+            out.append(x)
+    return out
+
+
+def _distinct(v: Any) -> list[Any]:
+    out: list[Any] = []
+    for x in _list_arg(v):
+        if not any(cel_equal(x, y) for y in out):
+            out.append(x)
+    return out
+
+
+def _sort(v: Any) -> list[Any]:
+    return sorted(_list_arg(v), key=cmp_to_key(_compare))
+
+
+def _first(v: Any) -> Optional:
+    items = _list_arg(v)
+    return Optional(items[0]) if items else Optional()
+
+
+def _last(v: Any) -> Optional:
+    items = _list_arg(v)
+    return Optional(items[-1]) if items else Optional()
+
+
+def _range(n: Any) -> list[int]:
+    return list(range(n))
+
+
+def _sets_contains(a: Any, b: Any) -> bool:
+    return all(_in(x, _list_arg(a)) for x in _list_arg(b))
+
+
+def _sets_equivalent(a: Any, b: Any) -> bool:
+    return _sets_contains(a, b) and _sets_contains(b, a)
+
+
+def _sets_intersects(a: Any, b: Any) -> bool:
+    return any(_in(x, _list_arg(a)) for x in _list_arg(b))
+
+
+def _find(s: Any, pattern: Any) -> str:
+    _str_args(s, pattern)
+    m = _regex(pattern).search(s)
+    return m.group(0) if m else ""
+
+
+def _find_all(s: Any, pattern: Any, limit: Any = -1) -> list[str]:
+    _str_args(s, pattern)
+    if limit == 0:
+        return []
+    found = [m.group(0) for m in _regex(pattern).finditer(s)]
+    return found[:limit] if limit > 0 else found
+
+
+# Quantity and semver libraries.
+
+
+def _quantity(s: Any) -> Quantity:
+    _str_args(s)
+    try:
+        return parse_quantity(s)
+    except QuantityError as e:
+        raise _err(str(e)) from None
+
+
+def _is_quantity(s: Any) -> bool:
+    _str_args(s)
+    try:
+        parse_quantity(s)
+    except QuantityError:
+        return False
+    return True
+
+
+def _q(*args: Any) -> None:
+    if any(type(a) is not Quantity for a in args):
+        raise _err(_NO_OVERLOAD)
+
+
+def _s(*args: Any) -> None:
+    if any(type(a) is not Semver for a in args):
+        raise _err(_NO_OVERLOAD)
+
+
+def _greater(a: Any, b: Any) -> bool:
+    if type(a) is Semver:
+        _s(b)
+        return bool(a.compare(b) == 1)
+    _q(a, b)
+    return bool(a.nanos > b.nanos)
+
+
+def _less(a: Any, b: Any) -> bool:
+    if type(a) is Semver:
+        _s(b)
+        return bool(a.compare(b) == -1)
+    _q(a, b)
+    return bool(a.nanos < b.nanos)
+
+
+def _compare_to(a: Any, b: Any) -> int:
+    if type(a) is Semver:
+        _s(b)
+        return a.compare(b)
+    _q(a, b)
+    return int(a.nanos > b.nanos) - int(a.nanos < b.nanos)
+
+
+def _q_add(a: Any, b: Any) -> Quantity:
+    _q(a)
+    if type(b) is int:
+        return Quantity(a.nanos + b * 10**9, a.format)
+    _q(b)
+    return a.plus(b)  # type: ignore[no-any-return]
+
+
+def _q_sub(a: Any, b: Any) -> Quantity:
+    _q(a)
+    if type(b) is int:
+        return Quantity(a.nanos - b * 10**9, a.format)
+    _q(b)
+    return a.minus(b)  # type: ignore[no-any-return]
+
+
+def _as_integer(a: Any) -> int:
+    _q(a)
+    value = a.as_int64()
+    if value is None:
+        raise _err("cannot convert value to integer")
+    return value  # type: ignore[no-any-return]
+
+
+def _is_integer(a: Any) -> bool:
+    _q(a)
+    return a.as_int64() is not None
+
+
+def _sign(a: Any) -> int:
+    _q(a)
+    return a.sign()  # type: ignore[no-any-return]
+
+
+def _as_float(a: Any) -> float:
+    _q(a)
+    return a.approximate_float()  # type: ignore[no-any-return]
+
+
+def _semver(s: Any, normalize: Any = False) -> Semver:
+    _str_args(s)
+    try:
+        return _normalize_semver(s) if normalize else parse_semver(s)
+    except ValueError as e:
+        raise _err(str(e)) from None
+
+
+def _is_semver(s: Any, normalize: Any = False) -> bool:
+    _str_args(s)
+    try:
+        _normalize_semver(s) if normalize else parse_semver(s)
+    except ValueError:
+        return False
+    return True
+
+
+def _major(v: Any) -> int:
+    _s(v)
+    return v.major  # type: ignore[no-any-return]
+
+
+def _minor(v: Any) -> int:
+    _s(v)
+    return v.minor  # type: ignore[no-any-return]
+
+
+def _patch(v: Any) -> int:
+    _s(v)
+    return v.patch  # type: ignore[no-any-return]
+
+
+def _includes(target: Any, arg: Any) -> bool:
+    """The DRA `includes` function: list membership, or equality for a single value."""
+    if type(target) is list:
+        for i, item in enumerate(target):
+            if i >= MAX_ATTRIBUTE_VALUES_PER_DEVICE:
+                raise _err(
+                    "'includes' function cannot be applied to lists longer than "
+                    f"{MAX_ATTRIBUTE_VALUES_PER_DEVICE} values"
+                )
+            if cel_equal(item, arg):
+                return True
+        return False
+    return cel_equal(target, arg)
+
+
+# Optional values.
+
+
+def _opt_of(v: Any) -> Optional:
+    return Optional(v)
+
+
+def _opt_of_non_zero(v: Any) -> Optional:
+    zero = (v in (0, "", b"", False) and type(v) is not float) or v == 0.0
+    zero = zero or (type(v) in (list, dict, DefaultMap) and not v) or v is NULL
+    return Optional() if zero else Optional(v)
+
+
+def _opt_none() -> Optional:
+    return Optional()
+
+
+def _opt(v: Any) -> Optional:
+    if type(v) is not Optional:
+        raise _err(_NO_OVERLOAD)
+    return v
+
+
+def _has_value(v: Any) -> bool:
+    return _opt(v).present
+
+
+def _value(v: Any) -> Any:
+    o = _opt(v)
+    if not o.present:
+        raise _err("optional.none() dereference")
+    return o.value
+
+
+def _or_value(v: Any, default: Any) -> Any:
+    o = _opt(v)
+    return o.value if o.present else default
+
+
+def _or(v: Any, other: Any) -> Optional:
+    o = _opt(v)
+    return o if o.present else _opt(other)
+
+
+def _opt_index(container: Any, key: Any) -> Optional:
+    if type(container) is Optional:
+        if not container.present:
+            return container
+        container = container.value
+    if isinstance(container, dict) and not isinstance(container, DefaultMap):
+        if key in container:
+            return Optional(container[key])
+        return Optional()
+    if type(container) is list:
+        if type(key) in (int, Uint) and 0 <= key < len(container):
+            return Optional(container[key])
+        return Optional()
+    return Optional(_index(container, key))
+
+
+def _type_of(v: Any) -> str:
+    return _cel_type(v)
+
+
+_FUNCTIONS: dict[str, Callable[..., Any]] = {
+    "size": _size,
+    "contains": _contains,
+    "startsWith": _starts,
+    "endsWith": _ends,
+    "matches": _matches,
+    "int": _to_int,
+    "uint": _to_uint,
+    "double": _to_double,
+    "string": _to_string,
+    "bool": _to_bool,
+    "bytes": _to_bytes,
+    "dyn": lambda v: v,
+    "type": _type_of,
+    "charAt": _char_at,
+    "indexOf": _index_of,
+    "lastIndexOf": _last_index_of,
+    "lowerAscii": _lower,
+    "upperAscii": _upper,
+    "replace": _replace,
+    "split": _split,
+    "substring": _substring,
+    "trim": _trim,
+    "join": _join,
+    "reverse": _reverse,
+    "isSorted": _is_sorted,
+    "sum": _sum,
+    "min": _min,
+    "max": _max,
+    "slice": _slice,
+    "flatten": _flatten,
+    "distinct": _distinct,
+    "sort": _sort,
+    "first": _first,
+    "last": _last,
+    "lists.range": _range,
+    "sets.contains": _sets_contains,
+    "sets.equivalent": _sets_equivalent,
+    "sets.intersects": _sets_intersects,
+    "find": _find,
+    "findAll": _find_all,
+    "quantity": _quantity,
+    "isQuantity": _is_quantity,
+    "isGreaterThan": _greater,
+    "isLessThan": _less,
+    "compareTo": _compare_to,
+    "add": _q_add,
+    "sub": _q_sub,
+    "asInteger": _as_integer,
+    "isInteger": _is_integer,
+    "sign": _sign,
+    "asApproximateFloat": _as_float,
+    "semver": _semver,
+    "isSemver": _is_semver,
+    "major": _major,
+    "minor": _minor,
+    "patch": _patch,
+    "includes": _includes,
+    "optional.of": _opt_of,
+    "optional.ofNonZeroValue": _opt_of_non_zero,
+    "optional.none": _opt_none,
+    "hasValue": _has_value,
+    "value": _value,
+    "orValue": _or_value,
+    "or": _or,
+    "_[?_]": _opt_index,
+    "_+_": _add,
+    "_-_": _sub,
+    "_*_": _mul,
+    "_/_": _div,
+    "_%_": _mod,
+    "-_": _neg,
+    "!_": _not,
+    "_[_]": _index,
+    "@in": _in,
+    "_==_": cel_equal,
+    "_!=_": lambda a, b: not cel_equal(a, b),
+    "_<_": lambda a, b: _compare(a, b) == -1,
+    "_<=_": lambda a, b: _compare(a, b) in (-1, 0),
+    "_>_": lambda a, b: _compare(a, b) == 1,
+    "_>=_": lambda a, b: _compare(a, b) in (0, 1),
+}
+
+
+# ---------------------------------------------------------------------------------------------
+# The checker's declarations (types only: the evaluator above runs them).
+
+
+def _declarations() -> list[Any]:
+    t = _cel.Type
+    q, s = t.AbstractType("kubernetes.Quantity"), t.AbstractType("kubernetes.Semver")
+    dyn, b, i, st, d = t.DYN, t.BOOL, t.INT, t.STRING, t.DOUBLE
+    lst, lst_s = t.List(t.DYN), t.List(t.STRING)
+    member: dict[str, list[tuple[Any, list[Any]]]] = {
+        "charAt": [(st, [st, i])],
+        "indexOf": [(i, [st, st]), (i, [st, st, i]), (i, [lst, dyn])],
+        "lastIndexOf": [(i, [st, st]), (i, [st, st, i]), (i, [lst, dyn])],
+        "lowerAscii": [(st, [st])],
+        "upperAscii": [(st, [st])],
+        "replace": [(st, [st, st, st]), (st, [st, st, st, i])],
+        "split": [(lst_s, [st, st]), (lst_s, [st, st, i])],
+        "substring": [(st, [st, i]), (st, [st, i, i])],
+        "trim": [(st, [st])],
+        "join": [(st, [lst_s]), (st, [lst_s, st])],
+        "reverse": [(st, [st]), (lst, [lst])],
+        "isSorted": [(b, [lst])],
+        "sum": [(dyn, [lst])],
+        "min": [(dyn, [lst])],
+        "max": [(dyn, [lst])],
+        "slice": [(lst, [lst, i, i])],
+        "flatten": [(lst, [lst]), (lst, [lst, i])],
+        "distinct": [(lst, [lst])],
+        "sort": [(lst, [lst])],
+        "find": [(st, [st, st])],
+        "findAll": [(lst_s, [st, st]), (lst_s, [st, st, i])],
+        "isGreaterThan": [(b, [q, q]), (b, [s, s])],
+        "isLessThan": [(b, [q, q]), (b, [s, s])],
+        "compareTo": [(i, [q, q]), (i, [s, s])],
+        "add": [(q, [q, q]), (q, [q, i])],
+        "sub": [(q, [q, q]), (q, [q, i])],
+        "asInteger": [(i, [q])],
+        "isInteger": [(b, [q])],
+        "asApproximateFloat": [(d, [q])],
+        "major": [(i, [s])],
+        "minor": [(i, [s])],
+        "patch": [(i, [s])],
+        "includes": [(b, [dyn, dyn])],
+    }
+    global_: dict[str, list[tuple[Any, list[Any]]]] = {
+        "quantity": [(q, [st])],
+        "isQuantity": [(b, [st])],
+        "sign": [(i, [q])],
+        "semver": [(s, [st]), (s, [st, b])],
+        "isSemver": [(b, [st]), (b, [st, b])],
+        "lists.range": [(t.List(i), [i])],
+        "sets.contains": [(b, [lst, lst])],
+        "sets.equivalent": [(b, [lst, lst])],
+        "sets.intersects": [(b, [lst, lst])],
+    }
+    decls = []
+    for is_member, table in ((True, member), (False, global_)):
+        for name, overloads in table.items():
+            decls.append(
+                _cel.FunctionDecl(
+                    name,
+                    [
+                        _cel.Overload(f"{name}_{n}", ret, params, is_member=is_member, impl=_unused)
+                        for n, (ret, params) in enumerate(overloads)
+                    ],
+                )
+            )
+    return decls
+
+
+def _unused(*args: Any) -> Any:
+    raise AssertionError("evaluated by the Python evaluator, never by the checker")
+
+
+def _new_env() -> Any:
+    t = _cel.Type
+    q = t.AbstractType("kubernetes.Quantity")
+    variables = {
+        "device.driver": t.STRING,
+        "device.allowMultipleAllocations": t.BOOL,
+        "device.attributes": t.Map(t.STRING, t.Map(t.STRING, t.DYN)),
+        "device.capacity": t.Map(t.STRING, t.Map(t.STRING, q)),
+    }
+    return _cel.NewEnv(
+        variables=variables,
+        functions=_declarations(),
+        extensions=[ext_bindings.ExtBindings(), ext_optional.ExtOptional()],
+    )
+
+
+_ENV_LOCK = threading.Lock()
+_ENV: Any = None
+
+
+def _env() -> Any:
+    global _ENV  # noqa: PLW0603 (built once: declaring the libraries takes milliseconds)
+    with _ENV_LOCK:
+        if _ENV is None:
+            _ENV = _new_env()
+        return _ENV
+
+
+# ---------------------------------------------------------------------------------------------
+# Compilation to closures.
+
+Env = dict[str, Any]
+Fn = Callable[[Env], Any]
+_DEVICE_VARS: tuple[str, ...] = ("device.driver", "device.allowMultipleAllocations")
+_DEVICE_VARS += ("device.attributes", "device.capacity")
+
+
+class _Builder:
+    def __init__(self, checked: celast.Checked, tracked: bool) -> None:
+        self.refs = checked.references
+        self.tracked = tracked
+
+    def build(self, e: Expr) -> Fn:
+        fn = self._build(e)
+        if not self.tracked or e.kind in (celast.CONST, celast.LIST, celast.STRUCT):
+            return fn
+        return _costed(fn, 1)
+
+    def _build(self, e: Expr) -> Fn:  # noqa: PLR0911 (one case per node kind)
+        kind = e.kind
+        if kind == celast.CONST:
+            value = e.value
+            return lambda env: value
+        ref = self.refs.get(e.id)
+        if kind == celast.IDENT or (kind == celast.SELECT and ref and not e.test_only):
+            name = ref or e.name
+            return _ident(name)
+        if kind == celast.SELECT:
+            assert e.operand is not None
+            operand, field = self.build(e.operand), e.name
+            if e.test_only:
+                return lambda env: _has(operand(env), field)
+            return lambda env: _select(operand(env), field)
+        if kind == celast.CALL:
+            return self._call(e)
+        if kind == celast.LIST:
+            return self._list(e)
+        if kind == celast.STRUCT:
+            return self._map(e)
+        return self._comprehension(e)
+
+    def _list(self, e: Expr) -> Fn:
+        items = [self.build(a) for a in e.args]
+        optional = set(e.optional_indices)
+        if not optional:
+            return lambda env: [f(env) for f in items]
+
+        def build_list(env: Env) -> list[Any]:
+            out = []
+            for n, f in enumerate(items):
+                v = f(env)
+                if n in optional:
+                    o = _opt(v)
+                    if o.present:
+                        out.append(o.value)
+                else:
+                    out.append(v)
+            return out
+
+        return build_list
+
+    def _map(self, e: Expr) -> Fn:
+        if e.name:
+            message = e.name
+            return lambda env: _raise(f"unknown type: {message}")
+        entries = [(self.build(k), self.build(v), opt) for k, v, opt in e.entries]
+
+        def build_map(env: Env) -> dict[Any, Any]:
+            out: dict[Any, Any] = {}
+            for kf, vf, opt in entries:
+                key, value = kf(env), vf(env)
+                if type(key) not in (str, int, Uint, bool):
+                    raise _err(f"unsupported key type: {_cel_type(key)}")
+                if opt:
+                    o = _opt(value)
+                    if not o.present:
+                        continue
+                    value = o.value
+                if key in out:
+                    raise _err(f"insert failed: key {_format_key(key)} already exists")
+                out[key] = value
+            return out
+
+        return build_map
+
+    def _call(self, e: Expr) -> Fn:
+        name = e.name
+        args = ([self.build(e.operand)] if e.operand is not None else []) + [
+            self.build(a) for a in e.args
+        ]
+        special = self._special(name, args)
+        if special is not None:
+            return special
+        impl = _FUNCTIONS.get(name)
+        if impl is None:
+            return lambda env: _raise(f"no such overload: {name}")
+        if len(args) == 1:
+            a0 = args[0]
+            return lambda env: impl(a0(env))
+        if len(args) == 2:
+            a0, a1 = args
+            return lambda env: impl(a0(env), a1(env))
+        return lambda env: impl(*[a(env) for a in args])
+
+    def _special(self, name: str, args: list[Fn]) -> Fn | None:
+        if name == "_&&_":
+            return _and(args[0], args[1])
+        if name == "_||_":
+            return _or_fn(args[0], args[1])
+        if name == "_?_:_":
+            return _ternary(args[0], args[1], args[2])
+        if name == "@not_strictly_false":
+            inner = args[0]
+
+            def not_strictly_false(env: Env) -> bool:
+                try:
+                    v = inner(env)
+                except CelRuntimeError:
+                    return True
+                return v if type(v) is bool else True
+
+            return not_strictly_false
+        if name == "_?._":
+            operand, field = args[0], args[1]
+            return lambda env: _opt_select(operand(env), field(env))
+        return None
+
+    def _comprehension(self, e: Expr) -> Fn:
+        parts = (e.iter_range, e.accu_init, e.loop_condition, e.loop_step, e.result)
+        iter_range, init, cond, step, result = (self.build(_required(x)) for x in parts)
+        iter_var, iter_var2, accu_var = e.iter_var, e.iter_var2, e.accu_var
+
+        def comprehension(env: Env) -> Any:
+            items = iter_range(env)
+            pairs: Iterable[tuple[Any, Any]]
+            if type(items) is list:
+                pairs = enumerate(items) if iter_var2 else ((x, None) for x in items)
+            elif isinstance(items, dict):
+                pairs = items.items() if iter_var2 else ((k, None) for k in items)
+            else:
+                raise _err(
+                    f"got '{_GO_TYPES.get(type(items), 'types.Val')}', expected iterable type"
+                )
+            saved = {n: env.get(n, _MISSING) for n in (iter_var, iter_var2, accu_var) if n}
+            try:
+                env[accu_var] = init(env)
+                for first, second in pairs:
+                    if not cond(env):
+                        break
+                    env[iter_var] = first
+                    if iter_var2:
+                        env[iter_var2] = second
+                    env[accu_var] = step(env)
+                return result(env)
+            finally:
+                for n, v in saved.items():
+                    if v is _MISSING:
+                        env.pop(n, None)
+                    else:
+                        env[n] = v
+
+        return comprehension
+
+
+_MISSING = object()
+
+
+def _required(e: Expr | None) -> Expr:
+    if e is None:
+        raise ValueError("comprehension without all of its parts")
+    return e
+
+
+def _raise(message: str) -> Any:
+    raise _err(message)
+
+
+def _ident(name: str) -> Fn:
+    def ident(env: Env) -> Any:
+        try:
+            return env[name]
+        except KeyError:
+            raise _err(f"no such attribute(s): {name}") from None
+
+    return ident
+
+
+def _opt_select(operand: Any, field: Any) -> Optional:
+    if type(operand) is Optional:
+        if not operand.present:
+            return operand
+        operand = operand.value
+    if isinstance(operand, dict) and not isinstance(operand, DefaultMap):
+        return Optional(operand[field]) if field in operand else Optional()
+    return Optional(_select(operand, field))
+
+
+def _and(left: Fn, right: Fn) -> Fn:
+    def and_(env: Env) -> Any:
+        try:
+            lv = left(env)
+        except CelRuntimeError as e:
+            rv = right(env)
+            if rv is False:
+                return False
+            raise e from None
+        if lv is False:
+            return False
+        rv = right(env)
+        if lv is True and type(rv) is bool:
+            return rv
+        if rv is False:
+            return False
+        raise _err(_NO_OVERLOAD)
+
+    return and_
+
+
+def _or_fn(left: Fn, right: Fn) -> Fn:
+    def or_(env: Env) -> Any:
+        try:
+            lv = left(env)
+        except CelRuntimeError as e:
+            rv = right(env)
+            if rv is True:
+                return True
+            raise e from None
+        if lv is True:
+            return True
+        rv = right(env)
+        if lv is False and type(rv) is bool:
+            return rv
+        if rv is True:
+            return True
+        raise _err(_NO_OVERLOAD)
+
+    return or_
+
+
+def _ternary(cond: Fn, yes: Fn, no: Fn) -> Fn:
+    def ternary(env: Env) -> Any:
+        c = cond(env)
+        if c is True:
+            return yes(env)
+        if c is False:
+            return no(env)
+        raise _err(_NO_OVERLOAD)
+
+    return ternary
+
+
+class _Cost:
+    """The running cost of one evaluation (only expressions with loops track it)."""
+
+    __slots__ = ("limit", "value")
+
+    def __init__(self, limit: int) -> None:
+        self.value = 0
+        self.limit = limit
+
+
+_COST = "@cost"
+
+
+def _costed(fn: Fn, units: int) -> Fn:
+    def costed(env: Env) -> Any:
+        result = fn(env)
+        cost: _Cost = env[_COST]
+        cost.value += units
+        if cost.value > cost.limit:
+            raise _CostLimitExceededError
+        return result
+
+    return costed
+
+
+def _has_comprehension(e: Expr | None) -> bool:
+    if e is None:
+        return False
+    if e.kind == celast.COMPREHENSION:
+        return True
+    children = [e.operand, *e.args, *(x for k, v, _ in e.entries for x in (k, v))]
+    return any(_has_comprehension(c) for c in children)
+
+
+# ---------------------------------------------------------------------------------------------
+# Devices as CEL input.
+
+
+@dataclass(slots=True)
+class DeviceInput:
+    """A device's CEL variables, built once (`device_input`), or the error building them hit."""
+
+    variables: dict[str, Any]
+    error: str | None = None
+
+
+def device_input(
+    driver: str,
+    allow_multiple_allocations: bool | None,
+    attributes: Mapping[str, Mapping[str, Any]],
+    capacity: Mapping[str, Quantity],
+    features: Features,
+) -> DeviceInput:
+    """CompilationResult.DeviceMatches' input maps: names split into domain and id (the
+    driver is the domain of unqualified names), attribute values typed, semvers parsed."""
+    attrs: dict[str, dict[str, Any]] = {}
+    for name, attr in attributes.items():
+        try:
+            value = _attribute_value(attr, features)
+        except ValueError as e:
+            return DeviceInput({}, f"attribute {name}: {e}")
+        domain, ident = _split_name(name, driver)
+        attrs.setdefault(domain, {})[ident] = value
+    caps: dict[str, dict[str, Quantity]] = {}
+    for name, quantity in capacity.items():
+        domain, ident = _split_name(name, driver)
+        caps.setdefault(domain, {})[ident] = quantity
+    variables = {
+        "device.driver": driver,
+        "device.allowMultipleAllocations": bool(allow_multiple_allocations),
+        "device.attributes": DefaultMap(attrs, _EMPTY_MAP),
+        "device.capacity": DefaultMap(caps, _EMPTY_MAP),
+    }
+    return DeviceInput(variables)
+
+
+def _split_name(name: str, default_domain: str) -> tuple[str, str]:
+    domain, sep, ident = name.partition("/")
+    return (domain, ident) if sep else (default_domain, name)
+
+
+def _attribute_value(attr: Mapping[str, Any], features: Features) -> Any:
+    if features.list_type_attributes:
+        for key in ("ints", "bools", "strings"):
+            if attr.get(key) is not None:
+                return list(attr[key])
+        if attr.get("versions") is not None:
+            return [_parse_attribute_version(v) for v in attr["versions"]]
+    if attr.get("int") is not None:
+        return int(attr["int"])
+    if attr.get("bool") is not None:
+        return bool(attr["bool"])
+    if attr.get("string") is not None:
+        return str(attr["string"])
+    if attr.get("version") is not None:
+        return _parse_attribute_version(attr["version"])
+    raise ValueError("unsupported attribute value")
+
+
+def _parse_attribute_version(text: str) -> Semver:
+    try:
+        return parse_semver(text)
+    except ValueError as e:
+        raise ValueError(f"parse semantic version: {e}") from None
+
+
+# ---------------------------------------------------------------------------------------------
+# Compilation results and the cache.
+
+
+class CompilationResult:
+    """One compiled selector: `error` (upstream's message) or a program to evaluate."""
+
+    __slots__ = ("_fn", "_tracked", "error", "expression")
+
+    def __init__(self, expression: str, error: str | None, fn: Fn | None, tracked: bool) -> None:
+        self.expression = expression
+        self.error = error
+        self._fn = fn
+        self._tracked = tracked
+
+    def device_matches(self, device: DeviceInput, cost_limit: int = SELECTOR_MAX_COST) -> bool:
+        """CompilationResult.DeviceMatches: True/False, or CelRuntimeError with its message."""
+        if device.error is not None:
+            raise CelRuntimeError(device.error)
+        assert self._fn is not None, self.error
+        env: Env = device.variables
+        if self._tracked:
+            env = dict(env)
+            env[_COST] = _Cost(cost_limit)
+        try:
+            result = self._fn(env)
+        except _CostLimitExceededError:
+            raise CelRuntimeError("operation cancelled: actual cost limit exceeded") from None
+        except RecursionError:
+            raise CelRuntimeError("max recursion depth exceeded") from None
+        if type(result) is bool:
+            return result
+        kind = _cel_type(result)
+        raise CelRuntimeError(
+            f"CEL result of type {kind} could not be converted to bool: "
+            f"unsupported native conversion from {_native_name(result)} to 'bool'"
+        )
+
+
+def _native_name(v: Any) -> str:
+    names = {int: "int", Uint: "uint", float: "double", str: "string", bytes: "bytes"}
+    names.update({list: "list", dict: "map", DefaultMap: "map", NullValue: "null_type"})
+    names.update({Quantity: "Quantity", Semver: "Semver"})
+    return names.get(type(v), "dyn")
+
+
+_ERROR_PREFIX = "INVALID_ARGUMENT: "
+_ERROR_SUFFIX = " [INVALID_ARGUMENT]"
+_UNDEFINED_FIELD = re.compile(r"undeclared reference to 'device\.([^'.]*)' \(in container ''\)")
+
+
+def _compile_error_text(raw: str) -> str:
+    """cel-expr-python's status text as cel-go's `issues.String()`."""
+    text = raw.removeprefix(_ERROR_PREFIX).removesuffix(_ERROR_SUFFIX)
+    return _UNDEFINED_FIELD.sub(lambda m: f"undefined field '{m.group(1)}'", text)
+
+
+_ISSUE = re.compile(r"ERROR: <input>:\d+:\d+: ")
+_NUMERIC = ("int", "uint", "double")
+_CROSS_NUMERIC = re.compile(
+    r"found no matching overload for '_(?:<|<=|>|>=)_' applied to '\((\w+), (\w+)\)'"
+)
+
+
+def _issues(text: str) -> list[str]:
+    starts = [m.start() for m in _ISSUE.finditer(text)]
+    return [text[a:b].rstrip("\n") for a, b in zip(starts, [*starts[1:], len(text)], strict=True)]
+
+
+def _upstream_issue(issue: str) -> bool:
+    """cel-go's environment allows ordering across int, uint and double; the C++ checker not."""
+    m = _CROSS_NUMERIC.search(issue)
+    return not (m and m.group(1) in _NUMERIC and m.group(2) in _NUMERIC)
+
+
+def _any_range_issue(checked: celast.Checked, expression: str) -> str | None:
+    """With scalar attributes, upstream types an attribute `any`: not a comprehension range."""
+    for node in _walk(checked.expr):
+        if node.kind != celast.COMPREHENSION or node.iter_range is None:
+            continue
+        rng = node.iter_range
+        operand = rng.operand if rng.kind == celast.SELECT else next(iter(rng.args), None)
+        if (rng.kind == celast.CALL and rng.name != "_[_]") or operand is None:
+            continue
+        if checked.types.get(rng.id) != "dyn":
+            continue
+        if checked.types.get(operand.id) != "map(string, dyn)":
+            continue
+        where, snippet = _location(expression, checked.positions.get(rng.id, 0))
+        return (
+            f"ERROR: <input>:{where}: expression of type 'any' cannot be range of a "
+            f"comprehension (must be list, map, or dynamic){snippet}"
+        )
+    return None
+
+
+def _walk(e: Expr | None) -> Iterable[Expr]:
+    if e is None:
+        return
+    yield e
+    for child in (e.operand, *e.args, e.iter_range, e.accu_init, e.loop_condition):
+        yield from _walk(child)
+    for child in (e.loop_step, e.result):
+        yield from _walk(child)
+    for key, value, _ in e.entries:
+        yield from _walk(key)
+        yield from _walk(value)
+
+
+def _location(expression: str, offset: int) -> tuple[str, str]:
+    """line:column and cel-go's snippet lines for an offset (in code points)."""
+    before = expression[:offset]
+    line = before.count("\n") + 1
+    column = offset - (before.rfind("\n") + 1)
+    text = expression.split("\n")[line - 1]
+    return f"{line}:{column + 1}", f"\n | {text}\n | {'.' * column}^"
+
+
+def compile_expression(expression: str, features: Features = Features()) -> CompilationResult:
+    """CompileCELExpression for the scheduler (StoredExpressions, no cost estimation)."""
+    env = _env()
+    checked_ok = True
+    try:
+        compiled = env.compile(expression)
+    except RuntimeError as e:
+        issues = _issues(_compile_error_text(str(e)))
+        remaining = [i for i in issues if _upstream_issue(i)]
+        if remaining or not issues:
+            text = "\n".join(remaining) or _compile_error_text(str(e))
+            return CompilationResult(expression, "compilation failed: " + text, None, False)
+        compiled = env.compile(expression, disable_check=True)
+        checked_ok = False
+    checked = celast.decode(compiled.serialize())
+    if checked_ok:
+        output = checked.types.get(checked.expr.id, "dyn")
+        if output not in ("bool", "any", "dyn"):
+            message = f"must evaluate to bool or the unknown type, not {output}"
+            return CompilationResult(expression, message, None, False)
+        issue = None if features.list_type_attributes else _any_range_issue(checked, expression)
+        if issue is not None:
+            return CompilationResult(expression, "compilation failed: " + issue, None, False)
+    else:
+        checked.references.update(_device_references(checked.expr))
+    tracked = _has_comprehension(checked.expr)
+    fn = _Builder(checked, tracked).build(checked.expr)
+    return CompilationResult(expression, None, fn, tracked)
+
+
+def _device_references(root: Expr) -> dict[int, str]:
+    """Resolve `device.<field>` in an unchecked tree, as the checker would."""
+    refs: dict[int, str] = {}
+    for node in _walk(root):
+        operand = node.operand
+        if (
+            node.kind == celast.SELECT
+            and operand is not None
+            and operand.kind == celast.IDENT
+            and operand.name == "device"
+            and f"device.{node.name}" in _DEVICE_VARS
+        ):
+            refs[node.id] = f"device.{node.name}"
+    return refs
+
+
+class Cache:
+    """cel.Cache: compiled selectors by expression, least recently used dropped first.
+    Unlike upstream's 10 entries it keeps many: compiling is the expensive part, and one
+    scheduler sees few distinct selectors; failed compilations are not kept."""
+
+    def __init__(self, max_entries: int = 1024, features: Features = Features()) -> None:
+        self.features = features
+        self._max = max_entries
+        self._entries: OrderedDict[str, CompilationResult] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get_or_compile(self, expression: str) -> CompilationResult:
+        with self._lock:
+            hit = self._entries.get(expression)
+            if hit is not None:
+                self._entries.move_to_end(expression)
+                return hit
+        result = compile_expression(expression, self.features)
+        if result.error is None:
+            with self._lock:
+                self._entries[expression] = result
+                while len(self._entries) > self._max:
+                    self._entries.popitem(last=False)
+        return result
+
+
+__all__ = [
+    "SELECTOR_MAX_COST",
+    "Cache",
+    "CelRuntimeError",
+    "CompilationResult",
+    "DeviceInput",
+    "Features",
+    "Semver",
+    "compile_expression",
+    "device_input",
+    "parse_semver",
+]
