@@ -181,10 +181,6 @@ def group_attempts(metrics: str, profile: str) -> int:
     return int(total)
 
 
-def runtime_config(name: str) -> dict[str, Any]:
-    """The runtime's configuration: the defaults with GangScheduling, as upstream's defaults
-    are with its gate on."""
-    return scheduler_config(name, plugins={"multiPoint": {"enabled": [{"name": "GangScheduling"}]}})
 
 
 @dataclass
@@ -205,7 +201,11 @@ def gang_schedulers(
 ) -> Iterator[Schedulers]:
     """The runtime and the upstream kube-scheduler, each with a profile of its own."""
     suffix = uuid.uuid4().hex[:6]
-    runtime = start_runtime(runtime_config(f"gang-rt-{suffix}"), name="runtime")
+    runtime = start_runtime(
+        scheduler_config(f"gang-rt-{suffix}"),
+        name="runtime",
+        args=(f"--feature-gates={UPSTREAM_GATES}",),
+    )
     upstream = start_upstream(workload_cluster, tmp_path, f"gang-up-{suffix}")
     yield Schedulers(runtime, upstream)
     stop_process(upstream.process)

@@ -100,9 +100,9 @@ class Backend:
 
     def group_of(self, pod: PodInfo) -> GroupKey | None:
         """The pod group a pending pod is scheduled with: the v1alpha2 group it names in
-        spec.schedulingGroup (which the API server keeps only with GenericWorkload on), else
-        the v1alpha1 group its label names when its profile runs Coscheduling."""
-        key = scheduling_group(pod.pod)
+        spec.schedulingGroup (with GenericWorkload on, as upstream's), else the v1alpha1 group
+        its label names when its profile runs Coscheduling."""
+        key = scheduling_group(pod.pod) if self.config.features.generic_workload else None
         if key is not None:
             return key
         framework = self.frameworks.get(pod.scheduler_name)

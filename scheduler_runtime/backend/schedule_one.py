@@ -284,7 +284,8 @@ class ScheduleOne:
         pod, framework, state, node = attempt.pod, attempt.framework, attempt.state, attempt.node
         try:
             status = framework.run_pre_bind_pre_flight(state, pod, node)
-            if status.is_success and framework.will_wait_on_permit(pod):
+            expecting = framework.handle.features.nominated_node_name_for_expectation
+            if expecting and status.is_success and framework.will_wait_on_permit(pod):
                 self.sink.expecting(attempt)
                 attempt.expected = node
             if status.is_success:

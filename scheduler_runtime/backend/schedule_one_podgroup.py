@@ -151,9 +151,10 @@ class PodGroupSequence(ScheduleOne):
     def _group_algorithm(
         self, framework: Framework, key: GroupKey, members: list[QueuedPod]
     ) -> GroupResult:
-        """podGroupSchedulingAlgorithm: within each placement the placement plugins make
-        (all nodes when none run), the best placement where the group fits."""
-        if not framework.has("placementGenerate"):
+        """podGroupSchedulingAlgorithm: with TopologyAwareWorkloadScheduling, within each
+        placement the placement plugins make (all nodes when none run), the best placement
+        where the group fits; without it, within all nodes."""
+        if not framework.handle.features.topology_aware_workload_scheduling:
             return self._default_algorithm(framework, key, members)
         state = CycleState()
         state.pod_group = key

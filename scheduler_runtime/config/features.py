@@ -59,6 +59,12 @@ TIMING_ONLY: Final = frozenset(
 # locked runs with its default only: setting it otherwise is refused, naming the gate.
 RUNTIME_FOLLOWS: Final = TIMING_ONLY | {
     "NodeDeclaredFeatures",
+    # Pod groups (backend/schedule_one_podgroup.py): the group cycle, GangScheduling, the
+    # placement plugins, and the nominated node of a pod waiting at Permit.
+    "GenericWorkload",
+    "GangScheduling",
+    "TopologyAwareWorkloadScheduling",
+    "NominatedNodeNameForExpectation",
     # The runtime counts pod-level requests from the spec, as upstream does with this gate off
     # (turning NodeDeclaredFeatures off needs it off too); the settings differ only for a pod
     # whose pod-level resources are being resized in place.

@@ -56,13 +56,19 @@ class GangScheduling(PluginBase[None]):
         same = group is not None and (group.namespace, group.name) == added
         return QueueingHint.QUEUE if same else QueueingHint.SKIP
 
+    def _group(self, pod: PodInfo) -> GroupKey | None:
+        """The v1alpha2 group the pod names; none while GenericWorkload is off."""
+        if not self.handle.features.generic_workload:
+            return None
+        return scheduling_group(pod.pod)
+
     def _policy(self, key: GroupKey) -> GroupPolicy | None:
         groups = self.handle.pod_groups
         return None if groups is None else groups.policy(key)
 
     def pre_enqueue(self, pod: PodInfo) -> Status:
         """The pod waits outside the queue until its PodGroup and minCount members exist."""
-        key = scheduling_group(pod.pod)
+        key = self._group(pod)
         if key is None or self.handle.pod_groups is None:
             return SUCCESS
         policy = self._policy(key)
@@ -80,7 +86,7 @@ class GangScheduling(PluginBase[None]):
     def permit(self, state: CycleState, pod: PodInfo, node_name: str) -> tuple[Status, float]:
         """Wait until minCount members are placed (assumed or bound); the member that
         completes the gang lets every waiting one go."""
-        key = scheduling_group(pod.pod)
+        key = self._group(pod)
         groups = self.handle.pod_groups
         if key is None or groups is None:
             return SUCCESS, 0

@@ -8,6 +8,7 @@ from typing import Any
 
 from scheduler_runtime.backend.podgroups import PodGroups
 from scheduler_runtime.framework.events import QueueingHint
+from scheduler_runtime.framework.features import Features
 from scheduler_runtime.framework.interface import Code, CycleState, Handle
 from scheduler_runtime.framework.podgroups import WORKLOAD_POD_GROUP
 from scheduler_runtime.framework.podinfo import pod_info
@@ -37,8 +38,13 @@ class Waiting:
         return self.pods.get(uid)
 
 
-def plugin(groups: PodGroups, waiting: Waiting | None = None) -> GangScheduling:
-    handle = Handle(Snapshot(), pod_groups=groups, framework=waiting)  # type: ignore[arg-type]
+GATES_ON = Features(generic_workload=True, gang_scheduling=True)
+
+
+def plugin(
+    groups: PodGroups, waiting: Waiting | None = None, features: Features = GATES_ON
+) -> GangScheduling:
+    handle = Handle(Snapshot(), pod_groups=groups, framework=waiting, features=features)  # type: ignore[arg-type]
     return GangScheduling(None, handle)
 
 
@@ -115,3 +121,11 @@ def test_only_a_sibling_or_the_own_podgroup_brings_a_held_member_back() -> None:
     assert pod_hint(held, None, member("b", namespace="elsewhere")) is QueueingHint.SKIP
     assert group_hint(held, None, pod_group({"basic": {}})) is QueueingHint.QUEUE
     assert group_hint(held, None, pod_group({"basic": {}}, name="other")) is QueueingHint.SKIP
+
+
+def test_without_generic_workload_no_pod_is_held_or_waits() -> None:
+    groups = PodGroups()
+    groups.upsert_group(WORKLOAD_POD_GROUP, pod_group({"gang": {"minCount": 3}}))
+    gang = plugin(groups, features=Features())
+    assert gang.pre_enqueue(pod_info(member("a"))).is_success
+    assert gang.permit(CycleState(), pod_info(member("a")), "n1")[0].is_success

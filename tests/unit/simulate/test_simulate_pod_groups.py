@@ -15,7 +15,7 @@ import yaml
 
 from scheduler_runtime.backend import NODES, PODS
 from scheduler_runtime.cli import main
-from scheduler_runtime.config import load_configuration
+from scheduler_runtime.config import load_configuration, parse_feature_gates
 from scheduler_runtime.framework import registry as registry_module
 from scheduler_runtime.framework.interface import CycleState
 from scheduler_runtime.framework.podgroups import WORKLOAD_POD_GROUP
@@ -35,6 +35,10 @@ NO_CPU = (
 )
 
 
+# The gates kube-scheduler 1.36 needs for gangs (its defaults then run GangScheduling).
+GANG_GATES = parse_feature_gates("GenericWorkload=true,GangScheduling=true")
+
+
 def config(*plugins: str) -> Any:
     return load_configuration(
         {
@@ -46,7 +50,8 @@ def config(*plugins: str) -> Any:
                     "plugins": {"multiPoint": {"enabled": [{"name": p} for p in plugins]}},
                 }
             ],
-        }
+        },
+        feature_gates=GANG_GATES,
     )
 
 
@@ -94,9 +99,7 @@ def gang(group: str, size: int, cpu: str, first: int = 0) -> list[dict[str, Any]
     return [member(f"{group}-{i}", group, cpu, first + i) for i in range(size)]
 
 
-def simulation(
-    *objects: dict[str, Any], plugins: tuple[str, ...] = ("GangScheduling",)
-) -> Simulation:
+def simulation(*objects: dict[str, Any], plugins: tuple[str, ...] = ()) -> Simulation:
     made = Simulation(config(*plugins), seed=1)
     made.load(objects)
     return made
@@ -221,14 +224,9 @@ def test_members_of_different_profiles_fail_as_upstream() -> None:
             {
                 "apiVersion": "kubescheduler.config.k8s.io/v1",
                 "kind": "KubeSchedulerConfiguration",
-                "profiles": [
-                    {
-                        "schedulerName": name,
-                        "plugins": {"multiPoint": {"enabled": [{"name": "GangScheduling"}]}},
-                    }
-                    for name in (PROFILE, "other")
-                ],
-            }
+                "profiles": [{"schedulerName": name} for name in (PROFILE, "other")],
+            },
+            feature_gates=GANG_GATES,
         )
     )
     made.load([node("n0"), pod_group("g", 2), member("g-0", "g", "1"), other])
@@ -261,23 +259,22 @@ def test_the_command_reports_groups_in_a_table_and_in_json(
             {
                 "apiVersion": "kubescheduler.config.k8s.io/v1",
                 "kind": "KubeSchedulerConfiguration",
-                "profiles": [
-                    {
-                        "schedulerName": PROFILE,
-                        "plugins": {"multiPoint": {"enabled": [{"name": "GangScheduling"}]}},
-                    }
-                ],
+                "profiles": [{"schedulerName": PROFILE}],
             }
         )
     )
-    assert main(["simulate", "--config", str(configuration), "--state", str(state)]) == 0
+    gates = "--feature-gates=GenericWorkload=true,GangScheduling=true"
+    assert main(["simulate", "--config", str(configuration), "--state", str(state), gates]) == 0
     table = capsys.readouterr().out
     assert "NAMESPACE   POD GROUP   PLACED   BOUND/MIN   MEMBERS   REASON" in table
     assert (
         "ns          big         no       0/2         2         pod group is unschedulable" in table
     )
     assert (
-        main(["simulate", "--config", str(configuration), "--state", str(state), "-o", "json"]) == 0
+        main(
+            ["simulate", "--config", str(configuration), "--state", str(state), gates, "-o", "json"]
+        )
+        == 0
     )
     document = yaml.safe_load(capsys.readouterr().out)
     assert [(g["name"], g["placed"], g["bound"]) for g in document["podGroups"]] == [
@@ -405,7 +402,7 @@ def test_a_member_that_fails_before_binding_releases_its_waiting_siblings(
     try:
         made = simulation(
             node("n0"), pod_group("g", 2), *gang("g", 2, "1"),
-            plugins=("GangScheduling", "RefusesOnce"),
+            plugins=("RefusesOnce",),
         )  # fmt: skip
         made.run()
     finally:
