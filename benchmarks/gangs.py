@@ -125,9 +125,7 @@ class GangLedger:
     def placed(self) -> list[tuple[str, str, str]]:
         with self._lock:
             return [
-                key
-                for key, record in self.groups.items()
-                if record.bound >= max(record.minimum, 1)
+                key for key, record in self.groups.items() if record.bound >= max(record.minimum, 1)
             ]
 
     def longest_partial(self) -> float:

@@ -137,7 +137,11 @@ IN_TREE: tuple[PluginEntry, ...] = (
     _in_tree("ImageLocality", "imagelocality"),
     _in_tree("DefaultBinder", "defaultbinder"),
     _in_tree("NodeDeclaredFeatures", "nodedeclaredfeatures"),
+    # Pod groups: upstream's (scheduling.k8s.io/v1alpha2) and scheduler-plugins' Coscheduling.
     _in_tree("GangScheduling", "gangscheduling"),
+    _in_tree("TopologyPlacementGenerator", "topologyaware"),
+    _in_tree("PodGroupPodsCount", "podgrouppodscount"),
+    _in_tree("Coscheduling", "coscheduling"),
 )
 
 

@@ -82,7 +82,7 @@ def test_a_gang_that_fits_is_placed_whole(
         wait_for("the PodGroup's condition", lambda: run.outcome().conditions)
         return run.outcome()
 
-    outcome = same(run_both(cluster, gang_schedulers, scenario))
+    outcome = same(run_both(cluster, gang_schedulers.names, scenario))
     assert outcome.bound == {"g-0", "g-1", "g-2"}
     assert outcome.conditions == {"g": ("True", "Scheduled", "")}
 
@@ -97,7 +97,7 @@ def test_a_gang_that_does_not_fit_takes_no_node(
         wait_for("the PodGroup's condition", lambda: run.outcome().conditions)
         return run.outcome()
 
-    outcome = same(run_both(cluster, gang_schedulers, scenario))
+    outcome = same(run_both(cluster, gang_schedulers.names, scenario))
     assert outcome.bound == set()
     # Two members fit, each seeing the one before placed; the third does not.
     assert Counter(outcome.messages.values()) == {WAITING: 2, no_cpu(2): 1}
@@ -115,7 +115,7 @@ def test_a_minimum_below_the_size_places_the_minimum(
 
     # Upstream's condition may end False: the cycle for the member left over reads the
     # PodGroup from its informer, which may not show the True written a moment before yet.
-    outcome = same(run_both(cluster, gang_schedulers, scenario), conditions=False)
+    outcome = same(run_both(cluster, gang_schedulers.names, scenario), conditions=False)
     assert len(outcome.bound) == 2
     assert list(outcome.messages.values()) == [no_cpu(2)]
     assert outcome.conditions == {"g": ("True", "Scheduled", "")}
@@ -136,7 +136,7 @@ def test_two_gangs_competing_for_room_for_one_take_turns(
         run.wait_bound("b-0", "b-1")
         return first
 
-    outcome = same(run_both(cluster, gang_schedulers, scenario))
+    outcome = same(run_both(cluster, gang_schedulers.names, scenario))
     assert outcome.conditions == {
         "a": ("True", "Scheduled", ""),
         "b": ("False", "Unschedulable", "pod group is unschedulable"),
@@ -154,7 +154,7 @@ def test_members_created_before_their_podgroup_wait_for_it(
         run.wait_bound("g-0", "g-1")
         return held
 
-    outcome = same(run_both(cluster, gang_schedulers, scenario))
+    outcome = same(run_both(cluster, gang_schedulers.names, scenario))
     # Held out of the queue by PreEnqueue: never tried, so nothing reported.
     assert (outcome.bound, outcome.messages) == (set(), {})
 
@@ -171,7 +171,7 @@ def test_fewer_members_than_the_minimum_are_never_tried(
         run.wait_bound("g-0", "g-1", "g-2")
         return held
 
-    outcome = same(run_both(cluster, gang_schedulers, scenario))
+    outcome = same(run_both(cluster, gang_schedulers.names, scenario))
     assert (outcome.bound, outcome.messages, outcome.conditions) == (set(), {}, {})
 
 
@@ -195,7 +195,7 @@ def test_a_member_deleted_while_the_gang_waits_leaves_the_rest_unplaced(
     # Upstream keeps trying the two left (it pops them from backoff without asking PreEnqueue
     # again), so its last messages say they fit once the blocker is gone; the runtime holds
     # them back as soon as the group is short, and its messages are those of the last try.
-    outcome = same(run_both(cluster, gang_schedulers, scenario), messages=False)
+    outcome = same(run_both(cluster, gang_schedulers.names, scenario), messages=False)
     assert outcome.bound == set()
     assert set(outcome.nodes) == {"g-0", "g-1"}
 
@@ -227,7 +227,7 @@ def test_the_job_controllers_podgroup_for_a_job_of_parallelism_4(
         }
         return Outcome({**fits.nodes, **too_big.nodes}, too_big.messages, conditions)
 
-    outcome = same(run_both(cluster, gang_schedulers, scenario))
+    outcome = same(run_both(cluster, gang_schedulers.names, scenario))
     assert outcome.conditions == {
         "fits": ("True", "Scheduled", ""),
         "too-big": ("False", "Unschedulable", "pod group is unschedulable"),
