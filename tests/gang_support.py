@@ -192,22 +192,37 @@ class Schedulers:
 
 
 @pytest.fixture
-def gang_schedulers(
+def start_gang_schedulers(
     workload_cluster: Cluster,
     tmp_path: Path,
     start_runtime: Callable[..., RuntimeProcess],
-) -> Iterator[Schedulers]:
-    """The runtime and the upstream kube-scheduler, each with a profile of its own."""
-    suffix = uuid.uuid4().hex[:6]
-    runtime = start_runtime(
-        scheduler_config(f"gang-rt-{suffix}"),
-        name="runtime",
-        args=(f"--feature-gates={UPSTREAM_GATES}",),
-    )
-    upstream = start_upstream(workload_cluster, tmp_path, f"gang-up-{suffix}")
-    yield Schedulers(runtime, upstream)
-    stop_process(upstream.process)
-    print(f"----- upstream log -----\n{upstream.log()[-6000:]}")
+) -> Iterator[Callable[[str], Schedulers]]:
+    """Starts the runtime and the upstream kube-scheduler with the same feature gates, each
+    with a default profile of its own; stops upstream's after the test (printing its log)."""
+    started: list[UpstreamScheduler] = []
+
+    def start(gates: str) -> Schedulers:
+        suffix = uuid.uuid4().hex[:6]
+        runtime = start_runtime(
+            scheduler_config(f"gang-rt-{suffix}"),
+            name=f"runtime-{suffix}",
+            args=(f"--feature-gates={gates}",),
+        )
+        upstream = start_upstream(workload_cluster, tmp_path, f"gang-up-{suffix}", gates)
+        started.append(upstream)
+        return Schedulers(runtime, upstream)
+
+    yield start
+    for upstream in started:
+        stop_process(upstream.process)
+        print(f"----- upstream log -----\n{upstream.log()[-6000:]}")
+
+
+@pytest.fixture
+def gang_schedulers(start_gang_schedulers: Callable[[str], Schedulers]) -> Schedulers:
+    """The runtime and the upstream kube-scheduler, gates GenericWorkload and GangScheduling
+    on for both."""
+    return start_gang_schedulers(UPSTREAM_GATES)
 
 
 # ----- one run of a scenario

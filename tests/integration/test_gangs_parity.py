@@ -14,7 +14,7 @@ from typing import Any
 
 import kubernetes
 import pytest
-from cluster import Cluster, wait_for
+from cluster import Cluster, kwok_node, wait_for
 from gang_support import (
     GangRun,
     Outcome,
@@ -297,3 +297,58 @@ def test_a_gang_that_cannot_fit_is_tried_again_only_when_something_changes(
     finally:
         for run in runs.values():
             run.close()
+
+
+TOPOLOGY_GATES = "GenericWorkload=true,GangScheduling=true,TopologyAwareWorkloadScheduling=true"
+
+
+@pytest.fixture
+def racks(make_nodes: Callable[..., list[str]]) -> list[str]:
+    """Four kwok nodes of 4 CPUs in two racks (label `rack`); rack-b's second node is small."""
+    prefix = f"rack-{uuid.uuid4().hex[:6]}"
+    shapes = (("a", "4"), ("a", "4"), ("b", "4"), ("b", "1"))
+    names = make_nodes(
+        *(
+            kwok_node(f"{prefix}-{rack}{i}", cpu=cpu, memory="16Gi", labels={"rack": rack})
+            for i, (rack, cpu) in enumerate(shapes)
+        )
+    )
+    settle(1)
+    return names
+
+
+def in_a_rack(name: str, min_count: int) -> dict[str, Any]:
+    return workload_pod_group(
+        name, min_count, schedulingConstraints={"topology": [{"key": "rack"}]}
+    )
+
+
+def test_a_gang_with_a_topology_constraint_is_placed_within_one_rack(
+    cluster: Cluster, start_gang_schedulers: Callable[[str], Schedulers], racks: list[str]
+) -> None:
+    """TopologyAwareWorkloadScheduling: the group is tried within each rack and placed in the
+    one where most of it fits (PodGroupPodsCount); a group no rack can hold is refused in
+    upstream's words."""
+    schedulers = start_gang_schedulers(TOPOLOGY_GATES)
+    rack_of = {name: name.rsplit("-", 1)[1][0] for name in racks}
+
+    def scenario(run: GangRun) -> Outcome:
+        # Rack a holds four members of g, rack b two: both hold its minimum. The PodGroup
+        # comes last, so the group is tried with all four (two alone might go to either).
+        run.pods(*(member(f"g-{i}", run.scheduler, "g", "2") for i in range(4)))
+        settle(1)
+        run.pod_groups(in_a_rack("g", 2), in_a_rack("big", 5))
+        run.wait_bound("g-0", "g-1", "g-2", "g-3")
+        run.pods(*(member(f"big-{i}", run.scheduler, "big", "2") for i in range(5)))
+        run.wait_decided(*(f"big-{i}" for i in range(5)))
+        wait_for("both PodGroups' conditions", lambda: len(run.outcome().conditions) == 2)
+        return run.outcome()
+
+    outcome = same(run_both(cluster, schedulers.names, scenario), messages=False)
+    assert {rack_of[node] for node in outcome.nodes.values() if node} == {"a"}
+    assert outcome.bound == {"g-0", "g-1", "g-2", "g-3"}
+    assert outcome.conditions["big"] == (
+        "False",
+        "Unschedulable",
+        "0/2 placements are available, first placement status: pod group is unschedulable",
+    )

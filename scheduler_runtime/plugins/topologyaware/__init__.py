@@ -52,7 +52,10 @@ class TopologyPlacementGenerator(PluginBase[None]):
         for pod, node in placed.items():
             info = self.handle.snapshot.get(node)
             if info is None:
-                return None, f'getting node for pod {pod}: nodeinfo "{node}" not found'
+                return (
+                    None,
+                    f'getting node for pod {pod}: nodeinfo not found for node name "{node}"',
+                )
             domain = info.labels.get(key)
             if domain is None:
                 return None, f"no topology domain found for pod {pod}"

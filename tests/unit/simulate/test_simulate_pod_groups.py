@@ -412,3 +412,75 @@ def test_a_member_that_fails_before_binding_releases_its_waiting_siblings(
     # once (not after five minutes), and both were placed together when tried again.
     assert nodes_of(made) == {"g-0": "n0", "g-1": "n0"}
     assert made.clock() < 300
+
+
+# ----- TopologyAwareWorkloadScheduling
+
+TAS_GATES = parse_feature_gates(
+    "GenericWorkload=true,GangScheduling=true,TopologyAwareWorkloadScheduling=true"
+)
+
+
+def racked(name: str, rack: str, cpu: str = "4") -> dict[str, Any]:
+    made = node(name, cpu)
+    made["metadata"]["labels"]["rack"] = rack
+    return made
+
+
+def in_a_rack(name: str, min_count: int) -> dict[str, Any]:
+    group = pod_group(name, min_count)
+    group["spec"]["schedulingConstraints"] = {"topology": [{"key": "rack"}]}
+    return group
+
+
+def tas(*objects: dict[str, Any]) -> Simulation:
+    made = Simulation(
+        load_configuration(
+            {
+                "apiVersion": "kubescheduler.config.k8s.io/v1",
+                "kind": "KubeSchedulerConfiguration",
+                "profiles": [{"schedulerName": PROFILE}],
+            },
+            feature_gates=TAS_GATES,
+        ),
+        seed=1,
+    )
+    made.load(objects)
+    made.run()
+    return made
+
+
+def racks_of(made: Simulation) -> set[str]:
+    return {str(where)[0] for where in nodes_of(made).values() if where}
+
+
+def test_a_gang_with_a_topology_constraint_is_placed_within_one_domain() -> None:
+    # Rack a has room for three of the four members, rack b for all four.
+    made = tas(
+        racked("a0", "a"), racked("a1", "a", cpu="2"), racked("b0", "b"), racked("b1", "b"),
+        in_a_rack("g", 4), *gang("g", 4, "2"),
+    )  # fmt: skip
+    assert racks_of(made) == {"b"}
+    assert all(nodes_of(made).values())
+
+
+def test_the_placement_that_fits_the_most_members_wins() -> None:
+    # Both racks hold the minimum of two; rack a holds all four (PodGroupPodsCount).
+    made = tas(
+        racked("a0", "a"), racked("a1", "a"), racked("b0", "b"), racked("b1", "b", cpu="1"),
+        in_a_rack("g", 2), *gang("g", 4, "2"),
+    )  # fmt: skip
+    assert racks_of(made) == {"a"}
+    assert len([where for where in nodes_of(made).values() if where]) == 4
+
+
+def test_a_gang_no_domain_can_hold_is_refused_in_upstreams_words() -> None:
+    made = tas(
+        racked("a0", "a"), racked("a1", "a"), racked("b0", "b"), racked("b1", "b"),
+        in_a_rack("g", 5), *gang("g", 5, "2"),
+    )  # fmt: skip
+    assert not any(nodes_of(made).values())
+    [outcome] = made.group_outcomes.values()
+    assert outcome.message == (
+        "0/2 placements are available, first placement status: pod group is unschedulable"
+    )
