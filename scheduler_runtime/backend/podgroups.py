@@ -200,6 +200,12 @@ class PodGroups:
         with self._lock:
             return self._objects.get(key)
 
+    def member(self, pod_key: str) -> dict[str, Any] | None:
+        """A member pod as last seen (None: not a member of any group)."""
+        with self._lock:
+            groups = self._groups_of.get(pod_key, ())
+            return self._members[groups[0]].pods.get(pod_key) if groups else None
+
     def groups_of(self, pod_key: str) -> tuple[GroupKey, ...]:
         with self._lock:
             return self._groups_of.get(pod_key, ())

@@ -128,7 +128,7 @@ class Runtime:
             live=self.live,
             ready=self.ready,
             registry=self.metrics.registry,
-            explanations=self.scheduler.explanations.lookup,
+            explanations=self.scheduler.explain,
             secure=secure[0] if secure is not None else None,
         )
         self._loop = threading.Thread(target=self.scheduler.run, name="scheduling", daemon=True)

@@ -15,6 +15,7 @@ import logging
 import random
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -22,6 +23,7 @@ from typing import Any
 import urllib3
 
 from scheduler_runtime.backend import Backend
+from scheduler_runtime.backend.podgroups import report
 from scheduler_runtime.backend.queue import QueuedPod, SchedulingQueue
 from scheduler_runtime.backend.schedule_one import Attempt, BindingCycle, GroupOutcome, fields
 from scheduler_runtime.backend.schedule_one_podgroup import PodGroupSequence
@@ -57,6 +59,7 @@ log = logging.getLogger("scheduler_runtime.scheduler")
 BINDING_WORKERS = 64
 REPORTING_WORKERS = 8
 PREEMPTION = "DefaultPreemption"
+GROUPS_KEPT = 10_000  # the pod groups whose last cycle /explain can tell
 # The PodGroupScheduled condition's reasons when a group is not placed.
 UNSCHEDULABLE_GROUP, SCHEDULER_ERROR = "Unschedulable", "SchedulerError"
 # Failures of a binding's API calls: the pod's Error, not a bug.
@@ -104,6 +107,9 @@ class Scheduler:
         self.reporting = ThreadPoolExecutor(REPORTING_WORKERS, thread_name_prefix="reporting")
         self.stopping = threading.Event()
         self._scheduled_groups: set[tuple[GroupKey, str]] = set()  # PodGroups (by uid) set True
+        # How each group's last cycle ended, for /explain (the newest GROUPS_KEPT groups).
+        self._group_messages: OrderedDict[GroupKey, str] = OrderedDict()
+        self._explaining = threading.Lock()
         self._loop_idle = threading.Event()  # set while no scheduling loop runs
         self._loop_idle.set()
         self.sequence = PodGroupSequence(
@@ -243,6 +249,7 @@ class Scheduler:
         """The pod group's log line and, for a scheduling.k8s.io/v1alpha2 PodGroup, its
         PodGroupScheduled condition."""
         status = outcome.status
+        self._remember(outcome)
         result = (
             SCHEDULED
             if status.is_success
@@ -290,6 +297,45 @@ class Scheduler:
         except RuntimeError:  # the pool shut down: only after a cycle outlived stop()'s wait
             if not self.stopping.is_set():
                 raise
+
+    def _remember(self, outcome: GroupOutcome) -> None:
+        with self._explaining:
+            self._group_messages.pop(outcome.key, None)
+            self._group_messages[outcome.key] = outcome.message
+            while len(self._group_messages) > GROUPS_KEPT:
+                self._group_messages.popitem(last=False)
+
+    def explain(self, key: str) -> dict[str, Any] | None:
+        """/explain for pod `key`: its last attempt's explanation, and for a member of a pod
+        group, where the group stands (members existing against its minimum, waiting at
+        Permit, bound) and why it waits, even before the pod was first tried."""
+        found = self.explanations.lookup(key)
+        groups = self.backend.groups
+        member = groups.member(key)
+        if member is None:
+            return found
+        group = groups.groups_of(key)[0]
+        with self._explaining:
+            last = self._group_messages.get(group)
+
+        def held(pod: str) -> str | None:
+            verdict = self.queue.gated(pod)
+            return verdict.message() if verdict is not None else None
+
+        standing = report(groups, group, held, last).as_json()
+        if found is None:
+            spec = member.get("spec") or {}
+            found = {
+                "pod": key,
+                "profile": spec.get("schedulerName") or "default-scheduler",
+                "node": spec.get("nodeName"),
+                "message": held(key) or "not tried yet: it is tried with its pod group",
+                "evaluatedNodes": 0,
+                "feasibleNodes": 0,
+                "filtered": [],
+                "candidates": [],
+            }
+        return {**found, "podGroup": standing}
 
     def _write_group(self, group: dict[str, Any], *condition: str) -> None:
         try:

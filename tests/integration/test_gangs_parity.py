@@ -7,6 +7,8 @@ group that does not fit."""
 
 from __future__ import annotations
 
+import json
+import subprocess
 import uuid
 from collections import Counter
 from collections.abc import Callable
@@ -26,6 +28,7 @@ from gang_support import (
     run_both,
     workload_pod_group,
 )
+from runtime_support import RUNTIME
 from timing import settle
 
 WAITING = (
@@ -352,3 +355,51 @@ def test_a_gang_with_a_topology_constraint_is_placed_within_one_rack(
         "Unschedulable",
         "0/2 placements are available, first placement status: pod group is unschedulable",
     )
+
+
+def test_explain_says_why_a_gang_waits(
+    cluster: Cluster, gang_schedulers: Schedulers, two_nodes: list[str]
+) -> None:
+    """The runtime's /explain (and `scheduler-runtime explain`) for a member of a gang: how
+    many members exist against the minimum, how many wait at Permit or are bound, and why
+    the group waits, from before its first try."""
+    runtime = gang_schedulers.runtime
+    run = GangRun(cluster, gang_schedulers.names["runtime"])
+    try:
+        run.pod_groups(workload_pod_group("short", 3), workload_pod_group("big", 2))
+        run.pods(*(member(f"short-{i}", run.scheduler, "short", "1") for i in range(2)))
+        run.pods(*(member(f"big-{i}", run.scheduler, "big", "5") for i in range(2)))
+        run.wait_decided("big-0", "big-1")
+
+        def explained(pod: str) -> dict[str, Any]:
+            status, body = runtime.get(f"/explain/{run.namespace}/{pod}", as_admin=True)
+            assert status == 200, body
+            document: dict[str, Any] = json.loads(body)
+            return document
+
+        short = wait_for(
+            "short-0 to be explained as held",
+            lambda: (found := explained("short-0"))["podGroup"]["members"] == 2 and found,
+        )
+        assert short["podGroup"] == {
+            "namespace": run.namespace, "name": "short", "api": "scheduling.k8s.io",
+            "gang": True, "minimum": 3, "members": 2, "waitingAtPermit": 0, "bound": 0,
+            "placed": False,
+            "reason": "waiting for minCount pods from a gang to appear in scheduling queue "
+            "(2 of 3 members exist)",
+        }  # fmt: skip
+        big = explained("big-0")
+        assert big["podGroup"]["reason"] == "pod group is unschedulable"
+        assert big["message"].startswith("0/2 nodes are available: 2 Insufficient cpu.")
+        shown = subprocess.run(
+            [str(RUNTIME), "explain", f"{run.namespace}/short-0", "--endpoint",
+             f"https://127.0.0.1:{runtime.secure_port}", "--kubeconfig", str(cluster.kubeconfig),
+             "--insecure-skip-tls-verify"],
+            capture_output=True, text=True, check=True,
+        ).stdout  # fmt: skip
+        assert (
+            f"Pod group {run.namespace}/short (scheduling.k8s.io, a gang of at least 3): "
+            "2 members exist, 0 waiting at Permit, 0 bound"
+        ) in shown
+    finally:
+        run.close()
