@@ -159,3 +159,117 @@ def minimums_of(pod_groups: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str,
         else:
             found[key] = int(spec.get("minMember") or 0)
     return found
+
+
+# ----- the gang benchmark's workload (make bench): gangs of GANG_SIZE pods, each gang a
+# scheduling.k8s.io/v1alpha2 PodGroup whose minCount is its size, created before its pods.
+
+GANG_SIZE = 8
+GANGS, GANGS_HALF = "gangs", "gangs-half"
+GANG_WORKLOADS = (GANGS, GANGS_HALF)
+# Every gang fits; or each pod asks 15 CPUs, so the benchmark's node pool (16, 32 and 64 CPU
+# nodes in equal numbers) holds 7 of every 24 pods: a little over half of the gangs.
+GANG_REQUESTS = {GANGS: ("2", "2Gi"), GANGS_HALF: ("15", "15Gi")}
+GANG_GATES = "GenericWorkload=true,GangScheduling=true"
+# What the local control plane needs for the workload API (tools/cluster.sh up NAME FLAGS...):
+# scheduling.k8s.io/v1alpha2 served, and the workload gates on for the API server, the
+# controller manager (the Job controller's PodGroups) and the cluster's own scheduler.
+WORKLOAD_GATES = (
+    "GenericWorkload",
+    "GangScheduling",
+    "WorkloadWithJob",
+    "TopologyAwareWorkloadScheduling",
+)
+WORKLOAD_CLUSTER_FLAGS = (
+    "--kube-runtime-config=scheduling.k8s.io/v1alpha2=true",
+    "--kube-feature-gates=" + ",".join(f"{gate}=true" for gate in WORKLOAD_GATES),
+)
+POD_GROUPS_PATH = "/apis/scheduling.k8s.io/v1alpha2/namespaces/{namespace}/podgroups"
+
+
+def gang_objects(
+    workload: str, pods: int, scheduler_name: str, image: str
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The PodGroups and pods of `pods // GANG_SIZE` gangs for `scheduler_name`."""
+    cpu, memory = GANG_REQUESTS[workload]
+    groups, members = [], []
+    for gang in range(pods // GANG_SIZE):
+        name = f"gang-{gang:04d}"
+        groups.append(
+            {
+                "apiVersion": "scheduling.k8s.io/v1alpha2",
+                "kind": "PodGroup",
+                "metadata": {"name": name},
+                "spec": {"schedulingPolicy": {"gang": {"minCount": GANG_SIZE}}},
+            }
+        )
+        for index in range(GANG_SIZE):
+            members.append(
+                {
+                    "apiVersion": "v1",
+                    "kind": "Pod",
+                    "metadata": {"name": f"{name}-{index}", "labels": {"gang": name}},
+                    "spec": {
+                        "schedulerName": scheduler_name,
+                        "schedulingGroup": {"podGroupName": name},
+                        "terminationGracePeriodSeconds": 0,
+                        "containers": [
+                            {
+                                "name": "worker",
+                                "image": image,
+                                "resources": {"requests": {"cpu": cpu, "memory": memory}},
+                            }
+                        ],
+                    },
+                }
+            )
+    return groups, members
+
+
+@dataclass(frozen=True)
+class GangTimeline:
+    """A gang run as its pods' creations and bindings tell it: the gangs placed whole, the
+    longest a gang was partly bound, the gangs partly bound at the end, and for each gang
+    placed the time from its last pod's creation to its last binding."""
+
+    placed: int
+    partial_at_end: int
+    longest_partial: float
+    completions: tuple[float, ...]
+
+
+def gang_timeline(
+    created_at: Mapping[str, float], bound_at: Mapping[str, float], end: float
+) -> GangTimeline:
+    """Replays the bindings in order; members are named `<gang>-<index>`."""
+    ledger = GangLedger({})
+    sizes: dict[str, int] = {}
+    for pod in created_at:
+        sizes[pod.rsplit("-", 1)[0]] = sizes.get(pod.rsplit("-", 1)[0], 0) + 1
+    ledger.groups = {
+        (WORKLOAD_API, RUN_NAMESPACE, gang): GroupRecord(size) for gang, size in sizes.items()
+    }
+    for pod, at in created_at.items():
+        ledger.created(_member(pod), at)
+    for pod, at in sorted(bound_at.items(), key=lambda item: item[1]):
+        ledger.observe({**_member(pod), "spec": {**_member(pod)["spec"], "nodeName": "n"}}, at)
+    partial = ledger.partial_groups()
+    for record in ledger.groups.values():  # still partial at the end: count until the end
+        if record.partial_since is not None:
+            record.longest_partial = max(record.longest_partial, end - record.partial_since)
+    return GangTimeline(
+        placed=len(ledger.placed()),
+        partial_at_end=len(partial),
+        longest_partial=ledger.longest_partial(),
+        completions=tuple(ledger.completion_delays()),
+    )
+
+
+RUN_NAMESPACE = "run"  # one run's pods share a namespace: the replay needs no other
+
+
+def _member(pod: str) -> dict[str, Any]:
+    return {
+        "metadata": {"name": pod, "namespace": RUN_NAMESPACE},
+        "spec": {"schedulingGroup": {"podGroupName": pod.rsplit("-", 1)[0]}},
+    }

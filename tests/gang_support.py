@@ -32,20 +32,11 @@ import yaml
 from cluster import Cluster, kwok_node, test_cluster_name, wait_for
 from runtime_support import RuntimeProcess, scheduler_config
 
-from benchmarks.gangs import GangLedger, minimums_of
+from benchmarks.gangs import WORKLOAD_CLUSTER_FLAGS, GangLedger, minimums_of
 from benchmarks.processes import free_port, stop_process
 from benchmarks.tools import cluster_tool
 
-WORKLOAD_GATES = (
-    "GenericWorkload",
-    "GangScheduling",
-    "WorkloadWithJob",
-    "TopologyAwareWorkloadScheduling",
-)
-CLUSTER_FLAGS = (
-    "--kube-runtime-config=scheduling.k8s.io/v1alpha2=true",
-    "--kube-feature-gates=" + ",".join(f"{gate}=true" for gate in WORKLOAD_GATES),
-)
+CLUSTER_FLAGS = WORKLOAD_CLUSTER_FLAGS
 # The gates of the upstream scheduler the tests compare with (TopologyAwareWorkloadScheduling
 # only where a test asks for it: it changes the group cycle's messages).
 UPSTREAM_GATES = "GenericWorkload=true,GangScheduling=true"

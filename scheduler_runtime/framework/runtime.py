@@ -430,8 +430,12 @@ class Framework:
         return Status(Code.WAIT, reasons, waiting.plugin)
 
     def will_wait_on_permit(self, pod: PodInfo) -> bool:
-        """WillWaitOnPermit: whether the pod's binding cycle will wait at Permit."""
-        return self.waiting_pods.get(pod.uid) is not None
+        """WillWaitOnPermit: whether the pod's binding cycle will wait at Permit. A pod its
+        plugins already allowed (a gang's members, once the last one is placed) will not:
+        upstream counts it as waiting still, and so writes a nominated node its binding
+        replaces a moment later."""
+        waiting = self.waiting_pods.get(pod.uid)
+        return waiting is not None and waiting.verdict() is None
 
     def wait_on_permit(self, pod: PodInfo) -> Status:
         """WaitOnPermit: blocks (in the binding cycle) until a waiting pod is allowed or
