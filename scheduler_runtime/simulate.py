@@ -16,6 +16,7 @@ from scheduler_runtime.backend.podgroups import GroupReport, report
 from scheduler_runtime.backend.schedule_one import Attempt, BindingCycle, GroupOutcome
 from scheduler_runtime.backend.schedule_one_podgroup import PodGroupSequence
 from scheduler_runtime.config import DocumentError, SchedulerConfiguration, read_documents
+from scheduler_runtime.framework.admission import check_object
 from scheduler_runtime.framework.algorithm import SchedulingAlgorithm
 from scheduler_runtime.framework.explain import Explanation
 from scheduler_runtime.framework.interface import Handle, Services
@@ -136,6 +137,7 @@ def _checked_pod(obj: dict[str, Any]) -> dict[str, Any]:
     """The pod, once what the API server would refuse of it is ruled out."""
     if not (obj.get("metadata") or {}).get("name"):
         raise StateError(f"{_describe(obj)}: metadata.name is required")
+    check_object(obj)
     try:
         _check_selectors(obj.get("spec") or {})
     except ValueError as error:
@@ -244,6 +246,7 @@ class Simulation:
             elif kind == "Node":
                 if not (obj.get("metadata") or {}).get("name"):
                     raise StateError(f"{_describe(obj)}: metadata.name is required")
+                check_object(obj)
                 events.upsert(NODES, obj)
             elif kind == "PodGroup":
                 events.upsert(*_pod_group(obj))

@@ -28,6 +28,7 @@ pytest_plugins = [
     "real_node_support",
     "replay_parity",
     "runtime_support",
+    "secure_port_support",  # after runtime_support, which it imports
     "fault_support",  # after runtime_support, which it imports
     "coscheduling_support",  # after runtime_support, which it imports
     "gang_support",  # after runtime_support, which it imports

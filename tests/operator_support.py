@@ -7,7 +7,7 @@ import os
 import ssl
 import subprocess
 import urllib.request
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -69,9 +69,20 @@ def operand_namespace(cluster: Cluster, namespace: str) -> str:
 
 
 def operator_manifests(cluster: Cluster) -> list[dict[str, Any]]:
-    """manifests/ as kustomize builds it, minus the operator's Deployment (it runs here)."""
+    """manifests/ as kustomize builds it, minus the operator's Deployment (it runs here), its
+    guard told of the tests' namespaces as an installer tells it of another one."""
     built = cluster.kubectl("kustomize", str(REPO / "manifests")).stdout
-    return [doc for doc in yaml.safe_load_all(built) if doc and doc["kind"] != "Deployment"]
+    return for_the_tests_namespaces(yaml.safe_load_all(built))
+
+
+def for_the_tests_namespaces(built: Iterable[dict[str, Any] | None]) -> list[dict[str, Any]]:
+    """Built manifests minus the operator's Deployment (it runs here), with the tests'
+    namespaces in the operator's guard, as an installer adds a namespace of its own."""
+    manifests = [doc for doc in built if doc and doc["kind"] != "Deployment"]
+    for doc in manifests:
+        if (doc["kind"], doc["metadata"]["name"]) == ("ConfigMap", "scheduler-operator-guard"):
+            doc["data"]["namespaces"] = ",".join(OPERAND_NAMESPACES)
+    return manifests
 
 
 def service_account_kubeconfig(cluster: Cluster, path: Path) -> Path:

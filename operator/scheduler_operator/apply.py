@@ -13,7 +13,7 @@ import kubernetes
 from kubernetes.dynamic import DynamicClient
 from kubernetes.dynamic.exceptions import DynamicApiError, NotFoundError
 
-from .model import API_VERSION, GROUP, KIND, PLURAL, VERSION
+from .api import API_VERSION, GROUP, KIND, PLURAL, VERSION
 from .render import MANAGER
 from .status import Event
 

@@ -17,7 +17,7 @@ from typing import Any, Final, cast
 
 import kopf
 
-from .model import GROUP
+from .api import GROUP
 
 DIGEST_KEY: Final = "last-handled-digest"
 # Where kopf's own storage kept the whole essence, cleared when the digest is written.

@@ -7,7 +7,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
-from .model import SchedulerProfile, SpecError, parse
+from .errors import SpecError
+from .model import SchedulerProfile
+from .parsing import parse
 
 DEFAULT_SCHEDULER: Final = "default-scheduler"
 

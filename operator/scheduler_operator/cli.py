@@ -11,10 +11,11 @@ from typing import Any, Final
 from scheduler_runtime.config import DocumentError, read_document
 
 from . import metrics
+from .api import API_VERSION, DEFAULT_NAMESPACE, KIND
 from .apply import ClusterUnreachableError, connect
 from .crd import custom_resource_definition
 from .desired import judge
-from .model import API_VERSION, DEFAULT_NAMESPACE, KIND, SpecError
+from .errors import SpecError
 from .yamlio import dump_all
 
 # The exit codes of every command of the project: 2 for what the command was given (usage,

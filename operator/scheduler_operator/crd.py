@@ -5,17 +5,9 @@ from __future__ import annotations
 import copy
 from typing import Any, Final
 
-from .model import (
-    GROUP,
-    KIND,
-    PLURAL,
-    REFINED_FIELDS,
-    REFINED_MODELS,
-    SHORT_NAME,
-    VERSION,
-    SchedulerProfileSpec,
-    SchedulerProfileStatus,
-)
+from .api import GROUP, KIND, PLURAL, SHORT_NAME, VERSION
+from .model import REFINED_FIELDS, REFINED_MODELS, SchedulerProfileSpec
+from .status_model import SchedulerProfileStatus
 
 # Schema keywords a structural OpenAPI v3 schema may keep from pydantic's JSON schema.
 _KEPT: Final = frozenset(

@@ -7,7 +7,7 @@ level and fails at about a thousand, and kopf decodes every watch event and list
 such object ended the operator's watch, and the operator, on every restart.
 
 So every value nested deeper than MAX_DEPTH is replaced by null before decoding: the object
-still arrives, deep enough for `model.parse` to refuse it by name (its limit is far lower), and
+still arrives, deep enough for `parsing.parse` to refuse it by name (its limit is far lower), and
 everything else keeps being reconciled. `install_in_kopf` puts this decoder where kopf decodes
 responses and watch streams."""
 
@@ -20,7 +20,7 @@ from collections.abc import Callable
 from typing import Any, Final
 
 # From the document's root (a watch event or a list adds two or three levels above a spec):
-# far deeper than model.MAX_DEPTH lets a valid spec go, far below the decoder's recursion limit.
+# far deeper than guards.MAX_DEPTH lets a valid spec go, far below the decoder's recursion limit.
 MAX_DEPTH: Final = 64
 # A JSON string (escapes included), or a bracket outside strings.
 _TOKENS: Final = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]')

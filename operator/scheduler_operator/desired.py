@@ -15,7 +15,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import engines
-from .model import SchedulerProfile, SpecError, parse
+from .errors import SpecError
+from .model import SchedulerProfile
+from .parsing import parse
 from .render import Rendered, render
 from .render.config import scheduler_configuration
 
@@ -27,14 +29,15 @@ class Desired:
 
     profile: SchedulerProfile
     rendered: Rendered
+    warnings: tuple[str, ...] = ()  # what the engine takes but the author should know
 
 
 def judge(body: Mapping[str, Any]) -> Desired:
     """Parses, validates for the engine and renders; raises SpecError naming the bad field."""
     profile = parse(body)
     config = scheduler_configuration(profile)
-    engines.validate(profile, config)
-    return Desired(profile, render(profile, config))
+    warnings = engines.validate(profile, config)
+    return Desired(profile, render(profile, config), warnings)
 
 
 Verdict = Desired | SpecError

@@ -8,10 +8,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, TypeGuard
 
+from .api import API_VERSION, KIND
 from .apply import Cluster
 from .claims import Claims, claim_conflict
 from .desired import DesiredCache, Verdict
-from .model import API_VERSION, KIND, SpecError
+from .errors import SpecError
 from .reconcile import managed
 from .reporting import refresh
 

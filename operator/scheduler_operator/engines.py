@@ -10,11 +10,13 @@ from typing import Any, Final
 from pydantic import BaseModel
 
 from scheduler_runtime.config import ConfigError, check_profiles, load_configuration
+from scheduler_runtime.config.features import FeatureGates, feature_gates
 from scheduler_runtime.framework.interface import StateNeed
 from scheduler_runtime.framework.registry import IN_TREE, PluginEntry, PluginLoadError
 from scheduler_runtime.framework.runtime import FrameworkError
 
-from .model import Engine, Profile, SchedulerProfile, SpecError, extension_points
+from .errors import SpecError
+from .model import Engine, Profile, SchedulerProfile, extension_points
 from .render.config import scheduler_configuration
 
 # The in-tree plugins registered by kube-scheduler v1.36 (pkg/scheduler/framework/plugins).
@@ -86,6 +88,7 @@ UPSTREAM_EXTRA_NEEDS: Final[Mapping[str, Mapping[str, StateNeed]]] = {
 UPSTREAM_ONLY_ARGS: Final = frozenset({"DynamicResources", *UPSTREAM_ONLY_POINTS})
 
 DEFAULT_QUEUE_SORT: Final = ("PrioritySort",)
+FEATURE_GATES: Final = "spec.featureGates"
 _JSON_TYPE_NAMES: Final = {
     int: "an integer",
     bool: "a boolean",
@@ -95,19 +98,29 @@ _JSON_TYPE_NAMES: Final = {
 }
 
 
-def validate(profile: SchedulerProfile, config: Mapping[str, Any] | None = None) -> None:
+def validate(profile: SchedulerProfile, config: Mapping[str, Any] | None = None) -> tuple[str, ...]:
     """Raises SpecError for what the chosen engine would refuse at start-up; `config` is the
-    profile's scheduler configuration, when the caller has it already."""
+    profile's scheduler configuration, when the caller has it already. Returns what the
+    engine would take but the author should know (a plugin whose feature gate is off)."""
     for index, entry in enumerate(profile.profiles()):
         check_duplicates(f"spec.profiles[{index}]", entry)
     check_queue_sort(profile.profiles())
+    gates = spec_feature_gates(profile)
     config = scheduler_configuration(profile) if config is None else config
     if profile.spec.engine is Engine.KUBE_SCHEDULER:
         for index, entry in enumerate(profile.profiles()):
             check_upstream_profile(f"spec.profiles[{index}]", entry)
-        check_upstream_configuration(config)
-    else:
-        check_runtime(config)
+        return check_upstream_configuration(config, gates)
+    return check_runtime(config, gates)
+
+
+def spec_feature_gates(profile: SchedulerProfile) -> FeatureGates:
+    """spec.featureGates as kube-scheduler's --feature-gates takes them (the same gates,
+    locks and dependencies for both engines; the runtime's own limits come with its check)."""
+    try:
+        return feature_gates(profile.spec.feature_gates, path=FEATURE_GATES)
+    except ConfigError as error:
+        raise SpecError(error.path, error.reason) from None
 
 
 @dataclass(frozen=True)
@@ -153,7 +166,7 @@ def upstream_registry() -> Mapping[str, PluginEntry]:
     return registry
 
 
-def check_upstream_configuration(config: Mapping[str, Any]) -> None:
+def check_upstream_configuration(config: Mapping[str, Any], gates: FeatureGates) -> tuple[str, ...]:
     """The configuration checks the runtime makes where kube-scheduler means the same: the
     merge rules (plugins per extension point, duplicates, queueSort and bind), the args of
     the plugins both have (upstream's validation rules), leader election, and profiles that
@@ -169,21 +182,29 @@ def check_upstream_configuration(config: Mapping[str, Any]) -> None:
         for entry in config.get("profiles", ())
     ]
     try:
-        load_configuration({**config, "profiles": profiles}, known=upstream_registry())
+        loaded = load_configuration(
+            {**config, "profiles": profiles}, known=upstream_registry(), feature_gates=gates
+        )
     except ConfigError as error:
-        path = "spec" if error.path == "<root>" else f"spec.{error.path}"
         reason = error.reason.replace("does not implement", "does not extend")
-        raise SpecError(path, reason) from None
+        raise SpecError(spec_path(error.path), reason) from None
+    return tuple(f"spec.{warning}" for warning in loaded.warnings)
 
 
-def check_runtime(config: Mapping[str, Any]) -> None:
+def spec_path(path: str) -> str:
+    """A configuration's field as the spec names it (the configuration mirrors the spec
+    field for field, so only the root differs; the gates are named already)."""
+    if path == "<root>":
+        return "spec"
+    return path if path.startswith("spec.") else f"spec.{path}"
+
+
+def check_runtime(config: Mapping[str, Any], gates: FeatureGates) -> tuple[str, ...]:
     """The Python runtime judges its own configuration, installed plugins included."""
     try:
-        loaded = load_configuration(config)
+        loaded = load_configuration(config, feature_gates=gates)
     except ConfigError as error:
-        # The configuration mirrors the spec field for field, so only the root differs.
-        path = "spec" if error.path == "<root>" else f"spec.{error.path}"
-        raise SpecError(path, error.reason) from None
+        raise SpecError(spec_path(error.path), error.reason) from None
     except ValueError as error:  # a plugin's args type that cannot default itself
         raise SpecError("spec.profiles", str(error).splitlines()[0]) from None
     try:
@@ -192,6 +213,7 @@ def check_runtime(config: Mapping[str, Any]) -> None:
         check_profiles(loaded)
     except (FrameworkError, PluginLoadError, ValueError, TypeError) as error:
         raise SpecError("spec.profiles", str(error).splitlines()[0]) from None
+    return tuple(f"spec.{warning}" for warning in loaded.warnings)
 
 
 def check_duplicates(path: str, profile: Profile) -> None:

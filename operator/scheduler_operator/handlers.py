@@ -6,7 +6,6 @@ All handlers are sync (kopf runs them in threads) because the Kubernetes client 
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import os
 from collections.abc import Mapping, Sequence
@@ -14,13 +13,13 @@ from typing import Any, Final
 
 import kopf
 
-from . import drift, metrics, reporting, status
-from .apply import Cluster, api_client, in_cluster_server
+from . import credentials, drift, metrics, reporting, status
+from .api import DEFAULT_NAMESPACE, GROUP, PLURAL, VERSION, scheduler_of_lease
+from .apply import Cluster, api_client
 from .bookkeeping import DigestDiffBaseStorage
 from .claims import Claim, Claims, claimed, first_claim
 from .decoding import install_in_kopf
 from .desired import DesiredCache
-from .model import DEFAULT_NAMESPACE, GROUP, PLURAL, VERSION, scheduler_of_lease
 from .reconcile import hand_over, reconciled_status
 from .render import INSTANCE_LABEL, MANAGED_BY
 
@@ -38,34 +37,10 @@ CHILDREN: Final = (
 )
 
 
-# $KUBECONFIG as it was at the first login: kopf logs in again whenever the API server refuses
-# it for long (a namespace it follows losing its RoleBinding while it terminates, say), and
-# that must find the same credentials, whatever the environment says by then.
-_KUBECONFIG_AT_START: list[str | None] = []
-
-
 @kopf.on.login()
 def login(**kwargs: Any) -> kopf.ConnectionInfo | None:
-    """The pod's ServiceAccount, else $KUBECONFIG as it is when the operator starts."""
-    info: kopf.ConnectionInfo | None = kopf.login_with_service_account(**kwargs)
-    if info is not None:
-        return dataclasses.replace(info, server=in_cluster_server(info.server))
-    if not _KUBECONFIG_AT_START:
-        _KUBECONFIG_AT_START.append(os.environ.get("KUBECONFIG"))
-    at_start = _KUBECONFIG_AT_START[0]
-    now = os.environ.get("KUBECONFIG")
-    if at_start is not None and now != at_start:
-        os.environ["KUBECONFIG"] = at_start  # kopf reads it from the environment only
-        try:
-            again: kopf.ConnectionInfo | None = kopf.login_with_kubeconfig(**kwargs)
-        finally:
-            if now is None:
-                os.environ.pop("KUBECONFIG", None)
-            else:
-                os.environ["KUBECONFIG"] = now
-        return again
-    from_kubeconfig: kopf.ConnectionInfo | None = kopf.login_with_kubeconfig(**kwargs)
-    return from_kubeconfig
+    """The pod's ServiceAccount, else the kubeconfig the operator started with."""
+    return credentials.connection_info(**kwargs)
 
 
 def memo(namespaces: Sequence[str]) -> kopf.Memo:

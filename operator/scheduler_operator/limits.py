@@ -3,7 +3,7 @@ ValidatingAdmissionPolicy shipped with the operator (manifests/limits.yaml).
 
 A structural schema cannot bound them: plugin args and the pods' affinity keep whatever they
 are given, and CEL in a CRD sees nothing of what the schema does not declare. A policy's CEL
-sees the whole object, so it refuses what `model.parse` would refuse anyway, at `kubectl apply`
+sees the whole object, so it refuses what `parsing.parse` would refuse anyway, at `kubectl apply`
 time and for every client: args and affinity nested deeper than MAX_DEPTH allows from the spec,
 larger than MAX_VALUE_BYTES, or a spec larger than MAX_SPEC_BYTES (sizes as CEL writes the
 values out, a little more than their compact JSON, so what passes here passes the operator).
@@ -18,7 +18,8 @@ from typing import Any, Final
 
 import yaml
 
-from .model import GROUP, MAX_DEPTH, MAX_SPEC_BYTES, MAX_VALUE_BYTES, PLURAL
+from .api import GROUP, PLURAL
+from .guards import MAX_DEPTH, MAX_SPEC_BYTES, MAX_VALUE_BYTES
 
 NAME: Final = "schedulerprofile-limits"
 # How many levels each free-form value may use: the spec is level 1, so the args (at

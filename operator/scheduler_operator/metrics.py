@@ -1,5 +1,8 @@
 """The operator's own Prometheus metrics: how often SchedulerProfiles are reconciled, with what
-outcome, and how long it takes. Served on `scheduler-operator run --metrics-bind-address`."""
+outcome, and how long it takes. Served on `scheduler-operator run --metrics-bind-address`, plain
+HTTP on the transport of the schedulers' own ports (scheduler_runtime.httpserver): a connection
+cap where a new connection is never refused, a timeout for each wait, no thread per
+connection; /metrics alone, anything else 404."""
 
 from __future__ import annotations
 
@@ -8,10 +11,13 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Final
-from wsgiref.simple_server import WSGIServer
 
-from prometheus_client import CollectorRegistry, Counter, Histogram, start_http_server
+from aiohttp import web
+from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client.exposition import CONTENT_TYPE_LATEST
 from prometheus_client.process_collector import ProcessCollector
+
+from scheduler_runtime.httpserver import Endpoint, Limits, Server
 
 from . import status
 
@@ -88,8 +94,23 @@ def bind_address(value: str) -> tuple[str, int] | None:
     return host.strip("[]") or "0.0.0.0", int(port)  # noqa: S104 - every interface, as asked
 
 
-def serve(address: tuple[str, int]) -> WSGIServer:
-    """Serves /metrics over plain HTTP on a daemon thread, until the server is shut down."""
-    host, port = address
-    server, _ = start_http_server(port, addr=host, registry=REGISTRY)
+# A scrape every few seconds needs a handful of connections; the rest are not Prometheus.
+LIMITS: Final = Limits(max_connections=64)
+
+
+async def answer(request: web.BaseRequest) -> web.StreamResponse:
+    """GET (or HEAD) /metrics; 404 elsewhere, 405 for other methods."""
+    if request.path != "/metrics":
+        return web.Response(status=404, text="404 page not found\n")
+    if request.method not in ("GET", "HEAD"):
+        return web.Response(status=405, text="method not allowed\n")
+    return web.Response(
+        body=generate_latest(REGISTRY), headers={"Content-Type": CONTENT_TYPE_LATEST}
+    )
+
+
+def serve(address: tuple[str, int]) -> Server:
+    """Serves /metrics over plain HTTP on a thread of its own, until stop()."""
+    server = Server([Endpoint(address, answer)], LIMITS)
+    server.start()
     return server

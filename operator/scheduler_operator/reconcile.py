@@ -10,7 +10,7 @@ from . import status
 from .apply import ApplyError, Cluster
 from .claims import Claims, claim_conflict, successors
 from .desired import DesiredCache
-from .model import SpecError
+from .errors import SpecError
 from .reporting import running, update_status
 
 
@@ -40,7 +40,7 @@ def reconciled_status(
         return status.refused(previous, generation, "SchedulerNameConflict", conflict) | {
             "schedulerNames": ",".join(profile.scheduler_names())
         }
-    valid = status.accepted(profile.spec.engine.value, generation)
+    valid = status.accepted(profile.spec.engine.value, generation, verdict.warnings)
     try:
         cluster.apply_all(verdict.rendered.objects)
     except ApplyError as error:

@@ -10,9 +10,10 @@ from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 from . import status
+from .api import API_VERSION, DEFAULT_NAMESPACE, KIND
 from .apply import Cluster
 from .desired import DesiredCache, Verdict
-from .model import API_VERSION, DEFAULT_NAMESPACE, KIND, SpecError
+from .errors import SpecError
 from .render import INSTANCE_LABEL
 
 STATUS_ATTEMPTS: Final = 5

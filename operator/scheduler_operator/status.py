@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Final
 
-from .model import MAX_MESSAGE
+from .status_model import MAX_MESSAGE
 
 CONFIG_VALID = "ConfigValid"
 AVAILABLE = "Available"
@@ -191,9 +191,13 @@ def merged(
     return merge_conditions(previous.get("conditions") or [], updates, now())
 
 
-def accepted(engine: str, generation: int | None) -> dict[str, Any]:
-    """ConfigValid=True: the chosen engine takes the configuration."""
+def accepted(engine: str, generation: int | None, warnings: Sequence[str] = ()) -> dict[str, Any]:
+    """ConfigValid=True: the chosen engine takes the configuration; with warnings (a plugin
+    whose feature gate is off, which the engine takes and never runs), they are the message."""
     message = f"the configuration is valid for engine {engine}"
+    if warnings:
+        message = f"{message}, but: " + "; ".join(warnings)
+        return condition(CONFIG_VALID, True, "PluginGateOff", message, generation)
     return condition(CONFIG_VALID, True, "ConfigAccepted", message, generation)
 
 

@@ -11,8 +11,9 @@ measured by Prometheus (the scheduler-plugins tutorial's plugin, in Python).
 PreScore asks Prometheus once for every node (cached for `cacheTTLSeconds`); Score gives each
 node its bytes per second; NormalizeScore scales them so the busiest node scores 0 and the
 idlest 100. When Prometheus cannot answer, every node scores the neutral 50 (so the other
-plugins decide); a node without data scores 50 too. Both are logged (at most once a minute)
-and counted on /metrics.
+plugins decide); a node without data scores 50 too, and so does a node whose sample no
+interface can have (negative, or above 1e15 bytes per second). Both are logged (at most once
+a minute) and counted on /metrics.
 """
 
 from __future__ import annotations

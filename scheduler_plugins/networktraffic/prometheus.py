@@ -2,14 +2,22 @@
 read: received bytes per second over a time range, per Kubernetes node, all nodes at once.
 
 The client is bounded, since it runs inside the scheduler: one deadline for the whole query
-(connecting, sending, every read), an answer of at most MAX_BODY bytes, no redirects (the
-address the configuration names is the only one asked), and what an error quotes from the
-answer cut to ERROR_EXCERPT characters on one line."""
+(connecting, the TLS handshake, sending, the answer's head and every read of its body: when it
+passes, the connection is cut wherever it is), an answer of at most MAX_BODY bytes, no
+redirects (the address the configuration names is the only one asked), and what an error
+quotes from the answer cut to ERROR_EXCERPT characters on one line.
+
+A sample outside [0, MAX_BYTES_PER_SECOND] is no traffic figure any interface can have (a
+counter reset gone wrong, a hostile exporter): it is left out, so its node scores neutral,
+and the scores of the others stay within the integer arithmetic of normalization."""
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import math
+import socket
+import threading
 import time
 import urllib.parse
 from typing import Any, Final
@@ -21,6 +29,9 @@ QUERY_PATH = "/api/v1/query"
 MAX_BODY: Final = 8 * 1024 * 1024
 ERROR_EXCERPT: Final = 200
 _CHUNK: Final = 64 * 1024
+# 8 Pbit/s, far beyond any network interface, and small enough that (busiest - idlest) * 100
+# stays within int64 when the scores are normalized.
+MAX_BYTES_PER_SECOND: Final = 1e15
 
 
 def check_address(value: str) -> str:
@@ -74,7 +85,8 @@ def traffic_query(network_interface: str, time_range_seconds: int) -> str:
 
 
 def parse_vector(body: bytes) -> dict[str, float]:
-    """The answer of an instant query as {nodename: value}; non-finite values are left out."""
+    """The answer of an instant query as {nodename: value}; values that are not finite or are
+    out of range are left out."""
     try:
         document = orjson.loads(body)
     except orjson.JSONDecodeError as error:
@@ -90,7 +102,7 @@ def parse_vector(body: bytes) -> dict[str, float]:
     values: dict[str, float] = {}
     for sample in data.get("result") or ():
         node, value = _sample(sample)
-        if node and math.isfinite(value):
+        if node and math.isfinite(value) and 0 <= value <= MAX_BYTES_PER_SECOND:
             values[node] = value
     return values
 
@@ -120,16 +132,22 @@ def fetch(address: str, promql: str, timeout: float) -> bytes:
         http.client.HTTPSConnection if parsed.scheme == "https" else http.client.HTTPConnection
     )
     connection = connection_class(parsed.hostname or "", parsed.port, timeout=timeout)
+    watchdog = threading.Timer(timeout, _cut, (connection,))
+    watchdog.daemon = True
+    watchdog.start()
     try:
         connection.request("GET", path, headers={"Accept": "application/json"})
         _within(connection, deadline, address, timeout)
         answer = connection.getresponse()
         body = _read(answer, connection, deadline, address, timeout)
-    except TimeoutError:
-        raise PrometheusError("timeout", f"no answer from {address} within {timeout:g}s") from None
     except (OSError, http.client.HTTPException) as error:
+        if isinstance(error, TimeoutError) or time.monotonic() >= deadline:
+            raise PrometheusError(
+                "timeout", f"no answer from {address} within {timeout:g}s"
+            ) from None
         raise PrometheusError("unreachable", f"{address}: {excerpt(str(error))}") from None
     finally:
+        watchdog.cancel()
         connection.close()
     if answer.status != 200:
         detail = excerpt(body)
@@ -137,6 +155,15 @@ def fetch(address: str, promql: str, timeout: float) -> bytes:
             "http_error", f"HTTP {answer.status} from {address}" + (f": {detail}" if detail else "")
         )
     return body
+
+
+def _cut(connection: http.client.HTTPConnection) -> None:
+    """At the deadline: ends whatever the connection waits for (a server that drips its
+    answer's head a byte at a time never lets one read time out)."""
+    sock = connection.sock
+    if sock is not None:
+        with contextlib.suppress(OSError):
+            sock.shutdown(socket.SHUT_RDWR)
 
 
 def _within(

@@ -60,7 +60,7 @@ class Cache:
         self.lock = threading.RLock()
         # Nodes and bound pods as last counted, with what scheduling reads of them.
         self._nodes: dict[str, tuple[tuple[Any, ...], dict[str, Any]]] = {}
-        self._bound: dict[str, tuple[tuple[Any, ...], dict[str, Any]]] = {}
+        self._bound: dict[str, tuple[tuple[Any, ...] | None, dict[str, Any]]] = {}
         self._assumed: dict[str, PodInfo] = {}  # as counted on the node chosen for them
 
     @contextmanager
@@ -128,13 +128,18 @@ class Cache:
         not bound before), or None when nothing that plugins read changed."""
         with self.lock:
             assumed = self._assumed.pop(key, None)
-            fingerprint = bound_pod_fingerprint(pod)
             previous = self._bound.get(key)
-            self._bound[key] = (fingerprint, pod)
             if assumed is not None and assumed.pod is pod:
-                return None, pod  # confirmed as it was assumed: it already counts as it is
-            if assumed is None and previous is not None and previous[0] == fingerprint:
-                return None
+                # Confirmed as it was assumed: it already counts as it is (its fingerprint is
+                # taken when the next update needs it).
+                self._bound[key] = (None, pod)
+                return None, pod
+            fingerprint = bound_pod_fingerprint(pod)
+            self._bound[key] = (fingerprint, pod)
+            if assumed is None and previous is not None:
+                before = previous[0] or bound_pod_fingerprint(previous[1])
+                if before == fingerprint:
+                    return None
             self.snapshot.add_pod(pod_info(pod))
             return (None if previous is None else previous[1]), pod
 

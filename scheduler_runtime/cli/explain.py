@@ -55,6 +55,13 @@ def explain_command(args: argparse.Namespace) -> int:
                 "(not one of its pods, not tried yet, or older than the last --explanations)",
                 file=sys.stderr,
             )
+        elif 300 <= error.code < 400:
+            print(
+                f"error: {url}: HTTP {error.code}: a redirect to "
+                f"{error.headers.get('Location', 'nowhere')!r}, not followed: "
+                "point --endpoint at the scheduler itself",
+                file=sys.stderr,
+            )
         else:
             print(f"error: {url}: HTTP {error.code}{refusal(error)}", file=sys.stderr)
         return ExitCode.FAILURE

@@ -7,7 +7,11 @@ One reader for all of them, because any of them may come from someone else:
   `MAX_ALIAS_NODES` nodes to a document in all, so a few hundred bytes of nested aliases (a
   "billion laughs") or of brackets are refused at once instead of expanding without end in
   whatever reads the document next. A recursive alias is refused too.
-- **Fast.** JSON (what `kubectl get -o json` prints) goes through orjson. YAML goes through
+- **No duplicate keys.** A key given twice in one mapping is refused with its line, in YAML
+  and JSON alike (both would otherwise keep the last value silently); YAML's merge keys
+  (`<<`) still override as they should.
+- **Fast.** JSON (what `kubectl get -o json` prints) goes through the standard library's C
+  decoder, each object checked for repeated keys as it is built. YAML goes through
   libyaml's event parser where PyYAML has it (the pure-Python one otherwise); the documents
   are built from its events in one pass, with the implicit type of each distinct plain
   scalar resolved once. Anything rarer (explicit collection tags, merge keys, complex keys)
@@ -23,14 +27,14 @@ datetimes), except that a JSON document is read as JSON.
 from __future__ import annotations
 
 import gc
+import json
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Final
 
-import orjson
 import yaml
-from yaml.constructor import SafeConstructor
+from yaml.constructor import ConstructorError, SafeConstructor
 from yaml.error import MarkedYAMLError
 from yaml.events import (
     AliasEvent,
@@ -43,7 +47,7 @@ from yaml.events import (
     SequenceStartEvent,
     StreamEndEvent,
 )
-from yaml.nodes import ScalarNode
+from yaml.nodes import MappingNode, ScalarNode
 
 from scheduler_runtime.config.errors import ConfigError
 
@@ -57,6 +61,7 @@ STDIN: Final = "-"
 
 _LOADER: Final[type[yaml.SafeLoader]] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _STR: Final = "tag:yaml.org,2002:str"
+_MERGE: Final = "tag:yaml.org,2002:merge"
 _MAP: Final = frozenset({None, "!", "tag:yaml.org,2002:map"})
 _SEQ: Final = frozenset({None, "!", "tag:yaml.org,2002:seq"})
 # Plain keys PyYAML's constructor gives a meaning of their own (merge, value).
@@ -94,14 +99,30 @@ def parse_documents(data: bytes | str, name: str) -> list[Any]:
     with _collector_paused():
         if _looks_like_json(data):
             try:
-                document = orjson.loads(data)
-            except orjson.JSONDecodeError:
-                pass  # YAML's flow style, or not valid at all: YAML will tell where
+                document = json.loads(data, object_pairs_hook=_unique, parse_constant=_no_constant)
+            except (ValueError, RecursionError):
+                pass  # flow style, not valid, too deep or a key given twice: YAML says where
             else:
                 if _depth_within_bounds(document):
                     return [] if document is None else [document]
                 # Too deep: the YAML reader below says where.
         return _parse_yaml(data, name)
+
+
+class _RepeatedKeyError(ValueError):
+    pass
+
+
+def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object, refused when a key repeats."""
+    built = dict(pairs)
+    if len(built) != len(pairs):
+        raise _RepeatedKeyError
+    return built
+
+
+def _no_constant(text: str) -> Any:
+    raise ValueError(f"{text} is not JSON")
 
 
 def one_line(error: BaseException, name: str) -> str:
@@ -195,11 +216,29 @@ def _parse_yaml(data: bytes | str, name: str) -> list[Any]:
         return documents
     # Within bounds, but with a construct the one pass does not build: PyYAML builds it.
     try:
-        return [doc for doc in yaml.load_all(data, Loader=_LOADER) if doc is not None]
+        return [doc for doc in yaml.load_all(data, Loader=_UniqueKeyLoader) if doc is not None]
     except yaml.YAMLError as error:
         raise DocumentError.at(one_line(error, name)) from None
     except (ValueError, TypeError, OverflowError) as error:
         raise DocumentError.at(f"{name}: {error}") from None
+
+
+class _UniqueKeyLoader(_LOADER):  # type: ignore[misc, valid-type]
+    """PyYAML's safe loader, refusing a scalar key given twice in one mapping (merged keys
+    may still be overridden, as YAML's merge means)."""
+
+    def construct_mapping(self, node: MappingNode, deep: bool = False) -> Any:
+        seen: set[tuple[str, str]] = set()
+        for key_node, _ in node.value:
+            if not isinstance(key_node, ScalarNode) or key_node.tag == _MERGE:
+                continue
+            key = (key_node.tag, key_node.value)
+            if key in seen:
+                raise ConstructorError(
+                    None, None, f"duplicate key {key_node.value!r}", key_node.start_mark
+                )
+            seen.add(key)
+        return super().construct_mapping(node, deep)
 
 
 class _Frame:
@@ -324,10 +363,13 @@ class _Builder:
                 container.append(value)
             elif top.key is _NO_KEY:
                 try:
-                    hash(value)
+                    repeated = value in container
                 except TypeError:
                     self.complete = False
                     value = id(value)  # stands in; PyYAML builds (and refuses) it later
+                else:
+                    if repeated:
+                        raise self.fail(event.start_mark, f"duplicate key {value!r}")
                 top.key = value
             else:
                 container[top.key] = value

@@ -69,7 +69,7 @@ class ClientConnectionConfiguration(ApiModel):
 
 class Plugin(ApiModel):
     name: str = Field(min_length=1)
-    weight: int = Field(default=0, ge=0)
+    weight: int = Field(default=0, ge=0, le=2**31 - 1)  # an int32, as upstream decodes it
 
 
 class PluginSet(ApiModel):

@@ -87,9 +87,18 @@ class Credentials:
         return context
 
 
+class _NoRedirects(urllib.request.HTTPRedirectHandler):
+    """Redirects are answers, not followed: urllib would send the token on to wherever the
+    redirect points, plain http:// included."""
+
+    def redirect_request(self, *args: object, **kwargs: object) -> None:
+        return None
+
+
 def fetch(url: str, credentials: Credentials, timeout: float) -> bytes:
     """GETs `url` with the credentials; raises urllib's errors (a token is never sent over
-    plain HTTP, and an untrusted certificate is explained)."""
+    plain HTTP, a redirect is an HTTPError and not followed, and an untrusted certificate is
+    explained)."""
     headers = {}
     https = urllib.parse.urlsplit(url).scheme == "https"
     if credentials.token:
@@ -97,7 +106,9 @@ def fetch(url: str, credentials: Credentials, timeout: float) -> bytes:
             raise urllib.error.URLError("a token is only sent over https://")
         headers["Authorization"] = f"Bearer {credentials.token}"
     request = urllib.request.Request(url, headers=headers)  # noqa: S310 - http(s) checked
-    handlers = [urllib.request.HTTPSHandler(context=credentials.context())] if https else []
+    handlers: list[urllib.request.BaseHandler] = [_NoRedirects()]
+    if https:
+        handlers.append(urllib.request.HTTPSHandler(context=credentials.context()))
     opener = urllib.request.build_opener(*handlers)
     try:
         with opener.open(request, timeout=timeout) as answer:

@@ -13,10 +13,12 @@ from typing import Any
 import pytest
 import yaml
 from cluster import REPO, Cluster, wait_for
+from operator_support import for_the_tests_namespaces
 
 POLICY = "schedulerprofile-guard-rails"
 ALLOWED_NAMESPACE = "schedulers"
 CONTROL_PLANE = "node-role.kubernetes.io/control-plane"
+HOSTNAME = "kubernetes.io/hostname"
 
 
 def overlay(directory: Path) -> Path:
@@ -33,7 +35,7 @@ def overlay(directory: Path) -> Path:
 def guard_rails(cluster: Cluster, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     built = cluster.kubectl("kustomize", str(overlay(tmp_path_factory.mktemp("overlay")))).stdout
     # Everything but the operator's Deployment: admission needs no operator.
-    documents = [d for d in yaml.safe_load_all(built) if d and d["kind"] != "Deployment"]
+    documents = for_the_tests_namespaces(yaml.safe_load_all(built))
     kinds = {d["kind"] for d in documents}
     assert {"ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding", "ConfigMap"} <= kinds
     cluster.kubectl("apply", "--server-side", "-f", "-", input=yaml.safe_dump_all(documents))
@@ -60,13 +62,13 @@ def refusal(cluster: Cluster, spec: dict[str, Any]) -> str:
 def node_affinity(key: str, *, required: bool) -> dict[str, Any]:
     term = {"matchExpressions": [{"key": key, "operator": "Exists"}]}
     if required:
-        rule: dict[str, Any] = {"requiredDuringSchedulingIgnoredDuringExecution": {
-            "nodeSelectorTerms": [term]
-        }}  # fmt: skip
+        rule: dict[str, Any] = {
+            "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [term]}
+        }
     else:
-        rule = {"preferredDuringSchedulingIgnoredDuringExecution": [
-            {"weight": 1, "preference": term}
-        ]}  # fmt: skip
+        rule = {
+            "preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 1, "preference": term}]
+        }
     return {"nodeAffinity": rule}
 
 
@@ -103,6 +105,47 @@ def node_affinity(key: str, *, required: bool) -> dict[str, Any]:
             {"affinity": node_affinity("node-role.kubernetes.io/master", required=False)},
             "may not be steered onto control-plane nodes",
         ),
+        # A control-plane node by name, by its fields, or by the pods it runs.
+        ({"nodeSelector": {HOSTNAME: "control-plane-0"}}, "nor onto nodes by name"),
+        ({"affinity": node_affinity(HOSTNAME, required=True)}, "nor onto nodes by name"),
+        (
+            {
+                "affinity": {
+                    "nodeAffinity": {
+                        "requiredDuringSchedulingIgnoredDuringExecution": {
+                            "nodeSelectorTerms": [
+                                {
+                                    "matchFields": [
+                                        {
+                                            "key": "metadata.name",
+                                            "operator": "In",
+                                            "values": ["control-plane-0"],
+                                        }
+                                    ]
+                                }
+                            ]
+                        }
+                    }
+                }
+            },
+            "spec.affinity.nodeAffinity: scheduler pods may not pick nodes by their fields",
+        ),
+        (
+            {
+                "affinity": {
+                    "podAffinity": {
+                        "requiredDuringSchedulingIgnoredDuringExecution": [
+                            {
+                                "labelSelector": {"matchLabels": {"component": "kube-apiserver"}},
+                                "namespaces": ["kube-system"],
+                                "topologyKey": HOSTNAME,
+                            }
+                        ]
+                    }
+                }
+            },
+            "spec.affinity.podAffinity: scheduler pods may not follow other pods",
+        ),
     ],
 )
 def test_a_forbidden_profile_is_refused_with_the_policys_message(
@@ -122,6 +165,21 @@ def test_a_forbidden_profile_is_refused_with_the_policys_message(
         {"tolerations": [{"key": "dedicated", "operator": "Equal", "value": "sched"}]},
         {"nodeSelector": {"kubernetes.io/os": "linux"}},
         {"affinity": node_affinity("topology.kubernetes.io/zone", required=False)},
+        {
+            "affinity": {
+                "podAntiAffinity": {
+                    "preferredDuringSchedulingIgnoredDuringExecution": [
+                        {
+                            "weight": 1,
+                            "podAffinityTerm": {
+                                "labelSelector": {"matchLabels": {"app": "s"}},
+                                "topologyKey": HOSTNAME,
+                            },
+                        }
+                    ]
+                }
+            }
+        },
     ],
 )
 def test_a_profile_within_the_guard_rails_passes(

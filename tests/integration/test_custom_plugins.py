@@ -22,7 +22,7 @@ from runtime_support import (
     unique_scheduler_name,
 )
 from scheduler_operator.engines import validate
-from scheduler_operator.model import parse
+from scheduler_operator.parsing import parse
 from scheduler_operator.render import render
 from timing import settle
 

@@ -61,8 +61,7 @@ def operator_metrics(operator: KopfRunner) -> Iterator[str]:
     port = free_port()
     server = metrics.serve(("127.0.0.1", port))
     yield f"127.0.0.1:{port}"
-    server.shutdown()
-    server.server_close()
+    server.stop()
 
 
 def scrape_jobs(runtime_address: str, operator_address: str, token: Path) -> list[dict[str, Any]]:

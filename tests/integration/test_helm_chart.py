@@ -239,6 +239,8 @@ def test_monitoring_parts_can_be_left_out() -> None:
         ("resources.requests.cpu=lots", "at '/resources/requests/cpu'"),
         ("tolerations[0].effect=Sometimes", "at '/tolerations/0/effect'"),
         ("schedulers.namespaces=[]", "at '/schedulers/namespaces': minItems: got 0, want 1"),
+        ("schedulers.namespaces={schedulers,kube-system}", "at '/schedulers/namespaces/1'"),
+        ("schedulers.namespaces={kube-node-lease}", "at '/schedulers/namespaces/0'"),
         ("replicas=2", "additional properties 'replicas' not allowed"),
     ],
 )
@@ -248,3 +250,15 @@ def test_a_wrong_value_is_refused_with_its_path(value: str, complaint: str) -> N
     assert done.returncode != 0
     assert "values don't meet the specifications of the schema" in done.stderr
     assert complaint in done.stderr
+
+
+def test_the_operators_own_namespace_is_refused_for_schedulers() -> None:
+    """It would hold the operator's Deployment and its Role beside the schedulers'."""
+    done = helm(
+        "template", "x", str(CHART), "--set", "schedulers.namespaces={schedulers,ops}",
+        "--set", "namespace.name=ops", check=False,
+    )  # fmt: skip
+    assert done.returncode != 0
+    assert "schedulers.namespaces: ops is the operator's own namespace (namespace.name)" in (
+        done.stderr
+    )

@@ -15,7 +15,7 @@ import pytest
 import yaml
 from chart_support import helm_template, kustomize, metrics_reader_for, named
 from cluster import Cluster, wait_for
-from scheduler_operator.model import parse
+from scheduler_operator.parsing import parse
 from scheduler_operator.render import render
 
 REPO = Path(__file__).resolve().parents[2]

@@ -21,8 +21,9 @@ from operator_support import (
     operand_namespace,
     wait_condition,
 )
+from scheduler_operator.api import API_VERSION
+from scheduler_operator.guards import MAX_DEPTH, MAX_SPEC_BYTES, MAX_VALUE_BYTES
 from scheduler_operator.limits import NAME
-from scheduler_operator.model import API_VERSION, MAX_DEPTH, MAX_SPEC_BYTES, MAX_VALUE_BYTES
 
 Apply = Callable[[dict[str, Any]], str]
 

@@ -21,7 +21,7 @@ from operator_support import (
     wait_condition,
 )
 from scheduler_operator.engines import validate
-from scheduler_operator.model import parse
+from scheduler_operator.parsing import parse
 from scheduler_operator.render import HASH_ANNOTATION, render
 from timing import settle
 
@@ -416,3 +416,64 @@ def test_an_object_it_did_not_create_is_never_adopted(
     account = get_json(cluster, "serviceaccount", name, "-n", namespace)
     assert account is not None
     assert not account["metadata"].get("ownerReferences")
+
+
+NODE_DECLARED_FEATURES_OFF = {
+    "NodeDeclaredFeatures": False,  # kube-scheduler asks the gates that need it to be off too
+    "ExtendWebSocketsToKubelet": False,
+    "InPlacePodLevelResourcesVerticalScaling": False,
+    "InPlacePodVerticalScalingInitContainers": False,
+    "RestartAllContainersOnContainerExits": False,
+}
+
+
+def test_feature_gates_reach_the_engine_and_kube_scheduler_takes_what_was_accepted(
+    cluster: Cluster, namespace: str, apply_profile: Apply, tmp_path: Path
+) -> None:
+    inert = {"filter": {"enabled": [{"name": "NodeDeclaredFeatures"}]}}
+    body = profile_body(
+        unique("gates"),
+        namespace=namespace,
+        engine="KubeScheduler",
+        featureGates=NODE_DECLARED_FEATURES_OFF,
+        profiles=[{"plugins": inert}],
+    )
+    name = apply_profile(body)
+    accepted = condition(wait_condition(cluster, name, "ConfigValid", "True"), "ConfigValid")
+    assert accepted["reason"] == "PluginGateOff"
+    assert "plugin 'NodeDeclaredFeatures' does nothing while feature gate" in accepted["message"]
+    command = deployment(cluster, name, namespace)["spec"]["template"]["spec"]["containers"][0]
+    flag = command["command"][-1]
+    assert flag.startswith("--feature-gates=ExtendWebSocketsToKubelet=false,")
+
+    # The real kube-scheduler starts with that configuration and that flag.
+    process, port, log = start_kube_scheduler(
+        cluster,
+        render(parse(get_json(cluster, "schedulerprofile", name))).config,
+        tmp_path,
+        (flag,),
+    )
+    try:
+        wait_for(
+            "kube-scheduler with the profile's feature gates to be healthy",
+            lambda: process.poll() is None and healthz(port),
+            timeout=60,
+        )
+    except AssertionError as error:
+        raise AssertionError(f"{error}\n{log.read_text()[-3000:]}") from None
+    finally:
+        stop_process(process)
+
+    # A gate kube-scheduler would refuse is refused in its words; the Deployment stays.
+    apply_profile(
+        {**body, "spec": {**body["spec"], "featureGates": {"NodeDeclaredFeatures": False}}}
+    )
+    refused = condition(wait_condition(cluster, name, "ConfigValid", "False"), "ConfigValid")
+    assert refused["reason"] == "InvalidSpec"
+    assert refused["message"].startswith("spec.featureGates: [ExtendWebSocketsToKubelet is enabled")
+    assert (
+        deployment(cluster, name, namespace)["spec"]["template"]["spec"]["containers"][0][
+            "command"
+        ][-1]
+        == flag
+    )

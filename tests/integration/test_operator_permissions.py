@@ -73,7 +73,9 @@ def test_the_operator_is_denied_the_rest(
     assert not can(cluster, *request_)
 
 
-def binding(kind: str, name: str, role: str, account_namespace: str, **namespace: str) -> str:
+def binding(
+    kind: str, name: str, role: str, account_namespace: str, account: str = "x", **namespace: str
+) -> str:
     role_kind = "ClusterRole" if kind == "ClusterRoleBinding" else "Role"
     return json.dumps(
         {
@@ -81,7 +83,9 @@ def binding(kind: str, name: str, role: str, account_namespace: str, **namespace
             "kind": kind,
             "metadata": {"name": name, **namespace},
             "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": role_kind, "name": role},
-            "subjects": [{"kind": "ServiceAccount", "name": "s", "namespace": account_namespace}],
+            "subjects": [
+                {"kind": "ServiceAccount", "name": account, "namespace": account_namespace}
+            ],
         }
     )
 
@@ -115,10 +119,33 @@ def test_the_guard_holds_what_rbac_cannot_narrow(operator: KopfRunner, cluster: 
             "RoleBinding", "schedulerprofile:x:reader", "system:controller:bootstrap-signer",
             "schedulers", namespace="kube-system")),
         as_operator(cluster, "delete", "clusterrolebinding", "system:kube-scheduler"),
+        # Scheduler rights for any ServiceAccount: one outside the schedulers' namespaces (the
+        # default one of `default`, the operator's own), or one the binding is not named for.
+        as_operator(cluster, "create", "-f", "-", body=binding(
+            "ClusterRoleBinding", "schedulerprofile:default:kube-scheduler",
+            "system:kube-scheduler", "default", account="default")),
+        as_operator(cluster, "create", "-f", "-", body=binding(
+            "ClusterRoleBinding", "schedulerprofile:scheduler-operator:volume-scheduler",
+            "system:volume-scheduler", "scheduler-operator", account="scheduler-operator")),
+        as_operator(cluster, "create", "-f", "-", body=binding(
+            "ClusterRoleBinding", "schedulerprofile:x:kube-scheduler", "system:kube-scheduler",
+            "schedulers", account="default")),
+        as_operator(cluster, "create", "-f", "-", body=binding(
+            "ClusterRoleBinding", "schedulerprofile:x:kube-scheduler", "system:volume-scheduler",
+            "schedulers")),
+        as_operator(cluster, "create", "-f", "-", body=binding(
+            "RoleBinding", "schedulerprofile:x:authentication-reader",
+            "extension-apiserver-authentication-reader", "default", namespace="kube-system")),
     ]  # fmt: skip
     for refused in refusals:
         assert "scheduler-operator-guard" in refused or "forbidden" in refused.lower(), refused
     assert "ValidatingAdmissionPolicy 'scheduler-operator-guard'" in refusals[0]
+    for refused in refusals[-5:]:
+        assert "ValidatingAdmissionPolicy 'scheduler-operator-guard'" in refused, refused
+    # The tests' own namespaces are listed in the guard's ConfigMap, as --namespace lists them.
+    in_a_test_namespace = binding("ClusterRoleBinding", "schedulerprofile:y:kube-scheduler",
+                                  "system:kube-scheduler", "t-abc", account="y")  # fmt: skip
+    assert as_operator(cluster, "create", "-f", "-", body=in_a_test_namespace) == ""
 
 
 def unique(prefix: str) -> str:

@@ -17,7 +17,8 @@ from operator_support import (
     wait_condition,
 )
 from scheduler_operator.engines import validate
-from scheduler_operator.model import SpecError, parse
+from scheduler_operator.errors import SpecError
+from scheduler_operator.parsing import parse
 from scheduler_operator.render import render
 
 from benchmarks.processes import stop_process

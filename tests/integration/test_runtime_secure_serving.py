@@ -25,7 +25,6 @@ from runtime_support import (
     RUNTIME,
     Pods,
     RuntimeProcess,
-    free_port,
     make_pod,
     pods,
     schedulable_nodes,
@@ -33,13 +32,14 @@ from runtime_support import (
     start_runtime,
     unique_scheduler_name,
 )
-from scheduler_operator.model import parse
+from scheduler_operator.parsing import parse
 from scheduler_operator.render import render
+from secure_port_support import https_get, upstream_scheduler
 
-__all__ = ["pods", "schedulable_nodes", "start_runtime"]  # fixtures
+__all__ = ["pods", "schedulable_nodes", "start_runtime", "upstream_scheduler"]  # fixtures
 
 READ_TIMEOUT = 10  # the server's default for a request's head
-MAX_CONNECTIONS = 256  # and its connection cap
+MAX_CONNECTIONS = 1024  # and its connection cap
 
 
 class Readers:
@@ -190,68 +190,6 @@ def test_explanations_need_the_permission_too(
     assert "HTTP 401: Unauthorized: pass --token or --kubeconfig" in refused.stderr
 
 
-def https_get(port: int, path: str, token: str | None = None) -> tuple[int, str]:
-    context = ssl.create_default_context()
-    context.check_hostname = False
-    context.verify_mode = ssl.CERT_NONE
-    connection = http.client.HTTPSConnection("127.0.0.1", port, context=context, timeout=10)
-    try:
-        connection.request(
-            "GET", path, headers={"Authorization": f"Bearer {token}"} if token else {}
-        )
-        answer = connection.getresponse()
-        return answer.status, answer.read().decode()
-    finally:
-        connection.close()
-
-
-@pytest.fixture
-def upstream_scheduler(cluster: Cluster, tmp_path: Path) -> Iterator[int]:
-    """The real kube-scheduler on a secure port of its own, reviewing with the admin's
-    credentials as the runtime under test does."""
-    port = free_port()
-    config = tmp_path / "upstream.yaml"
-    config.write_text(
-        yaml.safe_dump(
-            {
-                "apiVersion": "kubescheduler.config.k8s.io/v1",
-                "kind": "KubeSchedulerConfiguration",
-                "clientConnection": {"kubeconfig": str(cluster.kubeconfig)},
-                "leaderElection": {"leaderElect": False},
-                "profiles": [{"schedulerName": unique_scheduler_name()}],
-            }
-        )
-    )
-    log = (tmp_path / "upstream.log").open("wb")
-    process = subprocess.Popen(
-        [
-            str(cluster.bin_dir / "kube-scheduler"),
-            f"--config={config}",
-            "--bind-address=127.0.0.1",
-            f"--secure-port={port}",
-            f"--authentication-kubeconfig={cluster.kubeconfig}",
-            f"--authorization-kubeconfig={cluster.kubeconfig}",
-            "--v=1",
-        ],
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    try:
-        wait_for("kube-scheduler's /readyz", lambda: _answers(port), timeout=60)
-        yield port
-    finally:
-        process.terminate()
-        process.wait(20)
-        log.close()
-
-
-def _answers(port: int) -> bool:
-    try:
-        return https_get(port, "/readyz")[0] == 200
-    except OSError:
-        return False
-
-
 def test_refusals_are_worded_as_the_real_kube_schedulers(
     readers: Readers,
     upstream_scheduler: int,
@@ -281,6 +219,45 @@ def test_refusals_are_worded_as_the_real_kube_schedulers(
         status_message(upstream[1])
         == 'forbidden: User "system:anonymous" cannot get path "/metrics"'
     )
+
+
+def test_explanations_can_be_granted_per_namespace(
+    cluster: Cluster,
+    namespace: str,
+    readers: Readers,
+    schedulable_nodes: Callable[..., list[str]],
+    pods: Pods,
+    start_runtime: Callable[..., RuntimeProcess],
+) -> None:
+    """/explain is authorized by URL: `get` on /explain/* shows every namespace's placements,
+    and 200 or 404 tells whether a pod exists there. A grant of /explain/<namespace>/* shows
+    one namespace's, and nothing, not even existence, of the others."""
+    scheduler = unique_scheduler_name()
+    [node] = schedulable_nodes(kwok_node(f"explained-{uuid.uuid4().hex[:6]}"))
+    runtime = start_runtime(scheduler_config(scheduler))
+    pods.create(make_pod("web", scheduler))
+    assert pods.wait_placed("web") == {"web": node}
+    role = f"explain-{namespace}"
+    cluster.kubectl("-n", namespace, "create", "serviceaccount", "team")
+    cluster.kubectl("create", "clusterrole", role, "--verb=get",
+                    f"--non-resource-url=/explain/{namespace}/*")  # fmt: skip
+    cluster.kubectl("create", "clusterrolebinding", role, f"--clusterrole={role}",
+                    f"--serviceaccount={namespace}:team")  # fmt: skip
+    try:
+        wait_for(
+            "the team's permission",
+            lambda: readers.can("team", "get", f"/explain/{namespace}/web") == "yes",
+            timeout=30,
+        )
+        team = readers.token("team")
+        assert runtime.get(f"/explain/{namespace}/web", token=team)[0] == 200
+        assert runtime.get(f"/explain/{namespace}/absent", token=team)[0] == 404
+        assert runtime.get("/explain/kube-system/absent", token=team)[0] == 403
+        assert runtime.get("/explain/other/web", token=team)[0] == 403
+        # The wide grant tells existence anywhere.
+        assert runtime.get("/explain/kube-system/absent", token=readers.reader)[0] == 404
+    finally:
+        cluster.kubectl("delete", "clusterrolebinding,clusterrole", role, check=False)
 
 
 def service_account_kubeconfig(cluster: Cluster, namespace: str, name: str, path: Path) -> Path:
@@ -370,8 +347,9 @@ def test_half_sent_requests_hold_no_threads_in_the_running_scheduler(
     start_runtime: Callable[..., RuntimeProcess],
 ) -> None:
     """500 clients that complete the TLS handshake and then never finish their request: the
-    scheduler keeps at most its connection cap of them (the longest waiting make room for new
-    ones), answers 408 to each after the read timeout, and keeps answering everyone else."""
+    scheduler holds them (up to its connection cap, where the longest waiting would make room
+    for new ones), answers 408 to each after the read timeout, and keeps answering everyone
+    else."""
     runtime = start_runtime(scheduler_config(unique_scheduler_name()))
     pid = runtime.process.pid
     assert runtime.get("/metrics", token=readers.reader)[0] == 200

@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 import hashlib
-import json
-import re
 from dataclasses import dataclass
 from typing import Any, Final
 
 import jinja2
 import yaml
 
+from scheduler_runtime.config.features import FLAG, FeatureGates
+
 from .. import version
-from ..model import API_VERSION, GROUP, KIND, Engine, SchedulerProfile
+from ..api import API_VERSION, GROUP, KIND
+from ..model import Engine, SchedulerProfile
 from .config import scheduler_configuration
+from .yamlsafe import require_json, to_json
 
 MANAGER: Final = "scheduler-operator"
 MANAGED_BY: Final = {"app.kubernetes.io/managed-by": MANAGER}
@@ -60,58 +62,6 @@ class Rendered:
     objects: list[dict[str, Any]]
     config: dict[str, Any]
     config_hash: str
-
-
-# A JSON surrogate-pair escape, preceded by an even number of backslashes (so it is an escape).
-_SURROGATE_PAIR: Final = re.compile(
-    r"(?<!\\)((?:\\\\)*)\\u(d[89ab][0-9a-f]{2})\\u(d[c-f][0-9a-f]{2})"
-)
-
-
-class Encoded(str):
-    """Template output that went through the `json` filter."""
-
-    __slots__ = ()
-
-
-def to_json(value: object) -> Encoded:
-    """Any value as one JSON (so YAML) scalar or flow collection, in ASCII.
-
-    Characters beyond the BMP become YAML's `\\U` escapes: YAML loaders do not join JSON's
-    surrogate pairs back into one character."""
-    return Encoded(_SURROGATE_PAIR.sub(_join_pair, _flow(value)))
-
-
-# YAML limits a plain ("simple") mapping key to 1024 characters; a longer one needs the
-# explicit `? key` form, which JSON lacks.
-SIMPLE_KEY_LIMIT: Final = 1024
-
-
-def _flow(value: object) -> str:
-    """JSON, except that a mapping with a key too long for YAML writes its keys explicitly."""
-    encoded = json.dumps(value, ensure_ascii=True)
-    if len(encoded) <= SIMPLE_KEY_LIMIT:
-        return encoded  # no key inside can be too long
-    if isinstance(value, dict):
-        items = [(json.dumps(str(key), ensure_ascii=True), _flow(v)) for key, v in value.items()]
-        explicit = "? " if any(len(key) > SIMPLE_KEY_LIMIT for key, _ in items) else ""
-        return "{" + ", ".join(f"{explicit}{key}: {v}" for key, v in items) + "}"
-    if isinstance(value, list | tuple):
-        return "[" + ", ".join(_flow(item) for item in value) + "]"
-    return encoded
-
-
-def _join_pair(pair: re.Match[str]) -> str:
-    high, low = int(pair[2], 16), int(pair[3], 16)
-    code_point = 0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00)
-    return f"{pair[1]}\\U{code_point:08x}"
-
-
-def require_json(value: object) -> object:
-    """Refuses any template output that skipped the `json` filter: no raw user string in YAML."""
-    if isinstance(value, Encoded):
-        return value
-    raise jinja2.TemplateError(f"template value {value!r} was not passed through json")
 
 
 TEMPLATES: Final = jinja2.Environment(
@@ -182,11 +132,11 @@ def children(profile: SchedulerProfile, config_text: str, config_hash: str) -> l
                 "clusterrolebinding",
                 {
                     "metadata": metadata(f"schedulerprofile:{name}:{role}", None),
-                    "cluster_role": f"system:{role}",
+                    "cluster_role": cluster_role,
                     "subject": subject,
                 },
             )
-            for role in ("kube-scheduler", "volume-scheduler")
+            for role, cluster_role in SCHEDULER_ROLES.items()
         ),
         (
             "rolebinding",
@@ -219,6 +169,15 @@ def children(profile: SchedulerProfile, config_text: str, config_hash: str) -> l
         ("deployment", deployment_context(profile, metadata(name), config_hash)),
     ]
     return [render_template(template, context) for template, context in objects]
+
+
+# The ClusterRoles each scheduler is bound to, by the suffix of its binding's name (which
+# operator-guard.yaml holds the operator to).
+SCHEDULER_ROLES: Final = {
+    "kube-scheduler": "system:kube-scheduler",
+    "volume-scheduler": "system:volume-scheduler",
+    "pod-group-scheduler": "scheduler-operator:pod-group-scheduler",
+}
 
 
 def config_map_name(profile: SchedulerProfile) -> str:
@@ -280,10 +239,12 @@ def image(profile: SchedulerProfile) -> str:
 
 def command(profile: SchedulerProfile) -> list[str]:
     config = f"{CONFIG_DIR}/{CONFIG_FILE}"
-    verbosity = f"--v={profile.spec.log_verbosity}"
+    options = [f"--v={profile.spec.log_verbosity}"]
+    if profile.spec.feature_gates:  # as kube-scheduler's flag takes them, for either engine
+        options.append(f"{FLAG}={FeatureGates(profile.spec.feature_gates).as_flag()}")
     if profile.spec.engine is Engine.KUBE_SCHEDULER:
-        return ["kube-scheduler", f"--config={config}", verbosity]
-    return ["scheduler-runtime", "run", "--config", config, verbosity]
+        return ["kube-scheduler", f"--config={config}", *options]
+    return ["scheduler-runtime", "run", "--config", config, *options]
 
 
 def render_template(template: str, context: dict[str, Any]) -> dict[str, Any]:

@@ -119,6 +119,28 @@ def test_errors_are_one_line_with_file_line_and_column(text: str | bytes, expect
     assert isinstance(caught.value, ConfigError)
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("kind: Pod\nmetadata:\n  name: a\n  name: b\n", "f:4:3: duplicate key 'name'"),
+        ("{a: 1, b: 2, a: 3}\n", "f:1:14: duplicate key 'a'"),
+        ("1: x\n0x1: y\n", "f:2:1: duplicate key 1"),
+        ("b: &b {x: 1}\nd:\n  <<: *b\n  y: 1\n  y: 2\n", "f:5:3: duplicate key 'y'"),
+        ('{"items": [\n  {"name": "a",\n   "name": "b"}]}', "f:3:4: duplicate key 'name'"),
+        (b'{"a": 1, "a": 1}', "f:1:10: duplicate key 'a'"),
+    ],
+)
+def test_a_key_given_twice_is_refused_with_its_line(text: str | bytes, expected: str) -> None:
+    with pytest.raises(DocumentError) as caught:
+        parse_documents(text, "f")
+    assert str(caught.value) == expected
+
+
+def test_merged_keys_may_still_be_overridden() -> None:
+    text = "b: &b {x: 1, y: 1}\nd:\n  <<: *b\n  x: 2\n"
+    assert parse_documents(text, "f") == [{"b": {"x": 1, "y": 1}, "d": {"x": 2, "y": 1}}]
+
+
 def alias_bomb(levels: int) -> str:
     lines = ['a: &a ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]']
     for previous, name in itertools.pairwise("abcdefghijklmnop"[:levels]):

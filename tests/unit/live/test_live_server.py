@@ -5,6 +5,7 @@ behind requests waiting for a review."""
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import http.client
 import json
@@ -24,6 +25,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 from prometheus_client import CollectorRegistry, Counter
 
+from scheduler_runtime import httpserver
 from scheduler_runtime.cli import main
 from scheduler_runtime.live.certs import ServingTLS, serving_pair
 from scheduler_runtime.live.delegated import AccessReviewer, Gate, TokenReviewer
@@ -265,7 +267,7 @@ def test_half_sent_requests_hold_no_threads_and_are_dropped_after_the_read_timeo
         before = threads_now()
         sockets += [half_sent(server.port) for _ in range(250)]
         sockets += [half_sent(server.secure_port, running.client_context) for _ in range(250)]
-        held = wait_until(lambda: len(server.connections) == 500, 3)
+        held = wait_until(lambda: server.connections == 500, 3)
         during = threads_now()
         started = time.monotonic()
         assert running.plain("/healthz") == (200, "ok")
@@ -282,7 +284,7 @@ def test_half_sent_requests_hold_no_threads_and_are_dropped_after_the_read_timeo
         # Past the read timeout every one is answered 408 and closed.
         answers = [read_all(sock, timeout=8) for sock in sockets]
         assert all(answer.startswith(b"HTTP/1.1 408 ") for answer in answers)
-        assert wait_until(lambda: len(server.connections) == 0, 2)
+        assert wait_until(lambda: server.connections == 0, 2)
     finally:
         for sock in sockets:
             sock.close()
@@ -317,7 +319,7 @@ def test_at_the_cap_the_longest_waiting_connection_makes_room(tmp_path: Path) ->
         assert running.plain("/healthz") == (200, "ok")
         assert read_all(idle[0], timeout=2) == b""  # the oldest went
         assert running.get("/healthz") == (200, "ok")
-        assert len(running.server.connections) <= 5
+        assert running.server.connections <= 5
         for sock in idle:
             sock.close()
     finally:
@@ -325,11 +327,11 @@ def test_at_the_cap_the_longest_waiting_connection_makes_room(tmp_path: Path) ->
 
 
 def test_probes_do_not_queue_behind_requests_waiting_for_a_review(tmp_path: Path) -> None:
-    running = serve(tmp_path, Limits(worker_threads=2))
+    running = serve(tmp_path)
     running.api.release.clear()
     try:
         waiting = [
-            threading.Thread(target=running.get, args=("/metrics", f"slow{i}")) for i in range(4)
+            threading.Thread(target=running.get, args=("/metrics", f"slow{i}")) for i in range(8)
         ]
         for thread in waiting:
             thread.start()
@@ -348,14 +350,16 @@ def test_probes_do_not_queue_behind_requests_waiting_for_a_review(tmp_path: Path
 @pytest.mark.parametrize(
     ("request_bytes", "status"),
     [
-        (b"GET /healthz HTTP/1.1\r\nX: " + b"a" * 70_000 + b"\r\n\r\n", 431),
-        (b"GET /healthz HTTP/1.1\r\nContent-Length: 100000\r\n\r\n", 413),
-        (b"GET /healthz HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n", 501),
-        (b"GET /healthz HTTP/1.1\r\nContent-Length: x\r\n\r\n", 400),
+        (b"GET /healthz HTTP/1.1\r\nHost: x\r\nX: " + b"a" * 70_000 + b"\r\n\r\n", 400),
+        (b"GET /healthz HTTP/1.1\r\nHost: x\r\n" + b"X: a\r\n" * 100 + b"\r\n", 400),
+        (b"GET /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n", 413),
+        (b"GET /healthz HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n", 501),
+        (b"GET /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: x\r\n\r\n", 400),
         (b"BREW /healthz\r\n\r\n", 400),
-        (b"GET http://elsewhere/ HTTP/1.1\r\n\r\n", 400),
-        (b"GET /healthz HTTP/2.0\r\n\r\n", 400),
-        (b"POST /healthz HTTP/1.1\r\nContent-Length: 2\r\n\r\nhi", 405),
+        (b"GET http://elsewhere/healthz HTTP/1.1\r\nHost: x\r\n\r\n", 400),
+        (b"GET /healthz HTTP/2.0\r\nHost: x\r\n\r\n", 505),
+        (b"GET /healthz HTTP/1.1\r\n\r\n", 400),  # HTTP/1.1 names its host
+        (b"POST /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\nhi", 405),
     ],
 )
 def test_unreadable_or_oversized_requests_are_refused(
@@ -364,7 +368,7 @@ def test_unreadable_or_oversized_requests_are_refused(
     sock = raw(served.server.port, request_bytes)
     answer = read_all(sock, timeout=3) if status != 405 else sock.recv(4096)
     sock.close()
-    assert answer.startswith(f"HTTP/1.1 {status} ".encode()), answer[:100]
+    assert answer.split(b" ", 2)[1] == str(status).encode(), answer[:100]
 
 
 def test_kept_alive_connections_serve_several_requests_and_head(served: Served) -> None:
@@ -419,7 +423,7 @@ def test_an_unspecified_bind_address_serves_both_families(tmp_path: Path) -> Non
         connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=5)
         connection.request("GET", "/healthz")
         assert connection.getresponse().status == 200
-        if socket.has_ipv6 and server.listeners[0].sock.family == socket.AF_INET6:
+        if socket.has_ipv6 and server.transport.sockets[0].family == socket.AF_INET6:
             connection = http.client.HTTPConnection("::1", server.port, timeout=5)
             connection.request("GET", "/healthz")
             assert connection.getresponse().status == 200
@@ -491,3 +495,83 @@ def test_the_explain_command_presents_a_token_or_a_client_certificate(
     assert "a token is only sent over https://" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         main(["explain", "default/web", "--kubeconfig", str(served.tmp_path / "absent")])
+
+
+def test_the_kernel_queues_a_burst_of_connections_instead_of_dropping_them() -> None:
+    """300 connections at once, before the server accepts any: all are queued (the backlog is
+    the system's maximum). With a backlog of 128 the rest had their SYNs dropped, sent again
+    only after a second: longer than a kubelet's probe waits."""
+    server = HealthServer(
+        ("127.0.0.1", 0), live=lambda: "", ready=lambda: "", registry=CollectorRegistry()
+    )
+    connected: list[socket.socket] = []
+    try:
+        for _ in range(300):
+            connected.append(socket.create_connection(("127.0.0.1", server.port), timeout=0.5))
+    except OSError:
+        pass
+    finally:
+        for sock in connected:
+            sock.close()
+        server.stop()
+    assert len(connected) == 300
+
+
+def test_at_the_cap_a_new_connection_is_never_refused_even_when_all_are_answering(
+    tmp_path: Path,
+) -> None:
+    """Every connection busy waiting for a review (a client with a token and no rights can
+    keep them so): a probe still gets in, and the longest answer makes room."""
+    running = serve(tmp_path, Limits(max_connections=6))
+    running.api.release.clear()
+
+    def ask(token: str) -> None:
+        with contextlib.suppress(OSError, http.client.HTTPException):  # evicted to make room
+            running.get("/metrics", token)
+
+    busy = [threading.Thread(target=ask, args=(f"slow{i}",)) for i in range(6)]
+    try:
+        for thread in busy:
+            thread.start()
+        assert wait_until(lambda: running.server.connections == 6, 3)
+        assert running.get("/healthz") == (200, "ok")
+        assert running.server.transport.evicted >= 1
+    finally:
+        running.api.release.set()
+        for thread in busy:
+            thread.join(10)
+        running.server.stop()
+
+
+def test_no_exception_while_accepting_or_answering_stops_the_server(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    running = serve(tmp_path)
+    real = httpserver.Connection.__init__
+    failures = [RuntimeError("while admitting"), KeyError("while admitting")]
+
+    def fails_twice(self: httpserver.Connection, *args: Any) -> None:
+        if failures:
+            raise failures.pop()
+        real(self, *args)
+
+    monkeypatch.setattr(httpserver.Connection, "__init__", fails_twice)
+    try:
+        for _ in range(2):
+            with pytest.raises((ConnectionError, ssl.SSLError, OSError)):
+                running.get("/healthz")
+        assert running.get("/healthz") == (200, "ok")
+        running.server.checks["/readyz"] = lambda: 1 / 0  # type: ignore[assignment, return-value]
+        assert running.get("/readyz")[0] == 500
+        assert running.get("/healthz") == (200, "ok")
+    finally:
+        running.server.stop()
+
+
+def test_stopped_right_after_starting_it_stops() -> None:
+    server = HealthServer(
+        ("127.0.0.1", 0), live=lambda: "", ready=lambda: "", registry=CollectorRegistry()
+    )
+    server.start()
+    server.stop()
+    assert not server.transport.thread.is_alive()

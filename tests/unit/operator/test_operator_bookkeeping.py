@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 import kopf
+from scheduler_operator.api import GROUP
 from scheduler_operator.bookkeeping import DIGEST_KEY, FORMER_KEY, DigestDiffBaseStorage
-from scheduler_operator.model import GROUP
 
 DIGEST = f"{GROUP}/{DIGEST_KEY}"
 FORMER = f"{GROUP}/{FORMER_KEY}"

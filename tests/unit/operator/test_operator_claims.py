@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 from scheduler_operator.claims import claim_conflict, claimed, first_claim, successors
-from scheduler_operator.model import parse
+from scheduler_operator.parsing import parse
 
 
 def profile(name: str, **spec: Any) -> Any:

@@ -36,7 +36,7 @@ def test_render_prints_the_children_as_a_yaml_stream() -> None:
     kinds = [d["kind"] for d in yaml.safe_load_all(done.stdout)]
     assert kinds[0] == "ServiceAccount"
     assert kinds[-1] == "Deployment"
-    assert len(kinds) == 9
+    assert len(kinds) == 10
 
 
 def test_invalid_input_is_one_line_naming_the_field(tmp_path: Path) -> None:
@@ -129,6 +129,25 @@ def test_deep_nesting_is_one_line_not_a_recursion_error() -> None:
     assert done.stderr.startswith("error: <stdin>:")
     assert "nested deeper than 100 levels" in done.stderr
     assert "Recursion" not in done.stderr
+    assert done.stderr.count("\n") == 1
+
+
+@pytest.mark.parametrize(
+    ("field", "expected"),
+    [
+        ("image: 2001-01-01", "spec.image: a date (2001-01-01) is not a JSON value: quote it"),
+        ("image: !!binary aGVsbG8=", "spec.image: binary data (!!binary) is not a JSON value"),
+        ("image: !!set {a: null}", "spec.image: a set (!!set) is not a JSON value"),
+        ("nodeSelector: {1: a}", "spec.nodeSelector: key 1 is not a string: quote it"),
+        ("affinity: {w: .nan}", "spec.affinity.w: nan is not a JSON number"),
+    ],
+)
+def test_yaml_values_json_has_no_type_for_are_one_line_naming_the_field(
+    field: str, expected: str
+) -> None:
+    done = run("render", "-f", "-", stdin=f"{SAMPLE}  {field}\n")
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith(f"error: {expected}")
     assert done.stderr.count("\n") == 1
 
 

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from scheduler_operator import desired, drift, engines, reconcile, render
 from scheduler_operator.desired import Desired, DesiredCache, judge
-from scheduler_operator.model import SpecError
+from scheduler_operator.errors import SpecError
 
 NAMESPACES = ["ops"]  # where the operator runs schedulers in these tests
 

@@ -6,7 +6,8 @@ from typing import Any
 
 import pytest
 from scheduler_operator.engines import UPSTREAM_PLUGINS, validate
-from scheduler_operator.model import SpecError, parse
+from scheduler_operator.errors import SpecError
+from scheduler_operator.parsing import parse
 
 
 def check(spec: dict[str, Any]) -> None:
@@ -237,3 +238,59 @@ def test_upstream_only_plugins_and_args_pass_the_full_check() -> None:
             ]
         )
     )
+
+
+@pytest.mark.parametrize(
+    ("spec", "reason"),
+    [
+        ({"featureGates": {"Nope": True}}, "unrecognized feature gate: Nope"),
+        (
+            upstream(featureGates={"DynamicResourceAllocation": False}),
+            "cannot set feature gate DynamicResourceAllocation to false, feature is locked to true",
+        ),
+        (
+            upstream(featureGates={"GangScheduling": True}),
+            "GangScheduling is enabled, but depends on features that are disabled: "
+            "[GenericWorkload]",
+        ),
+    ],
+)
+def test_feature_gates_are_refused_as_kube_scheduler_refuses_them(
+    spec: dict[str, Any], reason: str
+) -> None:
+    with pytest.raises(SpecError) as refused:
+        check(spec)
+    assert (refused.value.path, refused.value.reason) == ("spec.featureGates", reason)
+
+
+def test_a_gate_kube_scheduler_takes_may_be_beyond_what_the_runtime_implements() -> None:
+    """The gates are kube-scheduler's for both engines; the runtime adds its own limit."""
+    gates = {"featureGates": {"SchedulerQueueingHints": True, "DRAListTypeAttributes": True}}
+    check(upstream(**gates))
+    with pytest.raises(SpecError) as refused:
+        check(gates)
+    assert refused.value.path == "spec.featureGates"
+    assert refused.value.reason.startswith("DRAListTypeAttributes=true is not supported")
+
+
+def test_a_plugin_whose_gate_is_off_is_taken_and_reported() -> None:
+    """kube-scheduler starts with such a plugin and never runs it; ConfigValid says so."""
+    spec = {
+        "featureGates": {"NodeDeclaredFeatures": False, **NODE_DECLARED_FEATURES_DEPENDENTS},
+        "profiles": [{"plugins": {"filter": {"enabled": [{"name": "NodeDeclaredFeatures"}]}}}],
+    }
+    for engine_spec in (spec, upstream(**spec)):
+        warnings = validate(parse({"metadata": {"name": "s"}, "spec": engine_spec}))
+        assert warnings == (
+            "spec.profiles[0].plugins.filter.enabled[0].name: plugin 'NodeDeclaredFeatures' "
+            "does nothing while feature gate NodeDeclaredFeatures is off",
+        )
+
+
+# kube-scheduler refuses NodeDeclaredFeatures=false unless the gates that need it are off too.
+NODE_DECLARED_FEATURES_DEPENDENTS = {
+    "ExtendWebSocketsToKubelet": False,
+    "InPlacePodLevelResourcesVerticalScaling": False,
+    "InPlacePodVerticalScalingInitContainers": False,
+    "RestartAllContainersOnContainerExits": False,
+}

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import yaml
 from scheduler_operator import version
-from scheduler_operator.model import parse
+from scheduler_operator.parsing import parse
 from scheduler_operator.render import render
 
 REPO = Path(__file__).resolve().parents[3]

@@ -47,7 +47,11 @@ def test_bind_is_limited_to_the_roles_a_scheduler_needs() -> None:
             "apiGroups": ["rbac.authorization.k8s.io"],
             "resources": ["clusterroles"],
             "verbs": ["bind"],
-            "resourceNames": ["system:kube-scheduler", "system:volume-scheduler"],
+            "resourceNames": [
+                "system:kube-scheduler",
+                "system:volume-scheduler",
+                "scheduler-operator:pod-group-scheduler",
+            ],
         },
         {
             "apiGroups": ["rbac.authorization.k8s.io"],

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import socket
+import threading
+import urllib.error
 import urllib.request
 from typing import Any
 
@@ -100,8 +103,41 @@ def test_the_metrics_are_served_over_http() -> None:
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as answer:
             text = answer.read().decode()
     finally:
-        server.shutdown()
-        server.server_close()
+        server.stop()
     assert 'scheduler_operator_reconciles_total{result="applied"}' in text
     assert "scheduler_operator_reconcile_duration_seconds_bucket" in text
     assert "process_resident_memory_bytes" in text
+
+
+def test_only_metrics_are_served_and_idle_connections_hold_no_threads() -> None:
+    """The port answered on any path and held a thread per connection, with no read timeout:
+    300 idle connections held 300 threads."""
+    port = free_port()
+    server = metrics.serve(("127.0.0.1", port))
+    idle: list[socket.socket] = []
+    try:
+        with pytest.raises(urllib.error.HTTPError) as other:
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/other", timeout=5)
+        assert other.value.code == 404
+        threads = threading.active_count()
+        idle = [socket.create_connection(("127.0.0.1", port), timeout=5) for _ in range(300)]
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as answer:
+            assert answer.status == 200
+        assert threading.active_count() - threads <= 1
+        assert len(server.connections) <= metrics.LIMITS.max_connections
+    finally:
+        for sock in idle:
+            sock.close()
+        server.stop()
+
+
+def test_a_connection_that_sends_nothing_is_closed_after_the_read_timeout() -> None:
+    port = free_port()
+    server = metrics.serve(("127.0.0.1", port))
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
+            sock.sendall(b"GET /metrics HTTP/1.1\r\n")  # and never the rest
+            answer = sock.recv(4096)
+        assert answer.startswith(b"HTTP/1.1 408 ")
+    finally:
+        server.stop()

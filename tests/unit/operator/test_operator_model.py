@@ -5,8 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from scheduler_operator import model
-from scheduler_operator.model import Engine, SpecError, parse
+from scheduler_operator import guards, model
+from scheduler_operator.errors import SpecError
+from scheduler_operator.model import Engine
+from scheduler_operator.parsing import parse
 
 from scheduler_runtime.config import types
 
@@ -139,29 +141,29 @@ def with_args(args: Any) -> dict[str, Any]:
 def test_free_form_values_nest_at_most_max_depth_from_the_spec() -> None:
     """The args are the sixth level from the spec (the spec is the first), so they may be 27
     levels deep, themselves included: what the limits policy lets through, the operator takes."""
-    deepest = model.MAX_DEPTH - 5
-    model.check_depth(with_args(nested(deepest)), "spec")
+    deepest = guards.MAX_DEPTH - 5
+    guards.check_value(with_args(nested(deepest)), "spec")
     with pytest.raises(SpecError) as too_deep:
         parse(body(with_args(nested(deepest + 1))))
     assert too_deep.value.path.startswith(f"{ARGS}.a.a")
-    assert too_deep.value.reason == f"nested deeper than {model.MAX_DEPTH} levels"
+    assert too_deep.value.reason == f"nested deeper than {guards.MAX_DEPTH} levels"
     with pytest.raises(SpecError) as still_too_deep:
         parse(body(with_args(nested(3000))))  # checked without recursion
     assert still_too_deep.value.reason == too_deep.value.reason
-    model.check_depth({"affinity": nested(model.MAX_DEPTH - 1)}, "spec")
+    guards.check_value({"affinity": nested(guards.MAX_DEPTH - 1)}, "spec")
     with pytest.raises(SpecError) as affinity:
-        parse(body({"affinity": nested(model.MAX_DEPTH)}))
+        parse(body({"affinity": nested(guards.MAX_DEPTH)}))
     assert affinity.value.path.startswith("spec.affinity.a")
 
 
 @pytest.mark.parametrize(
     ("spec", "path", "limit"),
     [
-        (with_args({"blob": "y" * model.MAX_VALUE_BYTES}), ARGS, model.MAX_VALUE_BYTES),
+        (with_args({"blob": "y" * guards.MAX_VALUE_BYTES}), ARGS, guards.MAX_VALUE_BYTES),
         (
-            {"affinity": {"blob": "y" * model.MAX_VALUE_BYTES}},
+            {"affinity": {"blob": "y" * guards.MAX_VALUE_BYTES}},
             "spec.affinity",
-            model.MAX_VALUE_BYTES,
+            guards.MAX_VALUE_BYTES,
         ),
         (
             {
@@ -171,7 +173,7 @@ def test_free_form_values_nest_at_most_max_depth_from_the_spec() -> None:
                 ]
             },
             "spec",
-            model.MAX_SPEC_BYTES,
+            guards.MAX_SPEC_BYTES,
         ),
     ],
 )
@@ -185,4 +187,4 @@ def test_free_form_values_and_the_spec_have_a_size_limit(
 
 
 def test_values_within_the_size_limits_pass() -> None:
-    model.check_sizes(with_args({"blob": "y" * (model.MAX_VALUE_BYTES - 20)}))
+    guards.check_sizes(with_args({"blob": "y" * (guards.MAX_VALUE_BYTES - 20)}))

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from scheduler_operator.model import parse
+from scheduler_operator.parsing import parse
 from scheduler_operator.render.config import scheduler_configuration
 
 from scheduler_runtime.config import load_configuration

@@ -7,7 +7,8 @@ from typing import Any
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from scheduler_operator.engines import validate
-from scheduler_operator.model import SpecError, parse
+from scheduler_operator.errors import SpecError
+from scheduler_operator.parsing import parse
 from scheduler_operator.render import render
 from test_operator_render import KINDS, config_of, hostile_profile
 
@@ -22,7 +23,7 @@ FIELDS = st.sampled_from(
     [
         "schedulerName", "engine", "namespace", "profiles", "replicas", "leaderElection",
         "image", "imagePullPolicy", "resources", "nodeSelector", "tolerations", "affinity",
-        "logVerbosity",
+        "logVerbosity", "featureGates",
     ]
 )  # fmt: skip
 

@@ -6,21 +6,15 @@ from typing import Any
 
 import pytest
 import yaml
-from scheduler_operator.model import (
-    Plugin,
-    PluginConfig,
-    Plugins,
-    PluginSet,
-    Profile,
-    Toleration,
-    parse,
-)
+from scheduler_operator.model import Plugin, PluginConfig, Plugins, PluginSet, Profile, Toleration
+from scheduler_operator.parsing import parse
 from scheduler_operator.render import HASH_ANNOTATION, render
 
 KINDS = [
     "ServiceAccount",
     "Role",
     "RoleBinding",
+    "ClusterRoleBinding",
     "ClusterRoleBinding",
     "ClusterRoleBinding",
     "RoleBinding",
@@ -71,10 +65,11 @@ def test_cluster_bindings_grant_the_scheduler_roles_to_its_service_account() -> 
     assert {b["roleRef"]["name"] for b in bindings} == {
         "system:kube-scheduler",
         "system:volume-scheduler",
+        "scheduler-operator:pod-group-scheduler",
     }
     subject = {"kind": "ServiceAccount", "name": "tenant", "namespace": "schedulers"}
     assert all(b["subjects"] == [subject] for b in bindings)
-    reader = rendered[5]
+    reader = rendered[6]
     assert reader["metadata"]["namespace"] == "kube-system"
     assert reader["roleRef"]["name"] == "extension-apiserver-authentication-reader"
 
@@ -228,6 +223,17 @@ def test_each_engine_runs_its_program_and_probes_its_health_endpoint(
     assert {"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}} in (
         container["env"]
     )
+
+
+@pytest.mark.parametrize("engine", ["PythonRuntime", "KubeScheduler"])
+def test_feature_gates_reach_either_engine_as_kube_schedulers_flag(engine: str) -> None:
+    gates = {"GenericWorkload": True, "GangScheduling": True, "DRAAdminAccess": True}
+    spec = {"engine": engine, "featureGates": gates}
+    command = pod_template(objects(spec))["spec"]["containers"][0]["command"]
+    flag = "--feature-gates=DRAAdminAccess=true,GangScheduling=true,GenericWorkload=true"
+    assert command[-1] == flag
+    without = pod_template(objects({"engine": engine}))["spec"]["containers"][0]["command"]
+    assert not any(option.startswith("--feature-gates") for option in without)
 
 
 @pytest.mark.parametrize("engine", ["PythonRuntime", "KubeScheduler"])

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from scheduler_operator import status
-from scheduler_operator.model import MAX_MESSAGE
+from scheduler_operator.status_model import MAX_MESSAGE
 
 
 def deployment(replicas: int = 2, ready: int = 2, available: str = "True") -> dict[str, Any]:

@@ -152,6 +152,17 @@ def scores(traffic: NetworkTraffic, nodes: Snapshot) -> list[int]:
     return [int(score) for score in raw]
 
 
+@pytest.mark.parametrize("huge", [1e19, 9e18, 1e16, -5.0])
+def test_a_sample_no_interface_can_have_scores_neutral_and_the_others_as_usual(
+    fake_prometheus: FakePrometheus, huge: float
+) -> None:
+    """1e19 raised OverflowError, and 9e18 wrapped normalization to negative scores, failing
+    or skewing every pod."""
+    traffic, nodes = plugin(fake_prometheus.address, Clock(), CollectorRegistry())
+    fake_prometheus.traffic = {"a": huge, "b": 100, "c": 300}
+    assert scores(traffic, nodes) == [NEUTRAL_SCORE, 100, 0]
+
+
 def test_answers_are_cached_for_the_ttl(fake_prometheus: FakePrometheus) -> None:
     clock, registry = Clock(), CollectorRegistry()
     traffic, nodes = plugin(fake_prometheus.address, clock, registry, cacheTTLSeconds=5)

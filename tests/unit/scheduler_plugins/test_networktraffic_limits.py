@@ -79,6 +79,25 @@ def test_one_deadline_for_the_whole_answer(raw_server: Callable[[Answer], str]) 
     assert time.monotonic() - started < 2
 
 
+def test_the_deadline_covers_an_answers_head_dripped_a_byte_at_a_time(
+    raw_server: Callable[[Answer], str],
+) -> None:
+    """The head of the answer (status line and headers) is read within the same deadline:
+    a server that sends it a byte every 50 ms held a 0.5 s query for as long as it liked."""
+
+    def drip(connection: socket.socket) -> None:
+        for byte in head() + b"x-padding: " + b"a" * 400:
+            connection.sendall(bytes([byte]))
+            time.sleep(0.05)
+
+    address = raw_server(drip)
+    started = time.monotonic()
+    with pytest.raises(PrometheusError) as caught:
+        query(address, "up", 0.5)
+    assert caught.value.reason == "timeout"
+    assert time.monotonic() - started < 2
+
+
 @pytest.mark.parametrize("declared", [True, False])
 def test_an_answer_larger_than_the_cap_is_refused_without_reading_it_all(
     raw_server: Callable[[Answer], str], declared: bool

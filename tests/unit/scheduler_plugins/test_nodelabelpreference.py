@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 import yaml
-from scheduler_operator.model import parse
+from scheduler_operator.parsing import parse
 from scheduler_operator.render import render
 
 from scheduler_plugins.nodelabelpreference import NodeLabelPreference, NodeLabelPreferenceArgs
