@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from scheduler_runtime.backend.cache import Cache
 from scheduler_runtime.backend.events import NODES, PODS, EventHandlers
@@ -109,6 +110,12 @@ class Backend:
         if framework is not None and COSCHEDULING in framework.plugins:
             return coscheduling_group(pod.pod)
         return None
+
+    def coschedules(self, pod: Mapping[str, Any]) -> bool:
+        """Whether a profile of this scheduler places the pod with its v1alpha1 group."""
+        name = (pod.get("spec") or {}).get("schedulerName") or "default-scheduler"
+        framework = self.frameworks.get(name)
+        return framework is not None and COSCHEDULING in framework.plugins
 
     def _reject_waiting(self, uid: str) -> None:
         """A pod waiting at Permit was deleted: its binding cycle ends (RejectWaitingPod)."""

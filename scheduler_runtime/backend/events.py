@@ -207,7 +207,7 @@ class EventHandlers:
         self.queue.delete(key)
         self.nominator.delete(key)
         if is_terminal(pod):
-            self._delete_pod(key)
+            self._delete_pod(key, finished=True)
             return
         change = self.cache.add_bound_pod(pod, key)
         if change is None:
@@ -216,10 +216,12 @@ class EventHandlers:
         action = ActionType.ADD if old is None else assigned_pod_update_action(old, new)
         self.queue.on_event(ClusterEvent(events.POD, action), old, new)
 
-    def _delete_pod(self, key: str) -> None:
+    def _delete_pod(self, key: str, *, finished: bool = False) -> None:
+        """A pod is gone, or (`finished`) ran to completion: its groups count it apart."""
         self.queue.delete(key)
         self.nominator.delete(key)
-        for group in self.groups.delete_pod(key):
+        left = self.groups.groups_of(key) if finished else self.groups.delete_pod(key)
+        for group in left:
             # Its siblings may no longer make up the group: they are held back again.
             state = self.groups.state(group)
             if state is not None:

@@ -37,6 +37,12 @@ def _uid(pod: Mapping[str, Any]) -> str:
     return str((pod.get("metadata") or {}).get("uid") or "")
 
 
+def _finished(pod: Mapping[str, Any]) -> str:
+    """The pod's phase when it is Succeeded or Failed, else ""."""
+    phase = (pod.get("status") or {}).get("phase")
+    return str(phase) if phase in ("Succeeded", "Failed") else ""
+
+
 @dataclass
 class _Members:
     """One group's members (upstream's podGroupStateData), by pod key."""
@@ -45,8 +51,16 @@ class _Members:
     unscheduled: dict[str, None] = field(default_factory=dict)  # ordered set
     assumed: dict[str, str] = field(default_factory=dict)  # key -> node
     assigned: dict[str, str] = field(default_factory=dict)  # key -> node
+    # Members that ran to completion (key -> Succeeded or Failed): no longer members to
+    # schedule (as upstream's cache drops terminal pods), still counted in a group's status.
+    finished: dict[str, str] = field(default_factory=dict)
 
     def upsert(self, key: str, pod: dict[str, Any]) -> None:
+        phase = _finished(pod)
+        if phase:
+            self.delete(key)
+            self.finished[key] = phase
+            return
         previous = self.pods.get(key)
         self.pods[key] = pod
         node = _node(pod)
@@ -65,6 +79,7 @@ class _Members:
         self.unscheduled.pop(key, None)
         self.assumed.pop(key, None)
         self.assigned.pop(key, None)
+        self.finished.pop(key, None)
 
     def assume(self, key: str, node: str) -> None:
         stored = self.pods.get(key)
@@ -101,9 +116,12 @@ class _Members:
 
 
 class PodGroups:
-    """Every pod group the scheduler knows of, in both APIs (a PodGroupLister)."""
+    """Every pod group the scheduler knows of, in both APIs (a PodGroupLister).
+    `on_change`, when set, is told (outside the lock) of each group whose members or
+    PodGroup the cluster changed."""
 
     def __init__(self) -> None:
+        self.on_change: Callable[[Iterable[GroupKey]], None] | None = None
         self._lock = threading.Lock()
         self._members: dict[GroupKey, _Members] = {}
         self._policies: dict[GroupKey, GroupPolicy] = {}
@@ -126,7 +144,8 @@ class PodGroups:
                 self._groups_of[key] = groups
             else:
                 self._groups_of.pop(key, None)
-            return [group for group in groups if group not in previous]
+        self._changed((*previous, *groups))
+        return [group for group in groups if group not in previous]
 
     def delete_pod(self, key: str) -> tuple[GroupKey, ...]:
         """A pod was deleted; the groups it was a member of."""
@@ -134,7 +153,8 @@ class PodGroups:
             groups = self._groups_of.pop(key, ())
             for group in groups:
                 self._leave(group, key)
-            return groups
+        self._changed(groups)
+        return groups
 
     def assume(self, pod: PodInfo, node: str) -> None:
         """A cycle placed the pod on `node` (before binding)."""
@@ -160,7 +180,8 @@ class PodGroups:
             previous = self._policies.get(policy.key)
             self._policies[policy.key] = policy
             self._objects[policy.key] = obj
-            return previous, policy
+        self._changed((policy.key,))
+        return previous, policy
 
     def delete_group(self, kind: str, obj: dict[str, Any]) -> GroupPolicy | None:
         """A PodGroup was deleted: its policy as it was (None when it was not known)."""
@@ -200,6 +221,23 @@ class PodGroups:
         with self._lock:
             return self._objects.get(key)
 
+    def member_pods(self, key: GroupKey) -> list[dict[str, Any]]:
+        """The group's members as last seen, by name (those that ran to completion aside)."""
+        with self._lock:
+            members = self._members.get(key)
+            return [members.pods[k] for k in sorted(members.pods)] if members is not None else []
+
+    def phases(self, key: GroupKey) -> list[str]:
+        """The phase of each of the group's pods, those that ran to completion included."""
+        with self._lock:
+            members = self._members.get(key)
+            if members is None:
+                return []
+            running = [
+                str((pod.get("status") or {}).get("phase") or "") for pod in members.pods.values()
+            ]
+            return [*running, *members.finished.values()]
+
     def member(self, pod_key: str) -> dict[str, Any] | None:
         """A member pod as last seen (None: not a member of any group)."""
         with self._lock:
@@ -220,6 +258,10 @@ class PodGroups:
         with self._lock:
             return {key: self._members[key].state(key) for key in keys if key in self._members}
 
+    def _changed(self, groups: Iterable[GroupKey]) -> None:
+        if self.on_change is not None and groups:
+            self.on_change(groups)
+
     # ----- internals (lock held)
 
     def _leave(self, group: GroupKey, key: str) -> None:
@@ -230,7 +272,8 @@ class PodGroups:
 
     def _drop_if_empty(self, group: GroupKey) -> None:
         members = self._members.get(group)
-        if members is not None and not members.pods and group not in self._policies:
+        empty = members is not None and not members.pods and not members.finished
+        if empty and group not in self._policies:
             del self._members[group]
 
 

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 from cluster import Cluster, kwok_node, wait_for
-from coscheduling_support import coscheduling_configuration, gang_pod, pod_group
+from coscheduling_support import coscheduling_configuration, gang_pod, install_crds, pod_group
 from gang_support import GangRun, Outcome, run_both
 from runtime_support import RuntimeProcess
 from timing import settle
@@ -289,3 +289,39 @@ def test_a_gang_short_of_room_waits_at_permit_in_the_reference_but_holds_nothing
     assert not any(timed_out in message for message in runtime.messages.values()), runtime
     assert runtime.nominated == {}
     assert runtime.bound == reference.bound == set()
+
+
+def test_the_runtime_keeps_the_podgroup_status_as_the_controller_does(
+    cluster: Cluster,
+    start_runtime: Callable[..., RuntimeProcess],
+    make_gang_nodes: Callable[..., list[str]],
+) -> None:
+    """Without scheduler-plugins' controller, the runtime keeps the status of the groups it
+    places: Pending, Scheduling, Running with its count, and Pending again when a member goes."""
+    install_crds(cluster)
+    make_gang_nodes("4", "4")
+    name = f"cosched-rt-{uuid.uuid4().hex[:6]}"
+    config = coscheduling_configuration(name, cluster.kubeconfig, PERMIT_WAITING_SECONDS)
+    del config["clientConnection"]
+    start_runtime(config, name="runtime")
+    run = GangRun(cluster, name)
+    try:
+        run.pod_groups(pod_group("job", 3))
+        members(run, "job", 3, "1")
+        run.wait_bound("job-0", "job-1", "job-2")
+        wait_for(
+            "the runtime to report the gang running",
+            lambda: (
+                run.custom.get_namespaced_custom_object_status(
+                    "scheduling.x-k8s.io", "v1alpha1", run.namespace, "podgroups", "job"
+                ).get("status")
+                == {"phase": "Running", "running": 3}
+            ),
+        )
+        run.delete("job-2")
+        wait_for(
+            "the runtime to report the gang short again",
+            lambda: run.group_status()["job"] == ("phase", "Pending", ""),
+        )
+    finally:
+        run.close()
