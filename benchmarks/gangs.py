@@ -170,6 +170,10 @@ GANG_WORKLOADS = (GANGS, GANGS_HALF)
 # Every gang fits; or each pod asks 15 CPUs, so the benchmark's node pool (16, 32 and 64 CPU
 # nodes in equal numbers) holds 7 of every 24 pods: a little over half of the gangs.
 GANG_REQUESTS = {GANGS: ("2", "2Gi"), GANGS_HALF: ("15", "15Gi")}
+# The gangs that fit come after one that fits nowhere (its pods ask more CPUs than any node
+# has), which waits the whole run: what it costs a scheduler while it places the rest.
+STUCK = "gang-stuck"
+STUCK_REQUESTS = ("100", "1Gi")
 GANG_GATES = "GenericWorkload=true,GangScheduling=true"
 # What the local control plane needs for the workload API (tools/cluster.sh up NAME FLAGS...):
 # scheduling.k8s.io/v1alpha2 served, and the workload gates on for the API server, the
@@ -190,11 +194,15 @@ POD_GROUPS_PATH = "/apis/scheduling.k8s.io/v1alpha2/namespaces/{namespace}/podgr
 def gang_objects(
     workload: str, pods: int, scheduler_name: str, image: str
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """The PodGroups and pods of `pods // GANG_SIZE` gangs for `scheduler_name`."""
-    cpu, memory = GANG_REQUESTS[workload]
-    groups, members = [], []
-    for gang in range(pods // GANG_SIZE):
-        name = f"gang-{gang:04d}"
+    """The PodGroups and pods of `pods // GANG_SIZE` gangs for `scheduler_name`, after one
+    that fits nowhere (GANGS only)."""
+    groups: list[dict[str, Any]] = []
+    members: list[dict[str, Any]] = []
+    names = [f"gang-{gang:04d}" for gang in range(pods // GANG_SIZE)]
+    if workload == GANGS:
+        names.insert(0, STUCK)
+    for name in names:
+        cpu, memory = STUCK_REQUESTS if name == STUCK else GANG_REQUESTS[workload]
         groups.append(
             {
                 "apiVersion": "scheduling.k8s.io/v1alpha2",

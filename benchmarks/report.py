@@ -410,10 +410,12 @@ def gang_rows(scale: Scale) -> list[tuple[str, ...]]:
 def gang_title(scale: Scale) -> str:
     first = scale.gangs[0]
     return (
-        f"{scale.nodes} nodes, {first.gangs} gangs of {first.gang_size} pods created together "
+        f"{scale.nodes} nodes, gangs of {first.gang_size} pods created together "
         "(scheduling.k8s.io/v1alpha2 PodGroups; GenericWorkload and GangScheduling on for "
-        "both); gang done: from a gang's last pod created to its last binding; partial: gangs "
-        "with some but not all members bound; reserved: pending members with a nominated node"
+        "both): gangs, all fitting but one created first that fits nowhere; gangs-half, of "
+        "which the nodes hold about half. Gang done: from a gang's last pod created to its last "
+        "binding; partial: gangs with some but not all members bound; reserved: pending "
+        "members with a nominated node; CPU while waiting: after the last binding"
     )
 
 
@@ -562,7 +564,8 @@ def render(report: Report, *, markdown: bool = False) -> str:
     if report.profiled:
         parts.append("profiled: py-spy sampled the runtime, so its figures are slowed")
     for scale in report.scales:
-        parts += [scale_title(scale), draw(RUN_HEADER, run_rows(scale))]
+        if scale.runs:  # none with --gangs-only
+            parts += [scale_title(scale), draw(RUN_HEADER, run_rows(scale))]
         if scale.gangs:
             parts += [gang_title(scale), draw(GANG_HEADER, gang_rows(scale))]
         if scale.steady:

@@ -10,10 +10,12 @@ from benchmarks.report import GangRun, Scale, gang_rows
 
 def test_each_gang_is_a_podgroup_of_its_size_and_its_pods_name_it() -> None:
     groups, pods = gang_objects(GANGS, 20, "bench-python", "pause")
-    assert len(groups) == 2
-    assert len(pods) == 2 * GANG_SIZE
+    assert len(groups) == 3  # and the one that fits nowhere, first
+    assert len(pods) == 3 * GANG_SIZE
     assert groups[0]["spec"]["schedulingPolicy"] == {"gang": {"minCount": GANG_SIZE}}
-    assert {p["spec"]["schedulingGroup"]["podGroupName"] for p in pods} == {
+    assert [g["metadata"]["name"] for g in groups] == ["gang-stuck", "gang-0000", "gang-0001"]
+    assert pods[0]["spec"]["containers"][0]["resources"]["requests"]["cpu"] == "100"
+    assert {p["spec"]["schedulingGroup"]["podGroupName"] for p in pods[GANG_SIZE:]} == {
         "gang-0000",
         "gang-0001",
     }
