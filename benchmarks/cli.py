@@ -9,11 +9,13 @@ import argparse
 import asyncio
 import contextlib
 import datetime
+import itertools
 import os
 import platform
 import subprocess
 import sys
 import tempfile
+import time
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -23,8 +25,18 @@ from typing import Any
 import aiohttp
 
 from benchmarks import docs, dra, workloads
-from benchmarks.kube import Api, ApiError, Endpoint
+from benchmarks.gangs import (
+    GANG_GATES,
+    GANG_SIZE,
+    GANG_WORKLOADS,
+    POD_GROUPS_PATH,
+    WORKLOAD_CLUSTER_FLAGS,
+    gang_objects,
+    gang_timeline,
+)
+from benchmarks.kube import Api, ApiError, Endpoint, gather_all
 from benchmarks.measure import (
+    UNBOUND,
     Binding,
     bind_as_created,
     binding_ceiling,
@@ -32,14 +44,25 @@ from benchmarks.measure import (
     create_dra_objects,
     create_namespace,
     create_namespaced,
+    pods_path,
     remove_dra_objects,
     remove_leftovers,
     remove_namespace,
     run_pods,
+    wait_default_service_account,
 )
 from benchmarks.nodes import ensure_nodes
 from benchmarks.profile import Profile, hot_spots, recording
-from benchmarks.report import MIB, Ceiling, Machine, Report, Scale, SchedulerRun, render
+from benchmarks.report import (
+    MIB,
+    Ceiling,
+    GangRun,
+    Machine,
+    Report,
+    Scale,
+    SchedulerRun,
+    render,
+)
 from benchmarks.schedulers import (
     ALGORITHM_HISTOGRAM,
     ATTEMPT_HISTOGRAM,
@@ -63,6 +86,7 @@ from scheduler_runtime.framework.registry import PluginLoadError
 from scheduler_runtime.framework.runtime import FrameworkError
 
 SCALES = {"quick": (100, 300), "500": (500, 2000), "5000": (5000, 10000)}
+GROUP_CYCLES = "scheduler_podgroup_schedule_attempts_total"
 DEFAULT_OUTPUT = REPO / "benchmarks" / "results" / "latest.json"
 
 
@@ -105,6 +129,8 @@ class Settings:
     repeat: int = 1
     steady_rate: float = 0.0  # pods/s of the latency runs; 0 skips them
     steady_pods: int = 0
+    gangs: bool = True  # the gang workloads, after the others
+    gang_idle_seconds: float = 15.0  # watched after the last binding while gangs wait
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -139,6 +165,25 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help="latency runs (basic workload) with pods created at this steady rate; 0 skips them",
     )
     parser.add_argument("--steady-pods", type=int, default=600, help="pods per latency run")
+    parser.add_argument(
+        "--no-gangs",
+        action="store_true",
+        help="skip the gang workloads (gangs of 8 placed behind one that fits nowhere, and gangs "
+        "of which about half fit)",
+    )
+    parser.add_argument(
+        "--gangs-only",
+        action="store_true",
+        help="only the gang workloads (no ceiling, binder, simulate, other workloads or "
+        "steady runs)",
+    )
+    parser.add_argument(
+        "--gang-idle-seconds",
+        type=float,
+        default=15.0,
+        help="how long a gang run watches after its last binding, while the gangs that do not "
+        "fit wait (the CPU each scheduler uses meanwhile)",
+    )
     parser.add_argument("--simulate-nodes", type=int, default=5000, help="0 skips simulate")
     parser.add_argument(
         "--simulate-pods", type=int, default=10000, help="default: the 5000 scale's 10000"
@@ -199,11 +244,14 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
             parser.error(f"{name} must not be negative, got {value}")
     if args.repeat < 1:
         parser.error(f"--repeat must be at least 1, got {args.repeat}")
+    if args.gangs_only:
+        if args.no_gangs:
+            parser.error("--gangs-only and --no-gangs exclude each other")
+        args.no_ceiling, args.steady_rate, args.workload = True, 0.0, []
+        args.simulate_nodes = args.simulate_e2e_nodes = 0
     try:
-        args.scales = [
-            scale_spec(text, args.workload or workloads.WORKLOADS)
-            for text in dict.fromkeys(args.scale or ["500"])
-        ]
+        chosen = args.workload if args.workload is not None else workloads.WORKLOADS
+        args.scales = [scale_spec(text, chosen) for text in dict.fromkeys(args.scale or ["500"])]
     except ValueError as error:
         parser.error(str(error))
     return args
@@ -257,7 +305,9 @@ def tear_down(args: argparse.Namespace) -> None:
 
 def cluster_settings(args: argparse.Namespace, workdir: Path) -> Settings:
     """Starts (or reuses) the benchmark's own cluster, without API server inflight limits."""
-    kubeconfig = Path(cluster_tool("up", args.cluster, "--disable-qps-limits"))
+    kubeconfig = Path(
+        cluster_tool("up", args.cluster, "--disable-qps-limits", *WORKLOAD_CLUSTER_FLAGS)
+    )
     return Settings(
         scales=args.scales,
         schedulers=args.scheduler or SCHEDULERS,
@@ -270,6 +320,8 @@ def cluster_settings(args: argparse.Namespace, workdir: Path) -> Settings:
         repeat=args.repeat,
         steady_rate=args.steady_rate,
         steady_pods=args.steady_pods,
+        gangs=not args.no_gangs,
+        gang_idle_seconds=args.gang_idle_seconds,
     )
 
 
@@ -303,6 +355,8 @@ async def run_scale(
         finally:
             if workloads.is_dra(workload):
                 await remove_dra_objects(api)
+    if settings.gangs:
+        await run_gangs(api, settings, scale)
     if settings.steady_rate and settings.steady_pods:
         await run_steady(api, settings, scale)
 
@@ -330,6 +384,109 @@ async def run_round(
             continue
         scale.runs.append(run)
         scale.profiles += [profile] if profile else []
+
+
+async def run_gangs(api: Api, settings: Settings, scale: Scale) -> None:
+    """Each scheduler on gangs that all fit, then on gangs of which only about half do."""
+    for workload, label in itertools.product(GANG_WORKLOADS, settings.schedulers):
+        gangs = scale.pods // GANG_SIZE
+        progress(
+            f"{scale.nodes} nodes: {label} scheduler, {gangs} gangs of {GANG_SIZE} ({workload})"
+        )
+        try:
+            scale.gangs.append(
+                await run_gang_scheduler(
+                    api, settings, label, workload, nodes=scale.nodes, pods=scale.pods
+                )
+            )
+        except SchedulerFailedError as error:
+            progress(f"failed: {error}")
+            scale.failures.append(f"{label} on {workload}: {error}")
+
+
+async def run_gang_scheduler(
+    api: Api, settings: Settings, label: str, workload: str, *, nodes: int, pods: int
+) -> GangRun:
+    """A fresh scheduler with the gang gates; the PodGroups first, then every pod at once.
+    When not every gang fits, the run watches on for a while after its last binding."""
+    namespace = unique_namespace(f"bench-{label}-{workload}-{nodes}")
+    process = SchedulerProcess.for_scheduler(
+        label, settings.workdir, settings.kubeconfig, settings.bin_dir, gates=GANG_GATES
+    )
+    groups, manifests = gang_objects(workload, pods, SCHEDULER_NAMES[label], workloads.PAUSE_IMAGE)
+    await create_namespace(api, namespace)
+    process.start()
+    samples: list[tuple[float, float]] = []
+    sampler = asyncio.create_task(sample_cpu(process, samples))
+    try:
+        await process.wait_ready()
+        await wait_default_service_account(api, namespace)
+        path = POD_GROUPS_PATH.format(namespace=namespace)
+        await gather_all(api.post(path, group) for group in groups)
+        cpu_before = process.cpu_seconds()
+        # Some gangs never fit (the stuck one in GANGS, about half in GANGS_HALF): the run
+        # watches on for a while after its last binding.
+        binding = await run_pods(api, namespace, manifests, settings.gang_idle_seconds)
+        end = time.monotonic()
+        process.check_running()
+        metrics = await process.metrics()
+        pending = (await api.get(f"{pods_path(namespace)}?{UNBOUND}"))["items"]
+        peak_rss = process.peak_rss_bytes()
+        cpu_seconds = process.cpu_seconds() - cpu_before
+    finally:
+        sampler.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await sampler
+        process.stop()
+        await remove_namespace(api, namespace)
+    last_binding = max(binding.bound_at.values(), default=end)
+    timeline = gang_timeline(binding.created_at, binding.bound_at, end)
+    completions = [seconds * 1000 for seconds in timeline.completions]
+    return GangRun(
+        scheduler=label,
+        workload=workload,
+        gangs=len(groups),
+        gang_size=GANG_SIZE,
+        pods=binding.pods,
+        bound=binding.bound,
+        bound_seconds=binding.bound_seconds,
+        gangs_placed=timeline.placed,
+        partial_at_end=timeline.partial_at_end,
+        longest_partial_ms=timeline.longest_partial * 1000,
+        reserved_at_end=sum(1 for pod in pending if pod["status"].get("nominatedNodeName")),
+        completion_p50_ms=percentile(completions, 0.5) if completions else None,
+        completion_p99_ms=percentile(completions, 0.99) if completions else None,
+        cpu_seconds=cpu_seconds,
+        idle_seconds=end - last_binding,
+        idle_cpu_seconds=cpu_between(samples, last_binding, end),
+        group_cycles=counter_total(metrics, GROUP_CYCLES),
+        peak_rss_mib=peak_rss / MIB,
+    )
+
+
+async def sample_cpu(process: SchedulerProcess, samples: list[tuple[float, float]]) -> None:
+    """(time, CPU seconds) of the process twice a second, until cancelled."""
+    while True:
+        with contextlib.suppress(OSError, RuntimeError):
+            samples.append((time.monotonic(), process.cpu_seconds()))
+        await asyncio.sleep(0.5)
+
+
+def cpu_between(samples: Sequence[tuple[float, float]], start: float, end: float) -> float | None:
+    """CPU seconds used between the first sample at or after `start` and the last at or
+    before `end` (None without two such samples)."""
+    within = [cpu for at, cpu in samples if start <= at <= end]
+    return within[-1] - within[0] if len(within) >= 2 else None
+
+
+def counter_total(metrics_text: str, name: str) -> int | None:
+    """A counter's total over all its label sets (None when the page has none)."""
+    values = [
+        float(line.rsplit(" ", 1)[1])
+        for line in metrics_text.splitlines()
+        if line.startswith(f"{name}{{") or line.startswith(f"{name} ")
+    ]
+    return int(sum(values)) if values else None
 
 
 async def run_steady(api: Api, settings: Settings, scale: Scale) -> None:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from aiolimiter import AsyncLimiter
@@ -31,6 +31,9 @@ class Binding:
     create_seconds: float
     bound_seconds: float
     pod_latencies: Sequence[float] = ()
+    # Each pod's creation and binding, on the benchmark's monotonic clock, by name.
+    created_at: Mapping[str, float] = field(default_factory=dict)
+    bound_at: Mapping[str, float] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -163,7 +166,15 @@ async def run_pods(
     last = max(bound_at.values(), default=first)
     # A watch may report a binding before the creation's answer arrives: latency 0, not less.
     latencies = [max(0.0, at - created_at[name]) for name, at in bound_at.items()]
-    return Binding(len(manifests), len(bound_at), created - first, last - first, latencies)
+    return Binding(
+        len(manifests),
+        len(bound_at),
+        created - first,
+        last - first,
+        latencies,
+        created_at,
+        bound_at,
+    )
 
 
 async def watch_bound(

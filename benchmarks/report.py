@@ -97,11 +97,58 @@ class Ceiling(BaseModel):
         return per_second(self.bindings, self.seconds)
 
 
+class GangRun(BaseModel):
+    """One scheduler on a gang workload (gangs of `gang_size`, all or nothing), gates
+    GenericWorkload and GangScheduling on for both schedulers."""
+
+    scheduler: str
+    workload: str
+    gangs: int
+    gang_size: int
+    pods: int
+    bound: int
+    bound_seconds: float  # from the first creation to the last binding
+    gangs_placed: int
+    partial_at_end: int  # gangs with some but not all members bound when the run ended
+    longest_partial_ms: float  # the longest any gang was partly bound (bindings in flight)
+    reserved_at_end: int  # pending members left with a nominated node
+    completion_p50_ms: float | None = None  # a gang's last pod created -> its last binding
+    completion_p99_ms: float | None = None
+    cpu_seconds: float | None = None
+    # After the last binding, while the gangs that do not fit wait: how long the run watched,
+    # the CPU the scheduler used meanwhile, and how many pod group cycles it ran in all.
+    idle_seconds: float = 0.0
+    idle_cpu_seconds: float | None = None
+    group_cycles: int | None = None
+    peak_rss_mib: float | None = None
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def throughput(self) -> float:
+        return per_second(self.bound, self.bound_seconds)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def cpu_ms_per_pod(self) -> float | None:
+        if self.cpu_seconds is None or not self.bound:
+            return None
+        return self.cpu_seconds * 1000 / self.bound
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def idle_cpu_share(self) -> float | None:
+        """The share of one CPU the scheduler used while the rest waited."""
+        if self.idle_cpu_seconds is None or self.idle_seconds <= 0:
+            return None
+        return self.idle_cpu_seconds / self.idle_seconds
+
+
 class Scale(BaseModel):
     nodes: int
     pods: int
     ceiling: Ceiling | None = None
     runs: list[SchedulerRun] = []
+    gangs: list[GangRun] = []
     # Latency at a steady creation rate the API server keeps up with (not a throughput run).
     steady: list[SchedulerRun] = []
     profiles: list[Profile] = []
@@ -305,6 +352,83 @@ def scale_title(scale: Scale) -> str:
     return title
 
 
+GANG_HEADER = (
+    "workload",
+    "scheduler",
+    "gangs placed",
+    "bound",
+    "pods/s",
+    "gang done p50",
+    "gang done p99",
+    "longest partial",
+    "partial/reserved at end",
+    "group cycles",
+    "CPU/pod",
+    "CPU while waiting",
+    "peak RSS",
+)
+
+
+def gang_rows(scale: Scale) -> list[tuple[str, ...]]:
+    """A row per gang run, then ours/upstream for each workload."""
+    rows: list[tuple[str, ...]] = []
+    for run in scale.gangs:
+        rows.append(
+            (
+                run.workload,
+                run.scheduler,
+                f"{run.gangs_placed}/{run.gangs}",
+                f"{run.bound}/{run.pods}",
+                number(run.throughput),
+                number(run.completion_p50_ms, " ms"),
+                number(run.completion_p99_ms, " ms"),
+                number(run.longest_partial_ms, " ms"),
+                f"{run.partial_at_end}/{run.reserved_at_end}",
+                "-" if run.group_cycles is None else str(run.group_cycles),
+                number(run.cpu_ms_per_pod, " ms"),
+                "-"
+                if run.idle_cpu_share is None
+                else f"{100 * run.idle_cpu_share:.0f}% for {run.idle_seconds:.0f} s",
+                number(run.peak_rss_mib, " MiB", 0),
+            )
+        )
+        upstream = next(
+            (r for r in scale.gangs if r.scheduler == UPSTREAM and r.workload == run.workload),
+            None,
+        )
+        if run.scheduler == PYTHON and upstream is not None:
+            rows.append(
+                (
+                    run.workload,
+                    "ours/upstream",
+                    "",
+                    "",
+                    times(ratio(run.throughput, upstream.throughput)),
+                    times(ratio(run.completion_p50_ms, upstream.completion_p50_ms)),
+                    times(ratio(run.completion_p99_ms, upstream.completion_p99_ms)),
+                    "",
+                    "",
+                    times(ratio(run.group_cycles, upstream.group_cycles)),
+                    times(ratio(run.cpu_ms_per_pod, upstream.cpu_ms_per_pod)),
+                    times(ratio(run.idle_cpu_share, upstream.idle_cpu_share)),
+                    times(ratio(run.peak_rss_mib, upstream.peak_rss_mib)),
+                )
+            )
+    return rows
+
+
+def gang_title(scale: Scale) -> str:
+    first = scale.gangs[0]
+    return (
+        f"{scale.nodes} nodes, gangs of {first.gang_size} pods created together "
+        "(scheduling.k8s.io/v1alpha2 PodGroups; GenericWorkload and GangScheduling on for "
+        "both): gangs, all fitting but one created first that fits nowhere; gangs-half, of "
+        "which the nodes hold about half. Gang done: from a gang's last pod created to its last "
+        "binding; partial: gangs with some but not all members bound; reserved: pending "
+        "members with a nominated node; CPU while waiting: after the last binding"
+    )
+
+
 STEADY_HEADER = (
     "workload",
     "scheduler",
@@ -463,7 +587,10 @@ def render(report: Report, *, markdown: bool = False) -> str:
     if report.profiled:
         parts.append("profiled: py-spy sampled the runtime, so its figures are slowed")
     for scale in report.scales:
-        parts += [scale_title(scale), draw(RUN_HEADER, run_rows(scale))]
+        if scale.runs:  # none with --gangs-only
+            parts += [scale_title(scale), draw(RUN_HEADER, run_rows(scale))]
+        if scale.gangs:
+            parts += [gang_title(scale), draw(GANG_HEADER, gang_rows(scale))]
         if scale.steady:
             parts += [steady_title(scale), draw(STEADY_HEADER, steady_rows(scale))]
         if claims := claims_line(scale):

@@ -90,8 +90,9 @@ class SchedulerProcess:
 
     @classmethod
     def for_scheduler(
-        cls, label: str, workdir: Path, kubeconfig: Path, bin_dir: Path
+        cls, label: str, workdir: Path, kubeconfig: Path, bin_dir: Path, gates: str = ""
     ) -> SchedulerProcess:
+        """`gates`: kube-scheduler's --feature-gates, given to either scheduler alike."""
         config = workdir / f"{label}.yaml"
         config.write_text(yaml.safe_dump(configuration(SCHEDULER_NAMES[label], kubeconfig)))
         port = free_port()
@@ -99,6 +100,8 @@ class SchedulerProcess:
             command = upstream_command(bin_dir / "kube-scheduler", config, port)
         else:
             command = runtime_command(config, kubeconfig, port)
+        if gates:
+            command.append(f"--feature-gates={gates}")
         return cls(label, command, f"https://127.0.0.1:{port}", workdir / f"{label}.log")
 
     def start(self) -> None:

@@ -15,7 +15,9 @@ from typing import Any
 from scheduler_runtime.backend import NODES, PODS, Backend
 from scheduler_runtime.backend.claims import CLAIMS
 from scheduler_runtime.backend.claims_api import MemoryClaimAPI, make_pod_claims
-from scheduler_runtime.backend.schedule_one import Attempt, BindingCycle, ScheduleOne
+from scheduler_runtime.backend.podgroups import GroupReport, report
+from scheduler_runtime.backend.schedule_one import Attempt, BindingCycle, GroupOutcome
+from scheduler_runtime.backend.schedule_one_podgroup import PodGroupSequence
 from scheduler_runtime.config import DocumentError, SchedulerConfiguration, read_documents
 from scheduler_runtime.framework.admission import check_object
 from scheduler_runtime.framework.algorithm import SchedulingAlgorithm
@@ -23,6 +25,14 @@ from scheduler_runtime.framework.dra import ClaimAPIError
 from scheduler_runtime.framework.explain import Explanation
 from scheduler_runtime.framework.interface import Handle, Services
 from scheduler_runtime.framework.labelselector import parse_selector
+from scheduler_runtime.framework.podgroups import (
+    COSCHEDULING_POD_GROUP,
+    POD_GROUP_KINDS,
+    POLICY_READERS,
+    WORKLOAD_POD_GROUP,
+    GroupKey,
+    PodGroupError,
+)
 from scheduler_runtime.framework.podinfo import PodInfo
 from scheduler_runtime.framework.quantity import QuantityError
 from scheduler_runtime.framework.snapshot import Snapshot
@@ -64,6 +74,27 @@ class Placement:
         if self.resource_claims:
             placed["resourceClaims"] = list(self.resource_claims)
         return placed
+
+
+# The PodGroup APIs a state file may hold, by apiVersion.
+POD_GROUP_VERSIONS = {
+    "scheduling.k8s.io/v1alpha2": WORKLOAD_POD_GROUP,
+    "scheduling.x-k8s.io/v1alpha1": COSCHEDULING_POD_GROUP,
+}
+
+
+def _pod_group(obj: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """A PodGroup's kind for the event handlers, once it reads as its API defines it."""
+    version = obj.get("apiVersion")
+    kind = POD_GROUP_VERSIONS.get(str(version))
+    if kind is None:
+        known = ", ".join(POD_GROUP_VERSIONS)
+        raise StateError(f"{_describe(obj)}: apiVersion {version!r} is not one of {known}")
+    try:
+        POLICY_READERS[POD_GROUP_KINDS[kind]](obj)
+    except PodGroupError as error:
+        raise StateError(f"{_describe(obj)}: {error}") from None
+    return kind, obj
 
 
 def read_state(path: str | Path) -> list[dict[str, Any]]:
@@ -216,10 +247,13 @@ class Simulation:
         self.algorithm = SchedulingAlgorithm(
             self.snapshot, config.percentage_of_nodes_to_score, self.rng
         )
-        self.sequence = ScheduleOne(
+        self.sequence = PodGroupSequence(
             self.backend, self.algorithm, self, explaining=explaining, start_binding=self._bind
         )
         self.placements: dict[str, Placement] = {}
+        self.group_outcomes: dict[GroupKey, GroupOutcome] = {}
+        # Binding cycles of pods waiting at Permit, run once their wait is decided.
+        self._held: list[tuple[BindingCycle, Attempt]] = []
 
     @property
     def snapshot(self) -> Snapshot:
@@ -246,6 +280,8 @@ class Simulation:
                 self.claims.load(obj)
             elif kind == CLAIM_TEMPLATE:
                 self.claim_templates[_key(obj)] = obj
+            elif kind == "PodGroup":
+                events.upsert(*_pod_group(obj))
             else:
                 events.upsert(str(kind), obj)
         pods.sort(key=lambda pod: (not _is_bound(pod), _created(pod)))
@@ -275,29 +311,83 @@ class Simulation:
             pass
         return list(self.placements.values())
 
+    def group_reports(self) -> list[GroupReport]:
+        """Each pod group with a member this run tried or holds, as it stands now."""
+        groups, queue = self.backend.groups, self.backend.queue
+        reports = []
+        for key in groups.known():
+            state = groups.state(key)
+            tried = key in self.group_outcomes
+            if not tried and not (state and any(member in queue for member in state.all)):
+                continue
+            outcome = self.group_outcomes.get(key)
+            last = outcome.message or None if outcome is not None else None
+            reports.append(report(groups, key, self._gated_message, last))
+        return reports
+
+    def _gated_message(self, key: str) -> str | None:
+        verdict = self.backend.queue.gated(key)
+        return verdict.message() if verdict is not None else None
+
     def step(self) -> bool:
         """Runs one scheduling cycle for the next pod ready to be tried; False once none is
-        left (the pods that could not be placed wait for a change that will not come)."""
+        left (the pods that could not be placed wait for a change that will not come).
+        When none is ready, time jumps to the next backoff's end or Permit timeout."""
         queue = self.backend.queue
         queued = queue.pop(timeout=0)
         if queued is None:
-            wait = queue.next_ready_in()
+            wait = self._next_in()
             if wait is None:
                 return False
             self.clock.advance(wait)
+            for _, attempt in self._held:
+                waiting = attempt.framework.get_waiting_pod(attempt.pod.uid)
+                if waiting is not None:
+                    waiting.expire()
+            self._bind_decided()
             queued = queue.pop(timeout=0)
             if queued is None:
-                return False
+                return True
         self.sequence.schedule_one(queued)
+        self._bind_decided()
         return True
 
+    def _next_in(self) -> float | None:
+        """Seconds until a pod's backoff ends or a waiting pod's Permit times out."""
+        times = [self.backend.queue.next_ready_in()]
+        for _, attempt in self._held:
+            waiting = attempt.framework.get_waiting_pod(attempt.pod.uid)
+            deadline = waiting.deadline() if waiting is not None else None
+            if deadline is not None:
+                times.append(max(0.0, deadline - self.clock()))
+        known = [t for t in times if t is not None]
+        return min(known) if known else None
+
     def _bind(self, binding_cycle: BindingCycle, attempt: Attempt) -> None:
-        """One pod at a time: nothing can allow a pod waiting at Permit later, so it is
-        judged now; the others are bound at once."""
+        """Binds at once, unless the pod waits at Permit: then its binding cycle is held
+        until its wait is decided (its group allows or rejects it, or it times out)."""
         waiting = attempt.framework.get_waiting_pod(attempt.pod.uid)
-        if waiting is not None:
-            waiting.reject("", "pod waits on permit, which simulation does not grant")
+        if waiting is not None and waiting.verdict() is None:
+            self._held.append((binding_cycle, attempt))
+            return
         binding_cycle(attempt)
+
+    def _bind_decided(self) -> None:
+        """Runs the held binding cycles whose wait at Permit is decided (one may decide
+        others: a member that fails releases its waiting siblings)."""
+        while True:
+            ready = [
+                (cycle, attempt)
+                for cycle, attempt in self._held
+                if (waiting := attempt.framework.get_waiting_pod(attempt.pod.uid)) is None
+                or waiting.verdict() is not None
+            ]
+            if not ready:
+                return
+            done = {id(attempt) for _, attempt in ready}
+            self._held = [held for held in self._held if id(held[1]) not in done]
+            for cycle, attempt in ready:
+                cycle(attempt)
 
     # ----- what the API server and its watch would do
 
@@ -326,8 +416,11 @@ class Simulation:
     def explained(self, explanation: Explanation) -> None:
         pass
 
-    def binding_expected(self, attempt: Attempt) -> None:
-        pass  # bound at once: the nomination would be cleared by the binding
+    def expecting(self, attempt: Attempt) -> None:
+        pass  # nothing else reads a nominated node here
+
+    def group_decided(self, outcome: GroupOutcome) -> None:
+        self.group_outcomes[outcome.key] = outcome
 
     def bound(self, attempt: Attempt) -> None:
         pod = self.backend.cache.assumed_pod(attempt.pod.key)
@@ -400,9 +493,44 @@ def simulate(
 ) -> list[Placement]:
     """Places the pending pods of `objects` that name one of the profiles, in queue order;
     `explaining` keeps why each went where it went (Placement.explanation)."""
+    return simulate_with_groups(config, objects, seed, explaining=explaining)[0]
+
+
+def simulate_with_groups(
+    config: SchedulerConfiguration,
+    objects: Iterable[dict[str, Any]],
+    seed: int | None = None,
+    *,
+    explaining: bool = True,
+) -> tuple[list[Placement], list[GroupReport]]:
+    """simulate, and where each pod group it met stands at the end."""
     simulation = Simulation(config, seed, explaining=explaining)
     simulation.load(objects)
-    return simulation.run()
+    placements = simulation.run()
+    return placements, simulation.group_reports()
+
+
+def format_groups(groups: list[GroupReport]) -> str:
+    """The pod groups as a table: placed or not, members bound of the minimum, and why."""
+    rows = [("NAMESPACE", "POD GROUP", "PLACED", "BOUND/MIN", "MEMBERS", "REASON")]
+    rows += [
+        (
+            g.key.namespace,
+            g.key.name,
+            "yes" if g.placed else "no",
+            f"{g.bound}/{g.minimum}",
+            str(g.members),
+            g.reason or "",
+        )
+        for g in groups
+    ]
+    widths = [max(len(row[i]) for row in rows) for i in range(5)]
+    lines = [
+        "   ".join(cell.ljust(width) for cell, width in zip(row[:5], widths, strict=True))
+        + ("   " + row[5] if row[5] else "")
+        for row in rows
+    ]
+    return "\n".join(line.rstrip() for line in lines)
 
 
 def format_table(placements: list[Placement]) -> str:

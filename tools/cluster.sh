@@ -54,7 +54,11 @@ answers() { "$k8s/kubectl" --kubeconfig "$kubeconfig" get --raw /readyz >/dev/nu
 up() {
   local config=$KWOK_WORKDIR/$name.kwokctl.yaml
   mkdir -p "$KWOK_WORKDIR"
-  configuration >"$config.new"
+  # Flags are part of what a cluster was made with: other flags make it anew.
+  {
+    configuration
+    [ ${#create_flags[@]} -eq 0 ] || echo "# create flags: ${create_flags[*]}"
+  } >"$config.new"
   if kwokctl get clusters 2>/dev/null | grep -qx "$name"; then
     # A cluster left from an earlier run is reused when it answers and was made with this
     # configuration, recreated when not.

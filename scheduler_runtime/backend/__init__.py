@@ -10,16 +10,19 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from scheduler_runtime.backend.cache import Cache
 from scheduler_runtime.backend.claims import KINDS as DRA_KINDS
 from scheduler_runtime.backend.claims import DRAState
 from scheduler_runtime.backend.events import NODES, PODS, EventHandlers
 from scheduler_runtime.backend.nominator import Nominator
+from scheduler_runtime.backend.podgroups import PodGroups
 from scheduler_runtime.backend.queue import QueuedPod, SchedulingQueue
 from scheduler_runtime.config import SchedulerConfiguration
 from scheduler_runtime.framework.events import ClusterEventWithHint
 from scheduler_runtime.framework.interface import Handle
+from scheduler_runtime.framework.podgroups import GroupKey, coscheduling_group, scheduling_group
 from scheduler_runtime.framework.podinfo import PodInfo
 from scheduler_runtime.framework.runtime import Framework
 from scheduler_runtime.framework.snapshot import Snapshot
@@ -35,15 +38,21 @@ __all__ = [
     "DRAState",
     "EventHandlers",
     "Nominator",
+    "PodGroups",
     "QueuedPod",
     "SchedulingQueue",
 ]
 
 
+# The plugin whose profiles place scheduler-plugins' v1alpha1 pod groups together.
+COSCHEDULING = "Coscheduling"
+
+
 class Backend:
-    """One scheduler's profiles (frameworks), queue, nominator and cache, and the handlers
-    that feed them. Built in two steps, because the frameworks' handle lends the plugins this
-    backend's snapshot and nominator: `Backend(config)`, then `build_frameworks(handle)`."""
+    """One scheduler's profiles (frameworks), queue, nominator, cache and pod groups, and the
+    handlers that feed them. Built in two steps, because the frameworks' handle lends the
+    plugins this backend's snapshot and nominator: `Backend(config)`, then
+    `build_frameworks(handle)` (which lends them its pod groups and clock too)."""
 
     def __init__(
         self,
@@ -56,6 +65,7 @@ class Backend:
         self.frameworks: dict[str, Framework] = {}
         self.cache = Cache(Snapshot())
         self.nominator = Nominator()
+        self.groups = PodGroups()
         self.queue = SchedulingQueue(
             less=self._unsorted,
             pre_enqueue=self._pre_enqueue,
@@ -71,8 +81,15 @@ class Backend:
             self.queue.on_event, consumable_capacity=config.features.dra_consumable_capacity
         )
         names = [profile.scheduler_name for profile in config.profiles]
-        stores = dict.fromkeys(DRA_KINDS, self.dra)
-        self.events = EventHandlers(self.cache, self.queue, self.nominator, names, stores)
+        self.events = EventHandlers(
+            self.cache,
+            self.queue,
+            self.nominator,
+            names,
+            dict.fromkeys(DRA_KINDS, self.dra),
+            groups=self.groups,
+            reject_waiting=self._reject_waiting,
+        )
 
     @property
     def snapshot(self) -> Snapshot:
@@ -83,7 +100,9 @@ class Backend:
         this backend's snapshot and nominator); the plugins get this backend's DRA state."""
         assert handle.snapshot is self.snapshot
         assert handle.nominator is self.nominator
-        handle = dataclasses.replace(handle, dra=self.dra)
+        handle = dataclasses.replace(
+            handle, dra=self.dra, pod_groups=self.groups, clock=self.queue.clock
+        )
         self.frameworks = {
             profile.scheduler_name: Framework(profile, handle) for profile in self.config.profiles
         }
@@ -91,6 +110,29 @@ class Backend:
         # so): the queue asks the first one's directly, as its heap compares often.
         self.queue.less = next(iter(self.frameworks.values())).queue_sort()
         return self.frameworks
+
+    def group_of(self, pod: PodInfo) -> GroupKey | None:
+        """The pod group a pending pod is scheduled with: the v1alpha2 group it names in
+        spec.schedulingGroup (with GenericWorkload on, as upstream's), else the v1alpha1 group
+        its label names when its profile runs Coscheduling."""
+        key = scheduling_group(pod.pod) if self.config.features.generic_workload else None
+        if key is not None:
+            return key
+        framework = self.frameworks.get(pod.scheduler_name)
+        if framework is not None and COSCHEDULING in framework.plugins:
+            return coscheduling_group(pod.pod)
+        return None
+
+    def coschedules(self, pod: Mapping[str, Any]) -> bool:
+        """Whether a profile of this scheduler places the pod with its v1alpha1 group."""
+        name = (pod.get("spec") or {}).get("schedulerName") or "default-scheduler"
+        framework = self.frameworks.get(name)
+        return framework is not None and COSCHEDULING in framework.plugins
+
+    def _reject_waiting(self, uid: str) -> None:
+        """A pod waiting at Permit was deleted: its binding cycle ends (RejectWaitingPod)."""
+        for framework in self.frameworks.values():
+            framework.reject_waiting_pod(uid)
 
     @staticmethod
     def _unsorted(first: QueuedPodInfo, second: QueuedPodInfo) -> bool:

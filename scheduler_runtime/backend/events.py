@@ -8,16 +8,29 @@ say it could help them (queueing hints)."""
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+import logging
+from collections.abc import Callable, Collection, Mapping
 from typing import Any, Protocol
 
 from scheduler_runtime.backend.cache import Cache
 from scheduler_runtime.backend.nominator import Nominator
+from scheduler_runtime.backend.podgroups import PodGroups
 from scheduler_runtime.backend.queue import SchedulingQueue
 from scheduler_runtime.framework import events
 from scheduler_runtime.framework.events import ActionType, ClusterEvent, node_update_action
 from scheduler_runtime.framework.objects import object_key
+from scheduler_runtime.framework.podgroups import (
+    EVENT_RESOURCES as GROUP_EVENT_RESOURCES,
+)
+from scheduler_runtime.framework.podgroups import (
+    POD_GROUP_KINDS,
+    GroupKey,
+    GroupPolicy,
+    PodGroupError,
+)
 from scheduler_runtime.framework.podinfo import pod_info
+
+log = logging.getLogger(__name__)
 
 NODES, PODS = "nodes", "pods"
 
@@ -59,7 +72,8 @@ def assigned_pod_update_action(old: dict[str, Any], new: dict[str, Any]) -> Acti
 
 
 class EventHandlers:
-    """What each cluster event does to the cache, the queue and the nominator."""
+    """What each cluster event does to the cache, the queue, the nominator and the pod
+    groups; `reject_waiting` ends the wait at Permit of a pod (by uid) that is deleted."""
 
     def __init__(
         self,
@@ -68,6 +82,9 @@ class EventHandlers:
         nominator: Nominator,
         scheduler_names: Collection[str],
         stores: Mapping[str, KindStore] | None = None,
+        *,
+        groups: PodGroups | None = None,
+        reject_waiting: Callable[[str], None] | None = None,
     ) -> None:
         self.cache = cache
         self.queue = queue
@@ -75,6 +92,8 @@ class EventHandlers:
         self.scheduler_names = frozenset(scheduler_names)
         # Kinds whose state is kept elsewhere: they are handed to their store as they come.
         self.stores = dict(stores or {})
+        self.groups = groups if groups is not None else PodGroups()
+        self.reject_waiting = reject_waiting
 
     # ----- the Store
 
@@ -87,6 +106,8 @@ class EventHandlers:
                 self._replace_nodes(items)
             elif kind == PODS:
                 self._replace_pods(items)
+            elif kind in POD_GROUP_KINDS:
+                self._replace_groups(kind, items)
             else:
                 self._replace_objects(kind, items)
 
@@ -99,6 +120,8 @@ class EventHandlers:
                 self._upsert_node(item)
             elif kind == PODS:
                 self._upsert_pod(item)
+            elif kind in POD_GROUP_KINDS:
+                self._upsert_group(kind, item)
             else:
                 self._upsert_object(kind, item)
 
@@ -111,6 +134,8 @@ class EventHandlers:
                 self._delete_node(item["metadata"]["name"])
             elif kind == PODS:
                 self._delete_pod(pod_key(item))
+            elif kind in POD_GROUP_KINDS:
+                self._delete_group(kind, item)
             else:
                 self._delete_object(kind, item)
 
@@ -181,10 +206,15 @@ class EventHandlers:
 
     def _upsert_pod(self, pod: dict[str, Any]) -> None:
         key = pod_key(pod)
+        joined = self.groups.upsert_pod(key, pod)
         if (pod.get("spec") or {}).get("nodeName"):
             self._bound_pod(pod, key)
         elif self.cache.is_assumed(key):
-            return  # our binding is in flight; its outcome decides what happens next
+            # Our binding is in flight; its outcome decides what happens next, unless the
+            # pod is being deleted while it waits at Permit (handleAssumedPodDeletion).
+            if (pod.get("metadata") or {}).get("deletionTimestamp"):
+                self._stop_waiting(pod)
+            return
         elif self._pending_for_us(pod):
             info = pod_info(pod)
             self.nominator.nominate(info, info.nominated_node_name)
@@ -192,12 +222,14 @@ class EventHandlers:
         else:
             self.nominator.delete(key)
             self.queue.delete(key)
+        for group in joined:
+            self._group_event(group, ClusterEvent(events.POD, ActionType.ADD), pod)
 
     def _bound_pod(self, pod: dict[str, Any], key: str) -> None:
         self.queue.delete(key)
         self.nominator.delete(key)
         if is_terminal(pod):
-            self._delete_pod(key)
+            self._delete_pod(key, finished=True)
             return
         change = self.cache.add_bound_pod(pod, key)
         if change is None:
@@ -206,12 +238,69 @@ class EventHandlers:
         action = ActionType.ADD if old is None else assigned_pod_update_action(old, new)
         self.queue.on_event(ClusterEvent(events.POD, action), old, new)
 
-    def _delete_pod(self, key: str) -> None:
+    def _delete_pod(self, key: str, *, finished: bool = False) -> None:
+        """A pod is gone, or (`finished`) ran to completion: its groups count it apart."""
         self.queue.delete(key)
         self.nominator.delete(key)
+        left = self.groups.groups_of(key) if finished else self.groups.delete_pod(key)
+        for group in left:
+            # Its siblings may no longer make up the group: they are held back again.
+            state = self.groups.state(group)
+            if state is not None:
+                self.queue.recheck_gates(state.unscheduled)
+        assumed = self.cache.is_assumed(key)
         old = self.cache.remove_pod(key)
         if old is not None:
+            if assumed:
+                self._stop_waiting(old)
             self.queue.on_event(ClusterEvent(events.POD, ActionType.DELETE), old, None)
+
+    def _stop_waiting(self, pod: dict[str, Any]) -> None:
+        uid = (pod.get("metadata") or {}).get("uid")
+        if self.reject_waiting is not None and uid:
+            self.reject_waiting(uid)
+
+    # ----- PodGroups (both APIs)
+
+    def _replace_groups(self, kind: str, items: list[dict[str, Any]]) -> None:
+        listed = {object_key(item) for item in items}
+        for gone in self.groups.group_objects(kind):
+            if object_key(gone) not in listed:
+                self._delete_group(kind, gone)
+        for item in items:
+            self._upsert_group(kind, item)
+
+    def _upsert_group(self, kind: str, group: dict[str, Any]) -> None:
+        try:
+            previous, policy = self.groups.upsert_group(kind, group)
+        except PodGroupError as error:
+            log.warning("ignoring %s %s: %s", kind, object_key(group), error)
+            self._delete_group(kind, group)
+            return
+        if previous is None:
+            self._group_event(policy.key, ClusterEvent(_resource(policy), ActionType.ADD), group)
+        elif _asks(previous) != _asks(policy):
+            event = ClusterEvent(_resource(policy), ActionType.UPDATE_OTHER)
+            self._group_event(policy.key, event, group)
+
+    def _delete_group(self, kind: str, group: dict[str, Any]) -> None:
+        """A PodGroup is gone: its members still waiting at Permit are released (nothing
+        stays reserved for a group without its policy)."""
+        policy = self.groups.delete_group(kind, group)
+        if policy is None:
+            return
+        state = self.groups.state(policy.key)
+        if state is not None and self.reject_waiting is not None:
+            for member in state.assumed:
+                self.reject_waiting(state.uids.get(member, ""))
+        self._group_event(policy.key, ClusterEvent(_resource(policy), ActionType.DELETE), None)
+
+    def _group_event(self, group: GroupKey, event: ClusterEvent, obj: Any) -> None:
+        """An event only the group's unscheduled members can care about (a sibling or their
+        PodGroup appeared): only they are asked, not every pod in the queue."""
+        state = self.groups.state(group)
+        if state is not None and state.unscheduled:
+            self.queue.on_event_for(state.unscheduled, event, None, obj)
 
     def _pending_for_us(self, pod: dict[str, Any]) -> bool:
         spec = pod.get("spec") or {}
@@ -220,3 +309,18 @@ class EventHandlers:
             and not is_terminal(pod)
             and not (pod.get("metadata") or {}).get("deletionTimestamp")
         )
+
+
+def _resource(policy: GroupPolicy) -> str:
+    return GROUP_EVENT_RESOURCES[policy.key.api]
+
+
+def _asks(policy: GroupPolicy) -> tuple[Any, ...]:
+    """What scheduling reads of a PodGroup (not its status or bookkeeping)."""
+    return (
+        policy.gang,
+        policy.min_count,
+        policy.timeout,
+        policy.min_resources,
+        policy.topology_key,
+    )

@@ -215,14 +215,21 @@ class SchedulingQueue:
             queued.events_in_flight = []
             self._changed()
 
-    def on_event(self, event: ClusterEvent, old: Any = None, new: Any = None) -> None:
+    def on_event(
+        self, event: ClusterEvent, old: Any = None, new: Any = None, *, skip: str = ""
+    ) -> None:
         """A cluster event: the unschedulable pods it could help are tried again (through
         backoff when theirs has not expired), the gated pods whose gate it could lift are
-        checked again, and pods in flight remember it for when their attempt ends."""
+        checked again, and pods in flight remember it for when their attempt ends. `skip`
+        names a pod the event is about, which it cannot help."""
         with self._lock:
-            helped = [q for q in self._unschedulable.values() if self._may_help(q, event, old, new)]
+            helped = [
+                q
+                for q in self._unschedulable.values()
+                if q.key != skip and self._may_help(q, event, old, new)
+            ]
             self._move(helped)
-            lifted = self._lifted((event, old, new))
+            lifted = self._lifted((event, old, new), self._gated.values())
             for queued in lifted:
                 del self._gated[queued.key]
                 self._enqueue(queued)
@@ -235,6 +242,69 @@ class SchedulingQueue:
             if helped or lifted:
                 log.debug("%s: %d pods tried again, %d let in", event, len(helped), len(lifted))
             self._changed()
+
+    def on_event_for(
+        self, keys: Iterable[str], event: ClusterEvent, old: Any = None, new: Any = None
+    ) -> None:
+        """A cluster event that can concern only the pods named (a pod group's members, when
+        a member or the PodGroup appears): as on_event, without looking at any other pod."""
+        with self._lock:
+            for key in keys:
+                queued = self._unschedulable.get(key)
+                if queued is not None and self._may_help(queued, event, old, new):
+                    self._move([queued])
+                gated = self._gated.get(key)
+                for queued in self._lifted((event, old, new), () if gated is None else (gated,)):
+                    del self._gated[key]
+                    self._enqueue(queued)
+                flying = self._in_flight.get(key)
+                if flying is not None and flying.events_in_flight is not None:
+                    flying.events_in_flight.append((event, old, new))
+            self._changed()
+
+    def recheck_gates(self, keys: Iterable[str]) -> None:
+        """Asks the preEnqueue plugins again about the pods named that wait in the queue (a
+        pod group lost a member): those they now hold back leave for the gated pods."""
+        with self._lock:
+            for key in keys:
+                for queue in (self._active, self._backoff, self._unschedulable):
+                    queued = queue.get(key)
+                    if queued is None:
+                        continue
+                    verdict = self.pre_enqueue(queued.pod_info)
+                    if not verdict.is_success:
+                        del queue[key]
+                        queued.gated_by = verdict
+                        self._gated[key] = queued
+                    break
+            self._changed()
+
+    def pop_members(self, keys: Iterable[str]) -> list[QueuedPod]:
+        """PopSpecificPod for each pod named: the ones waiting in activeQ, backoffQ or among
+        the unschedulable pods, and let in by their preEnqueue plugins, leave the queue in
+        flight with the pod group whose cycle pulls them (gated pods stay)."""
+        with self._lock:
+            popped = []
+            for key in keys:
+                queued = (
+                    self._active.pop(key, None)
+                    or self._backoff.pop(key, None)
+                    or self._unschedulable.pop(key, None)
+                )
+                if queued is None:
+                    continue
+                verdict = self.pre_enqueue(queued.pod_info)
+                if not verdict.is_success:
+                    queued.gated_by = verdict
+                    self._gated[key] = queued
+                    continue
+                queued.attempts += 1
+                if queued.initial_attempt_timestamp is None:
+                    queued.initial_attempt_timestamp = self.clock()
+                self._in_flight[key] = queued
+                popped.append(queued)
+            self._changed()
+            return popped
 
     def move_all(self, reason: str) -> None:
         """Tries every unschedulable pod again (a change no hint can judge)."""
@@ -328,13 +398,15 @@ class SchedulingQueue:
         registrations = self.registrations(pod.scheduler_name)
         return may_help(registrations, queued.unschedulable_plugins, pod, (event, old, new))
 
-    def _lifted(self, change: tuple[ClusterEvent, Any, Any]) -> list[QueuedPod]:
-        """The gated pods whose gate the change could lift: their preEnqueue plugin's hints
-        for it say so. What the event matches is worked out once per profile and plugin, as
-        thousands of pods may wait for their claims."""
+    def _lifted(
+        self, change: tuple[ClusterEvent, Any, Any], gated: Iterable[QueuedPod]
+    ) -> list[QueuedPod]:
+        """Those of the `gated` pods whose gate the change could lift: their preEnqueue
+        plugin's hints for it say so. What the event matches is worked out once per profile
+        and plugin, as thousands of pods may wait for their claims."""
         by_gate: dict[tuple[str, str], list[ClusterEventWithHint]] = {}
         lifted = []
-        for queued in self._gated.values():
+        for queued in gated:
             gate = queued.gated_by
             if gate is None or not gate.plugin:
                 continue

@@ -20,9 +20,11 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from scheduler_runtime.backend.queue import QueuedPod
 from scheduler_runtime.framework.algorithm import SchedulingAlgorithm
+from scheduler_runtime.framework.events import POD, ActionType, ClusterEvent
 from scheduler_runtime.framework.explain import Explanation, explain
 from scheduler_runtime.framework.interface import CycleState
 from scheduler_runtime.framework.isolation import FrameworkError
+from scheduler_runtime.framework.podgroups import GroupKey
 from scheduler_runtime.framework.podinfo import PodInfo
 from scheduler_runtime.framework.runtime import Framework
 from scheduler_runtime.framework.status import SUCCESS, Code, Status
@@ -59,12 +61,33 @@ class Attempt:
     node: str = ""
     assumed: bool = False
     nomination: str | None = None  # from postFilter; "" withdraws an earlier nomination
+    expected: str = ""  # the node written as its nominated node before it waited at Permit
     why: dict[str, Any] = field(default_factory=dict)  # for the pod's log line
     explanation: Explanation | None = None
 
     @property
     def pod(self) -> PodInfo:
         return self.queued.pod_info
+
+
+@dataclass(frozen=True)
+class GroupOutcome:
+    """How a pod group's scheduling cycle ended (Success: its placed members go on to
+    binding; Unschedulable; Error), the message its PodGroup's condition carries, and each
+    member's lot: (pod key, node) for those placed, (pod key, message) for the others."""
+
+    key: GroupKey
+    status: Status
+    placed: tuple[tuple[str, str], ...] = ()
+    failed: tuple[tuple[str, str], ...] = ()
+    waiting_on_preemption: bool = False
+    profile: str = ""
+    started: float = 0.0  # when the cycle started, by the sequence's clock
+    algorithm_seconds: float = 0.0  # how long trying the group took
+
+    @property
+    def message(self) -> str:
+        return self.status.message()
 
 
 class OutcomeSink(Protocol):
@@ -83,13 +106,17 @@ class OutcomeSink(Protocol):
     def bound(self, attempt: Attempt) -> None:
         """The pod is bound to `attempt.node`."""
 
+    def expecting(self, attempt: Attempt) -> None:
+        """The pod will wait at Permit or have PreBind work before it binds to
+        `attempt.node`: the cluster is told through its nominated node (upstream's
+        NominatedNodeNameForExpectation)."""
+
+    def group_decided(self, outcome: GroupOutcome) -> None:
+        """A pod group's cycle ended (its members' own outcomes are reported each)."""
+
     def failed(self, attempt: Attempt, status: Status) -> None:
         """The attempt failed with `status` and the pod is back in the queue
         (handleSchedulingFailure's report)."""
-
-    def binding_expected(self, attempt: Attempt) -> None:
-        """PreBind or Permit will take a while: the pod's nominatedNodeName is to say where
-        it is about to be bound (NominatedNodeNameForExpectation)."""
 
 
 BindingCycle = Callable[[Attempt], None]
@@ -138,6 +165,7 @@ class ScheduleOne:
             self.backend.queue.done(pod.key)
             return
         framework = self.backend.frameworks[pod.scheduler_name]
+        queued.unschedulable_plugins = set()  # what rejects it now, not in an earlier try
         attempt = Attempt(queued, framework, CycleState(), self.clock())
         with self.backend.cache.frozen():
             try:
@@ -176,6 +204,11 @@ class ScheduleOne:
         if self.explaining:
             why = explain(pod, framework, self.algorithm, node=attempt.node, state=state)
             self._explained(attempt, why)
+        return self.reserve_and_permit(attempt)
+
+    def reserve_and_permit(self, attempt: Attempt) -> Status:
+        """Assume the pod on `attempt.node`, reserve, permit; all undone when one fails."""
+        pod, framework, state = attempt.pod, attempt.framework, attempt.state
         self._assume(attempt)
         status = located(framework.run_reserve(state, pod, attempt.node), "Reserve")
         if status.is_success:
@@ -183,13 +216,13 @@ class ScheduleOne:
             if status.code == Code.WAIT:
                 status = SUCCESS  # the binding cycle waits for it, off the scheduling loop
             status = located(status, "Permit")
-            if status.is_rejected:
-                status = permit_rejection(attempt, status)
+        if status.is_rejected:
+            status = permit_rejection(attempt, status)
         if not status.is_success:
             framework.run_unreserve(state, pod, attempt.node)
             self._forget(attempt)
             if status.code not in (Code.ERROR, Code.UNSCHEDULABLE_AND_UNRESOLVABLE):
-                status = Status(Code.UNSCHEDULABLE, status.reasons, status.plugin)
+                status = Status(Code.UNSCHEDULABLE, status.reasons, status.plugin, status.error)
         return status
 
     def _abandon(self, attempt: Attempt, bug: Exception) -> Status:
@@ -247,8 +280,11 @@ class ScheduleOne:
         attempt.assumed = False
 
     def _failed(self, attempt: Attempt, status: Status) -> None:
-        """handleSchedulingFailure: back to the queue (unschedulable pods wait for an event,
-        errors back off), then the report."""
+        """handleSchedulingFailure: back to the queue (unschedulable pods wait for an event
+        that could help with what rejected them, errors back off), then the report."""
+        if isinstance(status.error, FitError):
+            rejecting = status.error.diagnosis.unschedulable_plugins
+            attempt.queued.unschedulable_plugins |= {plugin for plugin in rejecting if plugin}
         self.backend.queue.requeue(attempt.queued, unschedulable=status.code != Code.ERROR)
         self.sink.failed(attempt, status)
 
@@ -257,9 +293,8 @@ class ScheduleOne:
         pod, framework, state, node = attempt.pod, attempt.framework, attempt.state, attempt.node
         try:
             status = framework.run_pre_bind_pre_flight(state, pod, node)
-            if status.is_success or framework.get_waiting_pod(pod.uid) is not None:
-                self.sink.binding_expected(attempt)
             if status.is_success or status.is_skip:
+                self._expecting(attempt, prebinds=status.is_success)
                 status = located(framework.wait_on_permit(pod), "Permit")
             else:
                 framework.waiting_pods.remove(pod.uid)  # nothing will wait for it now
@@ -279,18 +314,48 @@ class ScheduleOne:
             log.exception("Error binding pod %s", fields(pod=pod.key, node=node))
             status = Status.as_error(bug)
         if not status.is_success:
-            framework.run_unreserve(state, pod, node)
-            self._forget(attempt)
-            attempt.node = ""
-            self._failed(attempt, binding_status(status))
+            self._binding_failed(attempt, binding_status(status))
             return
         framework.run_post_bind(state, pod, node)
         self.backend.queue.done(pod.key)
         self.sink.bound(attempt)
 
+    def _expecting(self, attempt: Attempt, *, prebinds: bool) -> None:
+        """NominatedNodeNameForExpectation: a pod whose PreBind has work to do, or that will
+        wait at Permit, has its node written as its nominated node first (otherwise it is
+        bound at once, and the nomination would only be cleared by the binding)."""
+        framework = attempt.framework
+        if not framework.handle.features.nominated_node_name_for_expectation:
+            return
+        if prebinds or framework.will_wait_on_permit(attempt.pod):
+            self.sink.expecting(attempt)
+            attempt.expected = attempt.node
+
+    def _binding_failed(self, attempt: Attempt, status: Status) -> None:
+        """handleBindingCycleError: unreserve and forget; the room the pod held is freed, an
+        AssignedPodDelete for the other pods (for the pod itself too, when it met an error:
+        it is in flight still, and goes to backoff); its nomination is withdrawn."""
+        pod = attempt.pod
+        framework, state, node = attempt.framework, attempt.state, attempt.node
+        held = (
+            self.backend.cache.assumed_pod(pod.key)
+            if self.backend.cache.is_assumed(pod.key)
+            else None
+        )
+        framework.run_unreserve(state, pod, node)
+        self._forget(attempt)
+        attempt.node, attempt.nomination = "", ""
+        freed = ClusterEvent(POD, ActionType.DELETE)
+        if held is not None and not status.is_rejected:
+            self.backend.queue.on_event(freed, held, None)
+        self._failed(attempt, status)
+        if held is not None and status.is_rejected:
+            self.backend.queue.on_event(freed, held, None, skip=pod.key)
+
 
 def permit_rejection(attempt: Attempt, status: Status) -> Status:
-    """A Permit rejection reads as upstream's: a FitError over the one suggested node."""
+    """A Reserve or Permit rejection reads as upstream's: a FitError over the one suggested
+    node, naming the plugin that rejected it."""
     diagnosis = Diagnosis(NodeToStatus(attempt.framework.handle.snapshot), {status.plugin})
     diagnosis.node_to_status.set(attempt.node, status)
     error = FitError(attempt.pod, 1, diagnosis)
@@ -308,4 +373,4 @@ def located(status: Status, point: str) -> Status:
 def binding_status(status: Status) -> Status:
     if status.code == Code.ERROR:
         return status
-    return Status(Code.UNSCHEDULABLE, status.reasons, status.plugin)
+    return Status(Code.UNSCHEDULABLE, status.reasons, status.plugin, status.error)

@@ -14,7 +14,13 @@ from scheduler_runtime.config.features import FLAG, parse_feature_gates
 from scheduler_runtime.framework.admission import RefusedObjectError
 from scheduler_runtime.framework.registry import PluginLoadError
 from scheduler_runtime.framework.runtime import FrameworkError
-from scheduler_runtime.simulate import StateError, format_table, read_state, simulate
+from scheduler_runtime.simulate import (
+    StateError,
+    format_groups,
+    format_table,
+    read_state,
+    simulate_with_groups,
+)
 
 
 def simulate_command(args: argparse.Namespace) -> int:
@@ -35,7 +41,9 @@ def simulate_command(args: argparse.Namespace) -> int:
         # What was read lives as long as the command: the collector need not look at it again.
         gc.freeze()
         # Only the JSON output holds explanations; the table needs none.
-        placements = simulate(config, objects, seed=args.seed, explaining=args.output == "json")
+        placements, groups = simulate_with_groups(
+            config, objects, seed=args.seed, explaining=args.output == "json"
+        )
     except (StateError, RefusedObjectError, FrameworkError, PluginLoadError) as error:
         print(f"error: {error}", file=sys.stderr)
         return ExitCode.USAGE_ERROR
@@ -46,10 +54,14 @@ def simulate_command(args: argparse.Namespace) -> int:
         )
         return ExitCode.USAGE_ERROR
     if args.output == "json":
-        document = {"placements": [p.as_json() for p in placements]}
+        document: dict[str, object] = {"placements": [p.as_json() for p in placements]}
+        if groups:
+            document["podGroups"] = [g.as_json() for g in groups]
         sys.stdout.write(orjson.dumps(document, option=orjson.OPT_INDENT_2).decode() + "\n")
     else:
         print(format_table(placements))
+        if groups:
+            print(f"\n{format_groups(groups)}")
     return ExitCode.OK
 
 
@@ -63,7 +75,8 @@ def arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--state",
         required=True,
-        help="Nodes, Pods and the objects plugins read: a YAML stream or a JSON file, as "
+        help="Nodes, Pods, PodGroups (scheduling.k8s.io/v1alpha2 or scheduling.x-k8s.io/"
+        "v1alpha1) and the objects plugins read: a YAML stream or a JSON file, as "
         "`kubectl get -o yaml` or `-o json` prints them; - for standard input",
     )
     add_feature_gates_argument(parser)

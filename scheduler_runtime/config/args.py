@@ -209,3 +209,14 @@ class DynamicResourcesArgs(ApiModel):
         if value < 1:
             raise ValueError("must be at least 1 second")
         return value
+
+
+class CoschedulingArgs(ApiModel):
+    """scheduler-plugins' CoschedulingArgs (registered under kubescheduler.config.k8s.io/v1),
+    with its defaults and validation: how long placed members wait at Permit for the rest
+    (a PodGroup's scheduleTimeoutSeconds beats it), how long a group that failed is held back,
+    and below what share of missing members PostFilter does not give the group up."""
+
+    permit_waiting_time_seconds: int = Field(default=60, ge=0)
+    pod_group_backoff_seconds: int = Field(default=0, ge=0)
+    pod_group_reject_percentage: int = Field(default=10, ge=0, le=100)

@@ -69,6 +69,12 @@ RUNTIME_FOLLOWS: Final = TIMING_ONLY | {
     "DRAPrioritizedList",
     "DRAResourceClaimDeviceStatus",
     "DRASchedulerFilterTimeout",
+    # Pod groups (backend/schedule_one_podgroup.py): the group cycle, GangScheduling, the
+    # placement plugins, and the nominated node of a pod waiting at Permit.
+    "GenericWorkload",
+    "GangScheduling",
+    "TopologyAwareWorkloadScheduling",
+    "NominatedNodeNameForExpectation",
     # The runtime counts pod-level requests from the spec, as upstream does with this gate off
     # (turning NodeDeclaredFeatures off needs it off too); the settings differ only for a pod
     # whose pod-level resources are being resized in place.

@@ -251,6 +251,7 @@ def resolve_profile(
     if strict:
         check_state_needs(points, known, base, features)
     weights = _score_weights(merged["score"], multi, points["score"])
+    placement = _score_weights(merged["placementScore"], multi, points["placementScore"])
     names = tuple(dict.fromkeys(name for plugins in points.values() for name in plugins))
     return ResolvedProfile(
         scheduler_name=scheduler_name,
@@ -258,6 +259,7 @@ def resolve_profile(
         plugins=points,
         score_weights=weights,
         plugin_args=_plugin_args(profile, base, names, known),
+        placement_score_weights=placement,
     )
 
 

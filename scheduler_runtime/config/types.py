@@ -90,6 +90,8 @@ class Plugins(ApiModel):
     pre_bind: PluginSet = PluginSet()
     bind: PluginSet = PluginSet()
     post_bind: PluginSet = PluginSet()
+    placement_generate: PluginSet = PluginSet()
+    placement_score: PluginSet = PluginSet()
     multi_point: PluginSet = PluginSet()
 
 

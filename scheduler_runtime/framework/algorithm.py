@@ -60,18 +60,30 @@ class SchedulingAlgorithm:
         # What the last cycle found, for explanations: the nodes that fit and why others not.
         self.last_feasible: Slots = np.zeros(0, dtype=np.intp)
         self.last_diagnosis: Diagnosis | None = None
+        # The nodes a pod group's cycle tries its members within (None: all nodes).
+        self.placement: Slots | None = None
+
+    def nodes(self) -> Slots:
+        """The candidate nodes in node-tree order: all, or the placement's
+        (upstream's ListNodesInPlacement)."""
+        order = self.snapshot.order()
+        if self.placement is None:
+            return order
+        within: Slots = order[self._membership(self.placement)[order]]
+        return within
 
     def schedule_pod(self, fwk: Framework, state: CycleState, pod: PodInfo) -> ScheduleResult:
         """Raises FitError when no node fits, NoNodesAvailableError without nodes, and
         FrameworkError when a plugin fails."""
         self.last_placement = None
         self.last_feasible, self.last_diagnosis = np.zeros(0, dtype=np.intp), None
-        if len(self.snapshot) == 0:
+        count = len(self.snapshot) if self.placement is None else len(self.nodes())
+        if count == 0:
             raise NoNodesAvailableError
         feasible, diagnosis = self.find_nodes_that_fit(fwk, state, pod)
         self.last_feasible, self.last_diagnosis = feasible, diagnosis
         if len(feasible) == 0:
-            raise FitError(pod, len(self.snapshot), diagnosis)
+            raise FitError(pod, count, diagnosis)
         evaluated = len(feasible) + len(diagnosis.node_to_status)
         if len(feasible) == 1:
             host = self.snapshot.name(int(feasible[0]))
@@ -85,7 +97,7 @@ class SchedulingAlgorithm:
         self, fwk: Framework, state: CycleState, pod: PodInfo
     ) -> tuple[Slots, Diagnosis]:
         diagnosis = Diagnosis(NodeToStatus(self.snapshot))
-        all_nodes = self.snapshot.order()
+        all_nodes = self.nodes()
         result, status, with_nodes = fwk.run_pre_filter(state, pod)
         diagnosis.unschedulable_plugins = set(with_nodes)
         if not status.is_success:
@@ -114,7 +126,8 @@ class SchedulingAlgorithm:
 
     def _evaluate_nominated_node(self, fwk: Framework, state: CycleState, pod: PodInfo) -> Slots:
         slot = self.snapshot.slot(pod.nominated_node_name)
-        if slot is None:
+        outside = self.placement is not None and slot not in set(self.placement.tolist())
+        if slot is None or outside:
             return np.zeros(0, dtype=np.intp)
         scratch = Diagnosis(NodeToStatus(self.snapshot))
         nodes = np.array([slot], dtype=np.intp)

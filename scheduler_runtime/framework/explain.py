@@ -313,6 +313,19 @@ def _table(rows: list[list[str]]) -> list[str]:
     ]
 
 
+def _pod_group_lines(group: dict[str, Any]) -> list[str]:
+    """Where the pod's group stands: members against the minimum, placed, and why it waits."""
+    policy = f"a gang of at least {group['minimum']}" if group["gang"] else "no gang"
+    lines = [
+        f"Pod group {group['namespace']}/{group['name']} ({group['api']}, {policy}): "
+        f"{group['members']} members exist, {group['waitingAtPermit']} waiting at Permit, "
+        f"{group['bound']} bound"
+    ]
+    if not group["placed"] and group.get("reason"):
+        lines.append(f"  waiting: {group['reason']}")
+    return lines
+
+
 def format_explanation(document: dict[str, Any]) -> str:
     """An explanation's JSON (`Explanation.as_json`) as a person reads it: the outcome, each
     filtered-out node with the plugin and reason, and the candidates' score breakdown."""
@@ -321,6 +334,9 @@ def format_explanation(document: dict[str, Any]) -> str:
     lines = [f"Pod {pod} (profile {document['profile']}): {outcome}"]
     if document.get("message"):
         lines.append(f"  {document['message']}")
+    group = document.get("podGroup")
+    if group:
+        lines += _pod_group_lines(group)
     counts = f"Nodes evaluated: {document['evaluatedNodes']}, fit: {document['feasibleNodes']}"
     if document.get("notEvaluatedNodes"):
         counts += f", not evaluated: {document['notEvaluatedNodes']} (enough nodes fit)"

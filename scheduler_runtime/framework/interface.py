@@ -10,6 +10,7 @@ candidate nodes of the columnar snapshot at once; user plugins may define only t
 from __future__ import annotations
 
 import random
+import time
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Final, Generic, Protocol, TypeVar, cast, runtime_checkable
@@ -22,6 +23,12 @@ from scheduler_runtime.framework.dra import ResourceClaimClient, SharedDRAManage
 from scheduler_runtime.framework.events import EVERYTHING, ClusterEventWithHint
 from scheduler_runtime.framework.features import Features
 from scheduler_runtime.framework.nodeinfo import NodeInfo
+from scheduler_runtime.framework.podgroups import (
+    GroupKey,
+    Placement,
+    PodGroupAssignments,
+    PodGroupLister,
+)
 from scheduler_runtime.framework.podinfo import PodInfo
 from scheduler_runtime.framework.snapshot import Int64s, Slots, Snapshot
 from scheduler_runtime.framework.status import (  # noqa: F401 - found here too, with the rest
@@ -41,14 +48,17 @@ MIN_NODE_SCORE = 0
 
 
 class CycleState:
-    """Data plugins share within one scheduling cycle (upstream CycleState)."""
+    """Data plugins share within one scheduling cycle (upstream CycleState). `pod_group` is
+    set while the cycle only tries a member of that group in its pod group cycle (upstream's
+    IsPodGroupSchedulingCycle): what it assumes and reserves there is undone at its end."""
 
-    __slots__ = ("_data", "skip_filter_plugins", "skip_score_plugins")
+    __slots__ = ("_data", "pod_group", "skip_filter_plugins", "skip_score_plugins")
 
     def __init__(self) -> None:
         self._data: dict[str, Any] = {}
         self.skip_filter_plugins: set[str] = set()
         self.skip_score_plugins: set[str] = set()
+        self.pod_group: GroupKey | None = None
 
     def read(self, key: str) -> Any:
         return self._data[key]
@@ -70,6 +80,7 @@ class CycleState:
         }
         copy.skip_filter_plugins = set(self.skip_filter_plugins)
         copy.skip_score_plugins = set(self.skip_score_plugins)
+        copy.pod_group = self.pod_group
         return copy
 
 
@@ -188,7 +199,8 @@ class Handle:
     may set its own `time_budget`). `record_extension_point`, when given, is told how long
     each extension point took. `features` are the configuration's feature gates. `dra` is
     the scheduler's DRA state (ResourceClaims, ResourceSlices, DeviceClasses; upstream's
-    SharedDRAManager), None without one.
+    SharedDRAManager), None without one. `pod_groups` are the scheduler's pod groups (None:
+    a bare framework knows none); `clock` times waits at Permit (simulate's is virtual).
     """
 
     snapshot: Snapshot
@@ -202,6 +214,8 @@ class Handle:
     record_extension_point: ExtensionPointRecorder | None = None
     features: Features = field(default_factory=Features)
     dra: SharedDRAManager | None = None
+    pod_groups: PodGroupLister | None = None
+    clock: Callable[[], float] = time.monotonic
 
 
 ArgsT = TypeVar("ArgsT", bound="BaseModel | None")
@@ -359,6 +373,25 @@ class ReservePlugin(Plugin, Protocol):
 @runtime_checkable
 class PermitPlugin(Plugin, Protocol):
     def permit(self, state: CycleState, pod: PodInfo, node_name: str) -> tuple[Status, float]: ...
+
+
+@runtime_checkable
+class PlacementGeneratePlugin(Plugin, Protocol):
+    """Splits the nodes a pod group may use into placements to try the group in."""
+
+    def generate_placements(
+        self, state: CycleState, group: GroupKey, parent: Placement
+    ) -> tuple[list[Placement], Status]: ...
+
+
+@runtime_checkable
+class PlacementScorePlugin(Plugin, Protocol):
+    """Scores a placement where the whole group fits; optional `normalize_placement_score`
+    rescales the scores of all placements (a list, in place) to 0-100."""
+
+    def score_placement(
+        self, state: CycleState, group: GroupKey, assignments: PodGroupAssignments
+    ) -> tuple[int, Status]: ...
 
 
 @runtime_checkable

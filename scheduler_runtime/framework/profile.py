@@ -18,6 +18,7 @@ class ResolvedProfile:
     plugins: Mapping[str, tuple[str, ...]]
     score_weights: Mapping[str, int]
     plugin_args: Mapping[str, BaseModel | None] = field(repr=False)
+    placement_score_weights: Mapping[str, int] = field(default_factory=dict)
 
     def enabled(self, extension_point: str) -> tuple[str, ...]:
         return self.plugins.get(extension_point, ())

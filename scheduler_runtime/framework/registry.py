@@ -37,6 +37,9 @@ EXTENSION_POINTS = (
     "preBind",
     "bind",
     "postBind",
+    # The pod group scheduling cycle's (upstream's, behind TopologyAwareWorkloadScheduling).
+    "placementGenerate",
+    "placementScore",
 )
 
 # A plugin implements an extension point when it defines any of these methods.
@@ -53,6 +56,8 @@ EXTENSION_POINT_METHODS: Mapping[str, tuple[str, ...]] = {
     "preBind": ("pre_bind",),
     "bind": ("bind",),
     "postBind": ("post_bind",),
+    "placementGenerate": ("generate_placements",),
+    "placementScore": ("score_placement",),
 }
 
 
@@ -132,6 +137,11 @@ IN_TREE: tuple[PluginEntry, ...] = (
     _in_tree("ImageLocality", "imagelocality"),
     _in_tree("DefaultBinder", "defaultbinder"),
     _in_tree("NodeDeclaredFeatures", "nodedeclaredfeatures"),
+    # Pod groups: upstream's (scheduling.k8s.io/v1alpha2) and scheduler-plugins' Coscheduling.
+    _in_tree("GangScheduling", "gangscheduling"),
+    _in_tree("TopologyPlacementGenerator", "topologyaware"),
+    _in_tree("PodGroupPodsCount", "podgrouppodscount"),
+    _in_tree("Coscheduling", "coscheduling"),
 )
 
 

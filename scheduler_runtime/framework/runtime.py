@@ -23,6 +23,7 @@ from scheduler_runtime.framework.interface import (
 )
 from scheduler_runtime.framework.isolation import FrameworkError, GuardedPlugin
 from scheduler_runtime.framework.nodeinfo import NodeInfo
+from scheduler_runtime.framework.podgroups import GroupKey, Placement, PodGroupAssignments
 from scheduler_runtime.framework.podinfo import PodInfo
 from scheduler_runtime.framework.profile import ResolvedProfile
 from scheduler_runtime.framework.registry import EXTENSION_POINT_METHODS, registry
@@ -32,6 +33,9 @@ from scheduler_runtime.framework.types import Diagnosis, QueuedPodInfo, Rejectio
 from scheduler_runtime.framework.waiting import WaitingPod, WaitingPods
 
 __all__ = ["Framework", "FrameworkError", "verdicts_from_statuses"]
+
+# Upstream's maxTimeout: no plugin may keep a pod waiting at Permit longer.
+MAX_PERMIT_TIMEOUT = 15 * 60.0
 
 
 P = ParamSpec("P")
@@ -409,21 +413,37 @@ class Framework:
             plugin.unreserve(state, pod, node_name)
 
     @extension_point("Permit")
-    def run_permit(self, state: CycleState, pod: PodInfo, node_name: str) -> Status:
-        """A rejection ends the pod's cycle; when plugins answer Wait the pod joins the
-        waiting pods (see wait_on_permit) and Wait comes back."""
+    def run_permit(
+        self, state: CycleState, pod: PodInfo, node_name: str, *, wait: bool = True
+    ) -> Status:
+        """A rejection ends the pod's cycle; when plugins answer Wait, Wait comes back with
+        the last waiting plugin's reasons and upstream's note, and (with `wait`) the pod
+        joins the waiting pods (see wait_on_permit). A pod group's cycle only asks (`wait`
+        False): its members wait once the whole group is placed."""
         timeouts: dict[str, float] = {}
+        waiting = SUCCESS
         for plugin in self.points.get("permit", ()):
             status, timeout = plugin.permit(state, pod, node_name)
             if status.code == Code.WAIT:
-                timeouts[plugin.name] = timeout
+                timeouts[plugin.name] = min(timeout, MAX_PERMIT_TIMEOUT)
+                waiting = status.with_plugin(plugin.name)
             elif not status.is_success:
                 rejected: Status = status.with_plugin(plugin.name)
                 return rejected
         if not timeouts:
             return SUCCESS
-        self.waiting_pods.add(WaitingPod(pod, timeouts))
-        return Status(Code.WAIT)
+        if wait:
+            self.waiting_pods.add(WaitingPod(pod, timeouts, self.handle.clock))
+        reasons = (*waiting.reasons, "one or more plugins asked to wait and no plugin rejected pod")
+        return Status(Code.WAIT, reasons, waiting.plugin)
+
+    def will_wait_on_permit(self, pod: PodInfo) -> bool:
+        """WillWaitOnPermit: whether the pod's binding cycle will wait at Permit. A pod its
+        plugins already allowed (a gang's members, once the last one is placed) will not:
+        upstream counts it as waiting still, and so writes a nominated node its binding
+        replaces a moment later."""
+        waiting = self.waiting_pods.get(pod.uid)
+        return waiting is not None and waiting.verdict() is None
 
     def wait_on_permit(self, pod: PodInfo) -> Status:
         """WaitOnPermit: blocks (in the binding cycle) until a waiting pod is allowed or
@@ -488,6 +508,61 @@ class Framework:
     def run_post_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
         for plugin in self.points.get("postBind", ()):
             plugin.post_bind(state, pod, node_name)
+
+    # ----- the pod group cycle's placements
+
+    @extension_point("PlacementGenerate")
+    def run_placement_generate(
+        self, state: CycleState, group: GroupKey, nodes: tuple[str, ...]
+    ) -> tuple[list[Placement], Status]:
+        """RunPlacementGeneratePlugins: the first plugin splits all nodes into placements
+        (none: all nodes are the one placement)."""
+        parent = Placement("", nodes)
+        plugins = self.points.get("placementGenerate", ())
+        if not plugins:
+            return [parent], SUCCESS
+        plugin = plugins[0]
+        placements, status = plugin.generate_placements(state, group, parent)
+        if not status.is_success:
+            return [], status.with_plugin(plugin.name)
+        if not placements:
+            return [], Status.unschedulable("no feasible placements found", plugin=plugin.name)
+        return list(placements), SUCCESS
+
+    @extension_point("PlacementScore")
+    def run_placement_score(
+        self, state: CycleState, group: GroupKey, assignments: Sequence[PodGroupAssignments]
+    ) -> list[int]:
+        """RunPlacementScorePlugins: each placement's weighted sum of normalized scores.
+        Raises FrameworkError with upstream's words when a plugin fails."""
+        totals = [0] * len(assignments)
+        for plugin in self.points.get("placementScore", ()):
+            scores = []
+            for assignment in assignments:
+                score, status = plugin.score_placement(state, group, assignment)
+                if not status.is_success:
+                    raise FrameworkError(
+                        f'running PlacementScore plugins: plugin "{plugin.name}" failed with: '
+                        f"{status.message()}"
+                    )
+                scores.append(score)
+            normalize = getattr(plugin, "normalize_placement_score", None)
+            if callable(normalize):
+                status = normalize(state, group, scores)
+                if not status.is_success:
+                    raise FrameworkError(
+                        "running NormalizePlacementScore on PlacementScore plugins: plugin "
+                        f'"{plugin.name}" failed with: {status.message()}'
+                    )
+            weight = self.profile.placement_score_weights.get(plugin.name, 1)
+            for index, score in enumerate(scores):
+                if not MIN_NODE_SCORE <= score <= MAX_NODE_SCORE:
+                    raise FrameworkError(
+                        f'plugin "{plugin.name}" returns an invalid score {score}, it should in '
+                        f"the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing"
+                    )
+                totals[index] += score * weight
+        return totals
 
 
 def verdicts_from_statuses(plugin: str, statuses: Sequence[Status]) -> NodeVerdicts:

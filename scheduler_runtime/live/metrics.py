@@ -10,6 +10,7 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, disa
 from scheduler_runtime.framework.status import Code
 
 SCHEDULED, UNSCHEDULABLE, ERROR = "scheduled", "unschedulable", "error"
+WAITING_ON_PREEMPTION = "waiting_on_preemption"
 
 
 def _exponential(start: float, factor: float, count: int) -> list[float]:
@@ -79,6 +80,28 @@ class SchedulerMetrics:
             buckets=_exponential(1, 2, 5),
             registry=r,
         )
+        # Upstream's pod group metrics (with GenericWorkload on): one attempt per group cycle.
+        self.pod_group_attempts = Counter(
+            "scheduler_podgroup_schedule_attempts",
+            "Number of attempts to schedule pod group, by the result. 'unschedulable' means a "
+            "pod group could not be scheduled, while 'error' means an internal scheduler "
+            "problem.",
+            ["result", "profile"],
+            registry=r,
+        )
+        self.pod_group_attempt_duration = Histogram(
+            "scheduler_podgroup_scheduling_attempt_duration_seconds",
+            "Pod group scheduling attempt latency in seconds (scheduling algorithm + binding)",
+            ["result", "profile"],
+            buckets=_exponential(0.001, 2, 15),
+            registry=r,
+        )
+        self.pod_group_algorithm_duration = Histogram(
+            "scheduler_podgroup_scheduling_algorithm_duration_seconds",
+            "Pod group scheduling algorithm latency in seconds",
+            buckets=_exponential(0.001, 2, 15),
+            registry=r,
+        )
         self.leader = Gauge(
             "leader_election_master_status",
             "Gauge of if the reporting system is master of the relevant lease, 0 indicates "
@@ -95,6 +118,13 @@ class SchedulerMetrics:
         counter, histogram = self._attempt_children(result, profile)
         counter.inc()
         histogram.observe(seconds)
+
+    def pod_group_attempt(
+        self, result: str, profile: str, seconds: float, algorithm_seconds: float
+    ) -> None:
+        self.pod_group_attempts.labels(result=result, profile=profile).inc()
+        self.pod_group_attempt_duration.labels(result=result, profile=profile).observe(seconds)
+        self.pod_group_algorithm_duration.observe(algorithm_seconds)
 
     def extension_point(self, point: str, code: Code, profile: str, seconds: float) -> None:
         """The framework's ExtensionPointRecorder."""

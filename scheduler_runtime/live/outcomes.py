@@ -31,6 +31,7 @@ BINDING, SCHEDULING = "Binding", "Scheduling"
 PREEMPTED, PREEMPTING = "Preempted", "Preempting"
 UNSCHEDULABLE_REASON, SCHEDULER_ERROR_REASON = "Unschedulable", "SchedulerError"
 NOT_FOUND = 404
+POD_GROUP_SCHEDULED = "PodGroupScheduled"
 NOTE_LIMIT = 1024  # events.k8s.io/v1 rejects longer notes; upstream truncates to fit
 
 
@@ -98,9 +99,15 @@ def _reference(pod: PodInfo) -> dict[str, str]:
 
 
 def condition_patch(
-    pod: PodInfo, reason: str, message: str, nominated_node: str | None
+    pod: PodInfo,
+    reason: str,
+    message: str,
+    nominated_node: str | None,
+    written_nomination: str | None = None,
 ) -> dict[str, Any] | None:
     """The status patch upstream's updatePod sends, or None when nothing would change.
+    `written_nomination` is a nominated node this scheduler wrote that the pod object at
+    hand may not show yet.
 
     The transition time moves only when the condition's status changes."""
     status = pod.pod.get("status") or {}
@@ -118,7 +125,7 @@ def condition_patch(
         wanted["observedGeneration"] = generation  # as upstream since 1.33
     same_condition = current is not None and all(current.get(k) == v for k, v in wanted.items())
     nomination_changes = nominated_node is not None and nominated_node != (
-        status.get("nominatedNodeName") or ""
+        written_nomination or status.get("nominatedNodeName") or ""
     )
     if same_condition and not nomination_changes:
         return None
@@ -135,6 +142,31 @@ def condition_patch(
     if nomination_changes:
         patch["nominatedNodeName"] = nominated_node or None
     return {"status": patch}
+
+
+def pod_group_condition_patch(
+    group: dict[str, Any], status: str, reason: str, message: str
+) -> dict[str, Any] | None:
+    """The status patch upstream's updatePodGroupCondition sends for PodGroupScheduled, or
+    None when nothing would change. A group once scheduled is not set back to False by a
+    later cycle for its extra members; the transition time moves only with the status."""
+    conditions = (group.get("status") or {}).get("conditions") or ()
+    current = next((c for c in conditions if c.get("type") == POD_GROUP_SCHEDULED), None)
+    if current is not None and current.get("status") == "True" and status != "True":
+        return None
+    wanted: dict[str, Any] = {
+        "type": POD_GROUP_SCHEDULED,
+        "status": status,
+        "observedGeneration": (group.get("metadata") or {}).get("generation") or 0,
+        "reason": reason,
+        "message": message,
+    }
+    if current is not None and all(current.get(k) == v for k, v in wanted.items()):
+        return None
+    same_status = current is not None and current.get("status") == status
+    transition = current.get("lastTransitionTime") if same_status and current else None
+    wanted["lastTransitionTime"] = transition or _now()
+    return {"status": {"conditions": [wanted]}}
 
 
 def disruption_patch(scheduler_name: str) -> dict[str, Any]:
@@ -185,13 +217,19 @@ class Outcomes:
         self._event(pod, NORMAL, SCHEDULED, BINDING, scheduled_message(pod, node_name))
 
     def failed(
-        self, pod: PodInfo, message: str, *, error: bool, nominated_node: str | None
+        self,
+        pod: PodInfo,
+        message: str,
+        *,
+        error: bool,
+        nominated_node: str | None,
+        written_nomination: str | None = None,
     ) -> None:
         """The FailedScheduling event and the PodScheduled=False condition."""
         self.fence()  # a new leader may have bound the pod meanwhile
         self._event(pod, WARNING, FAILED_SCHEDULING, SCHEDULING, message)
         reason = SCHEDULER_ERROR_REASON if error else UNSCHEDULABLE_REASON
-        patch = condition_patch(pod, reason, message, nominated_node)
+        patch = condition_patch(pod, reason, message, nominated_node, written_nomination)
         if patch is not None:
             path = f"/api/v1/namespaces/{pod.namespace}/pods/{pod.name}/status"
             self.kube.patch(path, patch, before_send=self.fence)
@@ -212,11 +250,28 @@ class Outcomes:
         """An event a plugin records about the pod it schedules (BindingConditionsPending)."""
         self._event(pod, kind, reason, action, note)
 
-    def nominate(self, pod: PodInfo, node_name: str) -> None:
-        """The node the pod is about to be bound to, in its nominatedNodeName."""
+    def expect(self, pod: PodInfo, node_name: str) -> None:
+        """NominatedNodeNameForExpectation: before a pod waits at Permit, its nominated node
+        tells other components (the cluster autoscaler) where it is about to be bound."""
+        if (pod.pod.get("status") or {}).get("nominatedNodeName") == node_name:
+            return
         path = f"/api/v1/namespaces/{pod.namespace}/pods/{pod.name}/status"
         body = {"status": {"nominatedNodeName": node_name}}
         self.kube.patch(path, body, before_send=self.fence)
+
+    def pod_group_condition(
+        self, group: dict[str, Any], status: str, reason: str, message: str
+    ) -> None:
+        """The PodGroupScheduled condition of a scheduling.k8s.io/v1alpha2 PodGroup."""
+        patch = pod_group_condition_patch(group, status, reason, message)
+        if patch is None:
+            return
+        metadata = group.get("metadata") or {}
+        path = (
+            f"/apis/scheduling.k8s.io/v1alpha2/namespaces/{metadata.get('namespace')}"
+            f"/podgroups/{metadata.get('name')}/status"
+        )
+        self.kube.patch(path, patch, before_send=self.fence)
 
     def clear_nomination(self, pod: PodInfo) -> None:
         """ClearNominatedNodeName: the pod no longer waits for that node."""

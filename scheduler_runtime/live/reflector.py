@@ -11,6 +11,7 @@ from typing import Any, Protocol
 
 import urllib3
 
+from scheduler_runtime.framework.podgroups import COSCHEDULING_POD_GROUP, WORKLOAD_POD_GROUP
 from scheduler_runtime.live.kube import ApiError, Kube
 
 log = logging.getLogger(__name__)
@@ -27,6 +28,8 @@ OBJECT_PATHS = {
     "ReplicaSet": "/apis/apps/v1/replicasets",
     "StatefulSet": "/apis/apps/v1/statefulsets",
     "ReplicationController": "/api/v1/replicationcontrollers",
+    WORKLOAD_POD_GROUP: "/apis/scheduling.k8s.io/v1alpha2/podgroups",
+    COSCHEDULING_POD_GROUP: "/apis/scheduling.x-k8s.io/v1alpha1/podgroups",
 }
 # The DRA objects (backend.claims), kept apart from the cache as upstream's DRA manager keeps them.
 DRA_PATHS = {
@@ -34,9 +37,24 @@ DRA_PATHS = {
     "ResourceSlice": "/apis/resource.k8s.io/v1/resourceslices",
     "DeviceClass": "/apis/resource.k8s.io/v1/deviceclasses",
 }
+# Collections a cluster may not serve (an alpha API not enabled, a CRD not installed) or this
+# scheduler may not be allowed to read: without them it runs, as without their objects.
+OPTIONAL = {
+    WORKLOAD_POD_GROUP: (
+        "scheduling.k8s.io/v1alpha2 PodGroups",
+        "the API server serves them with --runtime-config=scheduling.k8s.io/v1alpha2=true "
+        "and the GenericWorkload gate",
+    ),
+    COSCHEDULING_POD_GROUP: (
+        "scheduling.x-k8s.io/v1alpha1 PodGroups",
+        "their CRD is podgroups.scheduling.x-k8s.io",
+    ),
+}
+ABSENT_RETRY_SECONDS = 60.0  # how often a collection that was absent is looked for again
 LIST_PAGE_SIZE = 500
 MIN_WATCH_SECONDS = 300  # client-go picks each watch's timeout in [5m, 10m)
 GONE = 410
+FORBIDDEN, NOT_FOUND = 403, 404
 
 
 class Store(Protocol):
@@ -83,6 +101,7 @@ class Reflector:
         self._stopping = threading.Event()
         self._open: list[Any] = []
         self._backoff = Backoff()
+        self._present = True  # whether an optional collection was served when last listed
 
     def run(self) -> None:
         """Lists and watches until stop() is called."""
@@ -101,14 +120,45 @@ class Reflector:
                     self.resource_version,
                 )
                 must_list = True
-            except (ApiError, urllib3.exceptions.HTTPError, OSError, ValueError) as error:
-                if self._stopping.is_set():
-                    return
-                delay = self._backoff.next()
-                log.warning(
-                    "%s: list/watch failed (%s); retrying in %.1fs", self.kind, error, delay
-                )
-                self._stopping.wait(delay)
+            except ApiError as error:
+                if not self._absent(error):
+                    self._retry(error)
+                else:
+                    must_list = True
+            except (urllib3.exceptions.HTTPError, OSError, ValueError) as error:
+                self._retry(error)
+
+    def _retry(self, error: Exception) -> None:
+        if self._stopping.is_set():
+            return
+        delay = self._backoff.next()
+        log.warning("%s: list/watch failed (%s); retrying in %.1fs", self.kind, error, delay)
+        self._stopping.wait(delay)
+
+    def _absent(self, error: ApiError) -> bool:
+        """An optional collection the cluster does not serve (404) or this scheduler may not
+        read (403): it counts as empty and synced, said once in the log, and is looked for
+        again now and then (a CRD may be installed later)."""
+        if self.kind not in OPTIONAL or error.code not in (NOT_FOUND, FORBIDDEN):
+            return False
+        if not self.synced.is_set() or self._present:
+            what, hint = OPTIONAL[self.kind]
+            why = (
+                f"are not served by this cluster ({hint})"
+                if error.code == NOT_FOUND
+                else "may not be read by this scheduler (its RBAC does not grant list and watch)"
+            )
+            log.warning(
+                "%s %s; scheduling goes on without them, looking again every %.0fs",
+                what,
+                why,
+                ABSENT_RETRY_SECONDS,
+            )
+        self._present = False
+        self.store.replace(self.kind, [])
+        self.synced.set()
+        self._stopping.wait(ABSENT_RETRY_SECONDS)
+        return True
 
     def stop(self) -> None:
         self._stopping.set()
@@ -135,6 +185,9 @@ class Reflector:
                 break
         self.resource_version = metadata.get("resourceVersion", "")
         self.store.replace(self.kind, items)
+        if not self._present:
+            log.info("%s: served now; watching them", self.kind)
+            self._present = True
         self.synced.set()
         log.debug(
             "%s: listed %d at resourceVersion %s", self.kind, len(items), self.resource_version

@@ -25,6 +25,7 @@ from scheduler_runtime.live.kube import Kube, RateLimiter, load_client
 from scheduler_runtime.live.leader import LeaderElector, LeaseConfig, identity
 from scheduler_runtime.live.metrics import SchedulerMetrics
 from scheduler_runtime.live.outcomes import Outcomes
+from scheduler_runtime.live.podgroup_status import CoschedulingStatus
 from scheduler_runtime.live.reflector import DRA_PATHS, OBJECT_PATHS, Reflector, start
 from scheduler_runtime.live.scheduler import Scheduler
 from scheduler_runtime.live.server import HealthServer
@@ -111,7 +112,16 @@ class Runtime:
             plugin_time_budget=options.plugin_time_budget,
             on_fenced=self._stop_leading,
         )
-        events = self.scheduler.backend.events
+        backend = self.scheduler.backend
+        self.pod_group_status = CoschedulingStatus(
+            backend.groups,
+            self.kube,
+            backend.coschedules,
+            leading=self.leading,
+            fence=outcomes.fence,
+        )
+        backend.groups.on_change = self.pod_group_status.changed
+        events = backend.events
         self.reflectors = [
             Reflector(self.kube, NODES, "/api/v1/nodes", events),
             Reflector(self.kube, PODS, "/api/v1/pods", events),
@@ -129,7 +139,7 @@ class Runtime:
             live=self.live,
             ready=self.ready,
             registry=self.metrics.registry,
-            explanations=self.scheduler.explanations.lookup,
+            explanations=self.scheduler.explain,
             secure=secure[0] if secure is not None else None,
         )
         self._loop = threading.Thread(target=self.scheduler.run, name="scheduling", daemon=True)
@@ -211,6 +221,10 @@ class Runtime:
         if self.elector is not None:
             self.metrics.leader.labels(name=self.elector.config.name).set(1)
         self._loop.start()
+        status = threading.Thread(
+            target=self.pod_group_status.run, args=(self.done,), name="podgroup-status", daemon=True
+        )
+        status.start()
 
     def _stop_leading(self) -> None:
         """The elector lost the lease, or the scheduler found it not renewed in time."""

@@ -15,6 +15,7 @@ import logging
 import random
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -22,8 +23,10 @@ from typing import Any
 import urllib3
 
 from scheduler_runtime.backend import Backend
+from scheduler_runtime.backend.podgroups import report
 from scheduler_runtime.backend.queue import QueuedPod, SchedulingQueue
-from scheduler_runtime.backend.schedule_one import Attempt, BindingCycle, ScheduleOne, fields
+from scheduler_runtime.backend.schedule_one import Attempt, BindingCycle, GroupOutcome, fields
+from scheduler_runtime.backend.schedule_one_podgroup import PodGroupSequence
 from scheduler_runtime.config import SchedulerConfiguration
 from scheduler_runtime.framework.algorithm import SchedulingAlgorithm
 from scheduler_runtime.framework.explain import Explanation, annotation
@@ -32,13 +35,20 @@ from scheduler_runtime.framework.interface import (
     Handle,
     Services,
 )
+from scheduler_runtime.framework.podgroups import WORKLOAD_API, GroupKey
 from scheduler_runtime.framework.podinfo import PodInfo
 from scheduler_runtime.framework.status import Code, Status
 from scheduler_runtime.framework.types import ScheduleResult
 from scheduler_runtime.live.claims import LiveClaimAPI
 from scheduler_runtime.live.explanations import ExplanationStore, annotation_patch
 from scheduler_runtime.live.kube import ApiError, Kube
-from scheduler_runtime.live.metrics import ERROR, SCHEDULED, UNSCHEDULABLE, SchedulerMetrics
+from scheduler_runtime.live.metrics import (
+    ERROR,
+    SCHEDULED,
+    UNSCHEDULABLE,
+    WAITING_ON_PREEMPTION,
+    SchedulerMetrics,
+)
 from scheduler_runtime.live.outcomes import NotLeadingError, Outcomes
 from scheduler_runtime.live.volumes import VolumeBinder
 
@@ -50,6 +60,9 @@ log = logging.getLogger("scheduler_runtime.scheduler")
 BINDING_WORKERS = 64
 REPORTING_WORKERS = 8
 PREEMPTION = "DefaultPreemption"
+GROUPS_KEPT = 10_000  # the pod groups whose last cycle /explain can tell
+# The PodGroupScheduled condition's reasons when a group is not placed.
+UNSCHEDULABLE_GROUP, SCHEDULER_ERROR = "Unschedulable", "SchedulerError"
 # Failures of a binding's API calls: the pod's Error, not a bug.
 API_ERRORS = (ApiError, urllib3.exceptions.HTTPError, OSError)
 # How long stop() waits for the scheduling cycle under way (it may still start a binding).
@@ -94,9 +107,13 @@ class Scheduler:
         self.binding = ThreadPoolExecutor(BINDING_WORKERS, thread_name_prefix="binding")
         self.reporting = ThreadPoolExecutor(REPORTING_WORKERS, thread_name_prefix="reporting")
         self.stopping = threading.Event()
+        self._scheduled_groups: set[tuple[GroupKey, str]] = set()  # PodGroups (by uid) set True
+        # How each group's last cycle ended, for /explain (the newest GROUPS_KEPT groups).
+        self._group_messages: OrderedDict[GroupKey, str] = OrderedDict()
+        self._explaining = threading.Lock()
         self._loop_idle = threading.Event()  # set while no scheduling loop runs
         self._loop_idle.set()
-        self.sequence = ScheduleOne(
+        self.sequence = PodGroupSequence(
             self.backend,
             self.algorithm,
             self,
@@ -197,14 +214,6 @@ class Scheduler:
     def explained(self, explanation: Explanation) -> None:
         self.explanations.add(explanation)
 
-    def binding_expected(self, attempt: Attempt) -> None:
-        """Upstream's updatePod with the nominated node, on the binding thread, before
-        PreBind; a failure is logged and binding goes on, as upstream's does."""
-        try:
-            self.outcomes.nominate(attempt.pod, attempt.node)
-        except (*API_ERRORS, NotLeadingError) as failure:
-            log.warning("nominating pod %s failed: %s", attempt.pod.key, failure)
-
     def _start_binding(self, binding_cycle: BindingCycle, attempt: Attempt) -> None:
         try:
             self.binding.submit(binding_cycle, attempt)
@@ -227,6 +236,117 @@ class Scheduler:
         self._report(self.outcomes.scheduled, pod, node)
         self._annotate(attempt)
 
+    def expecting(self, attempt: Attempt) -> None:
+        """Runs on the binding thread, before the pod waits at Permit (as upstream's does):
+        a failure is logged and the binding goes on."""
+        try:
+            self.outcomes.expect(attempt.pod, attempt.node)
+        except (*API_ERRORS, NotLeadingError) as failure:
+            log.warning(
+                "Failed to update the nominated node name in the binding cycle %s",
+                fields(pod=attempt.pod.key, nominatedNodeName=attempt.node, err=str(failure)),
+            )
+
+    def group_decided(self, outcome: GroupOutcome) -> None:
+        """The pod group's log line and, for a scheduling.k8s.io/v1alpha2 PodGroup, its
+        PodGroupScheduled condition."""
+        status = outcome.status
+        self._remember(outcome)
+        result = (
+            SCHEDULED
+            if status.is_success
+            else ERROR
+            if status.code == Code.ERROR
+            else WAITING_ON_PREEMPTION
+            if outcome.waiting_on_preemption
+            else UNSCHEDULABLE
+        )
+        elapsed = time.monotonic() - outcome.started
+        self.metrics.pod_group_attempt(result, outcome.profile, elapsed, outcome.algorithm_seconds)
+        if log.isEnabledFor(logging.INFO):
+            what = (
+                "Successfully scheduled a pod group"
+                if status.is_success
+                else "Unable to schedule a pod group"
+            )
+            log.info(
+                "%s %s",
+                what,
+                fields(
+                    podGroup=str(outcome.key),
+                    scheduledPods=len(outcome.placed),
+                    unschedulablePods=len(outcome.failed),
+                    reason=status.message(),
+                ),
+            )
+        group = self.backend.groups.object(outcome.key)
+        if outcome.key.api != WORKLOAD_API or group is None:
+            return
+        # Once scheduled, a group is not set back to False by a cycle for its extra members,
+        # even before the watch shows the True this scheduler wrote.
+        uid = (group.get("metadata") or {}).get("uid", "")
+        if (outcome.key, uid) in self._scheduled_groups and not status.is_success:
+            return
+        if status.is_success:
+            self._scheduled_groups.add((outcome.key, uid))
+            condition = ("True", "Scheduled", status.message())
+        elif status.code == Code.ERROR:
+            condition = ("False", SCHEDULER_ERROR, status.message())
+        else:
+            condition = ("False", UNSCHEDULABLE_GROUP, status.message())
+        try:
+            self.reporting.submit(self._write_group, group, *condition)
+        except RuntimeError:  # the pool shut down: only after a cycle outlived stop()'s wait
+            if not self.stopping.is_set():
+                raise
+
+    def _remember(self, outcome: GroupOutcome) -> None:
+        with self._explaining:
+            self._group_messages.pop(outcome.key, None)
+            self._group_messages[outcome.key] = outcome.message
+            while len(self._group_messages) > GROUPS_KEPT:
+                self._group_messages.popitem(last=False)
+
+    def explain(self, key: str) -> dict[str, Any] | None:
+        """/explain for pod `key`: its last attempt's explanation, and for a member of a pod
+        group, where the group stands (members existing against its minimum, waiting at
+        Permit, bound) and why it waits, even before the pod was first tried."""
+        found = self.explanations.lookup(key)
+        groups = self.backend.groups
+        member = groups.member(key)
+        if member is None:
+            return found
+        group = groups.groups_of(key)[0]
+        with self._explaining:
+            last = self._group_messages.get(group)
+
+        def held(pod: str) -> str | None:
+            verdict = self.queue.gated(pod)
+            return verdict.message() if verdict is not None else None
+
+        standing = report(groups, group, held, last).as_json()
+        if found is None:
+            spec = member.get("spec") or {}
+            found = {
+                "pod": key,
+                "profile": spec.get("schedulerName") or "default-scheduler",
+                "node": spec.get("nodeName"),
+                "message": held(key) or "not tried yet: it is tried with its pod group",
+                "evaluatedNodes": 0,
+                "feasibleNodes": 0,
+                "filtered": [],
+                "candidates": [],
+            }
+        return {**found, "podGroup": standing}
+
+    def _write_group(self, group: dict[str, Any], *condition: str) -> None:
+        try:
+            self.outcomes.pod_group_condition(group, *condition)
+        except NotLeadingError:
+            log.info("Not updating PodGroup status: no longer leading")
+        except API_ERRORS as failure:
+            log.warning("Failed to update PodGroup status: %s", failure)
+
     def failed(self, attempt: Attempt, status: Status) -> None:
         """handleSchedulingFailure's report: event, condition and nominated node."""
         pod = attempt.pod
@@ -235,6 +355,8 @@ class Scheduler:
         result = ERROR if error else UNSCHEDULABLE
         self.metrics.attempt(result, pod.scheduler_name, time.monotonic() - attempt.started)
         nominated = None if error else attempt.nomination
+        if attempt.expected:  # it waited at Permit with its node as nominated node: withdrawn
+            nominated = ""
         if log.isEnabledFor(logging.INFO):
             log.info(
                 "Unable to schedule pod %s",
@@ -247,7 +369,14 @@ class Scheduler:
                 ),
             )
         if not attempt.queued.deleted:  # nobody to tell about a pod that is gone
-            self._report(self.outcomes.failed, pod, message, error=error, nominated_node=nominated)
+            self._report(
+                self.outcomes.failed,
+                pod,
+                message,
+                error=error,
+                nominated_node=nominated,
+                written_nomination=attempt.expected or None,
+            )
             self._annotate(attempt)
 
     def _annotate(self, attempt: Attempt) -> None:

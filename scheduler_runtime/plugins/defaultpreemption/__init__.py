@@ -22,6 +22,7 @@ from scheduler_runtime.framework.interface import (
     PostFilterResult,
 )
 from scheduler_runtime.framework.nodeinfo import NodeInfo
+from scheduler_runtime.framework.podgroups import scheduling_group
 from scheduler_runtime.framework.podinfo import PodInfo
 from scheduler_runtime.framework.status import SUCCESS, Code, Status
 from scheduler_runtime.framework.types import Diagnosis, FitError, NodeToStatus
@@ -103,10 +104,28 @@ class DefaultPreemption(PluginBase[DefaultPreemptionArgs]):
     def post_filter(
         self, state: CycleState, pod: PodInfo, diagnosis: Diagnosis
     ) -> tuple[PostFilterResult | None, Status]:
+        placed_by_topology = self._placed_by_topology(pod)
+        if placed_by_topology is not None:
+            return None, Status.unschedulable(placed_by_topology)
         result, status = self.preempt(state, pod, diagnosis.node_to_status)
         if status.reasons and status.message():
             return result, Status(status.code, (PREFIX + status.message(),), self.name)
         return result, status
+
+    def _placed_by_topology(self, pod: PodInfo) -> str | None:
+        """With TopologyAwareWorkloadScheduling, a member of a PodGroup with a topology
+        constraint is not preempted for pod by pod (its group is tried in each placement):
+        upstream's words for why, or None."""
+        key = scheduling_group(pod.pod)
+        if key is None or not self.handle.features.topology_aware_workload_scheduling:
+            return None
+        groups = self.handle.pod_groups
+        policy = groups.policy(key) if groups is not None else None
+        if policy is None:
+            return PREFIX + "pod group for pod not found"
+        if policy.topology_key is not None:
+            return PREFIX + "not eligible due to placement-based pod group scheduling limitation"
+        return None
 
     # ----- Evaluator.Preempt
 

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from benchmarks import cli
+from benchmarks.gangs import WORKLOAD_CLUSTER_FLAGS
 
 
 @pytest.fixture
@@ -45,7 +46,8 @@ def bench(tmp_path: Path, *args: str) -> int:
 
 def test_the_cluster_is_deleted_afterwards(calls: list[tuple[str, ...]], tmp_path: Path) -> None:
     assert bench(tmp_path) == 0
-    assert calls[0] == ("up", "bench", "--disable-qps-limits")
+    # The workload API too, for the gang workloads.
+    assert calls[0] == ("up", "bench", "--disable-qps-limits", *WORKLOAD_CLUSTER_FLAGS)
     assert ("run",) in calls
     assert calls[-1] == ("down", "bench")
 

@@ -235,9 +235,11 @@ def runtime_refusal(flag: str) -> ConfigError:
 @pytest.mark.parametrize(
     ("flag", "gate", "value"),
     [
-        ("GenericWorkload=true", "GenericWorkload", "true"),
-        ("GenericWorkload=true,GangScheduling=true", "GangScheduling", "true"),
-        ("GenericWorkload=true,TopologyAwareWorkloadScheduling=true", "GenericWorkload", "true"),
+        (
+            "GenericWorkload=true,GangScheduling=true,WorkloadAwarePreemption=true",
+            "WorkloadAwarePreemption",
+            "true",
+        ),
         ("DRADeviceTaintRules=true", "DRADeviceTaintRules", "true"),
         ("AllAlpha=true", "DRAListTypeAttributes", "true"),
     ],
@@ -249,6 +251,24 @@ def test_the_runtime_refuses_scheduling_gates_it_does_not_follow(
     assert error.path == "--feature-gates"
     assert error.reason.startswith(f"{gate}={value} is not supported by the scheduler runtime")
     assert "\n" not in str(error)
+
+
+def test_the_workload_gates_are_followed_with_upstreams_default_plugins() -> None:
+    gates = parse_feature_gates(
+        "GenericWorkload=true,GangScheduling=true,TopologyAwareWorkloadScheduling=true"
+    )
+    loaded = load_configuration(HEADER, feature_gates=gates)
+    assert loaded.features.generic_workload
+    profile = loaded.profiles[0]
+    assert profile.enabled("preEnqueue")[-1] == "GangScheduling"
+    assert profile.enabled("permit") == ("GangScheduling",)
+    assert profile.enabled("placementGenerate") == ("TopologyPlacementGenerator",)
+    assert profile.enabled("placementScore") == ("PodGroupPodsCount",)
+    assert profile.placement_score_weights == {"PodGroupPodsCount": 1}
+    off = load_configuration(
+        HEADER, feature_gates=parse_feature_gates("NominatedNodeNameForExpectation=false")
+    )
+    assert not off.features.nominated_node_name_for_expectation
 
 
 def test_gates_kube_scheduler_knows_that_do_not_schedule_are_accepted() -> None:

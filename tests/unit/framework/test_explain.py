@@ -340,3 +340,37 @@ def test_the_explain_command_names_an_unreachable_scheduler(
         f"error: cannot reach the scheduler at http://127.0.0.1:{port}:"
     )
     assert main(["explain", "default/web", "--endpoint", "ftp://x"]) == 2
+
+
+def test_a_pod_groups_standing_is_told_with_the_pod() -> None:
+    document = {
+        "pod": "ns/g-0",
+        "profile": "gangs",
+        "node": None,
+        "message": "waiting for minCount pods from a gang to appear in scheduling queue",
+        "evaluatedNodes": 0,
+        "feasibleNodes": 0,
+        "filtered": [],
+        "candidates": [],
+        "podGroup": {
+            "namespace": "ns",
+            "name": "g",
+            "api": "scheduling.k8s.io",
+            "gang": True,
+            "minimum": 3,
+            "members": 2,
+            "waitingAtPermit": 0,
+            "bound": 0,
+            "placed": False,
+            "reason": "waiting for minCount pods from a gang to appear in scheduling queue "
+            "(2 of 3 members exist)",
+        },
+    }
+    assert format_explanation(document).splitlines()[:4] == [
+        "Pod ns/g-0 (profile gangs): not scheduled",
+        "  waiting for minCount pods from a gang to appear in scheduling queue",
+        "Pod group ns/g (scheduling.k8s.io, a gang of at least 3): 2 members exist, 0 waiting "
+        "at Permit, 0 bound",
+        "  waiting: waiting for minCount pods from a gang to appear in scheduling queue (2 of 3 "
+        "members exist)",
+    ]

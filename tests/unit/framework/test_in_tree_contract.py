@@ -25,6 +25,8 @@ PROTOCOLS: dict[str, tuple[type[Any], ...]] = {
     "preBind": (interface.PreBindPlugin,),
     "bind": (interface.BindPlugin,),
     "postBind": (interface.PostBindPlugin,),
+    "placementGenerate": (interface.PlacementGeneratePlugin,),
+    "placementScore": (interface.PlacementScorePlugin,),
 }
 
 

@@ -39,7 +39,18 @@ def waiting_in_thread(waiting: WaitingPod) -> tuple[threading.Thread, list[Any]]
 
 
 @pytest.mark.parametrize(
-    ("seconds", "printed"), [(10, "10s"), (1.5, "1.5s"), (0.5, "500ms"), (0.25, "250ms")]
+    ("seconds", "printed"),
+    [
+        (10, "10s"),
+        (1.5, "1.5s"),
+        (0.5, "500ms"),
+        (0.25, "250ms"),
+        (60, "1m0s"),
+        (300, "5m0s"),
+        (90.5, "1m30.5s"),
+        (3600, "1h0m0s"),
+        (3725, "1h2m5s"),
+    ],
 )
 def test_timeouts_print_as_go_durations(seconds: float, printed: str) -> None:
     assert go_duration(seconds) == printed
@@ -65,6 +76,31 @@ def test_one_rejection_ends_the_wait() -> None:
         ("not today",),
         "First",
     )
+
+
+def test_on_a_virtual_clock_a_wait_is_decided_by_expire_not_by_waiting() -> None:
+    now = [100.0]
+    waiting = WaitingPod(pod("a"), {"GangScheduling": 300}, clock=lambda: now[0])
+    assert (waiting.verdict(), waiting.deadline()) == (None, 400.0)
+    now[0] = 399.0
+    waiting.expire()
+    assert waiting.verdict() is None
+    now[0] = 400.0
+    waiting.expire()
+    verdict = waiting.verdict()
+    assert verdict is not None
+    assert verdict.reasons == (
+        "rejected due to timeout after waiting 5m0s at plugin GangScheduling",
+    )
+    assert waiting.deadline() is None
+    assert waiting.wait() is verdict  # decided: no blocking
+
+
+def test_permit_keeps_the_waiting_plugins_reason_as_upstream_words_it(pair_up: Framework) -> None:
+    status = pair_up.run_permit(CycleState(), pod("first", **{PAIR: "w"}), "n1", wait=False)
+    assert (status.code, status.plugin) == (Code.WAIT, "PairUp")
+    assert status.reasons == ("one or more plugins asked to wait and no plugin rejected pod",)
+    assert pair_up.get_waiting_pod(pod("first").uid) is None  # asked only: nothing waits
 
 
 def test_the_shortest_timeout_rejects_with_upstreams_message() -> None:

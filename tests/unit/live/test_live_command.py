@@ -181,9 +181,12 @@ def test_a_cache_ttl_is_a_go_duration(text: str) -> None:
             "consistently, do not mix use",
         ),
         (
-            ["--feature-gates=GenericWorkload=true,GangScheduling=true"],
-            "--feature-gates: GangScheduling=true is not supported by the scheduler runtime: it "
-            "schedules as kube-scheduler v1.36.3 does with GangScheduling=false, the default",
+            [
+                "--feature-gates=GenericWorkload=true,GangScheduling=true,WorkloadAwarePreemption=true"
+            ],
+            "--feature-gates: WorkloadAwarePreemption=true is not supported by the scheduler "
+            "runtime: it schedules as kube-scheduler v1.36.3 does with "
+            "WorkloadAwarePreemption=false, the default",
         ),
     ],
 )

@@ -64,7 +64,8 @@ def test_the_schema_has_defaults_enums_bounds_and_rules() -> None:
     points = profile["plugins"]["properties"]
     assert set(points) == {
         "multiPoint", "preEnqueue", "queueSort", "preFilter", "filter", "postFilter", "preScore",
-        "score", "reserve", "permit", "preBind", "bind", "postBind",
+        "score", "reserve", "permit", "preBind", "bind", "postBind", "placementGenerate",
+        "placementScore",
     }  # fmt: skip
     weight = points["score"]["properties"]["enabled"]["items"]["properties"]["weight"]
     assert (weight["minimum"], weight["maximum"]) == (1, 100)

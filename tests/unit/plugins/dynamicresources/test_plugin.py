@@ -505,7 +505,7 @@ def test_a_pod_with_claims_is_nominated_before_its_claims_are_written() -> None:
         pod("plain", template_name=None, created=2),
     )
     nominated: list[tuple[str, str]] = []
-    run.binding_expected = lambda attempt: nominated.append((attempt.pod.name, attempt.node))  # type: ignore[method-assign]
+    run.expecting = lambda attempt: nominated.append((attempt.pod.name, attempt.node))  # type: ignore[method-assign]
     placed = {p.name: p.node for p in run.run()}
     assert placed == {"claims": "n1", "plain": "n1"}
     assert nominated == [("claims", "n1")]

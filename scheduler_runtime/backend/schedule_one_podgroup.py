@@ -1,0 +1,430 @@
+"""Upstream's scheduleOnePodGroup (pkg/scheduler/schedule_one_podgroup.go), for both PodGroup
+APIs: when the queue hands out a member of a pod group, the group's other unscheduled members
+leave the queue with it and the whole group is tried against one snapshot (the cache, held
+still). Each member in turn is filtered, scored, assumed and reserved, so the next sees it
+placed; Permit only says whether the group would be complete. Then everything is undone, and
+only when the group is feasible are its placed members assumed again, reserved and permitted
+for real and sent to binding together: all or nothing, nothing reserved by a group that does
+not fit. With placement plugins (TopologyAwareWorkloadScheduling) the group is tried within
+each placement and the best placement wins.
+
+Where this goes past upstream: a group that does not fit waits, as one, for the cluster events
+that could help any of its members (their rejecting plugins' events, and its Permit plugin's:
+a new member, the PodGroup), with the members' backoff; kube-scheduler 1.36 puts it straight
+back in backoff, and pops it from there whenever nothing else is ready, so it retries in a
+tight loop. And when a placed member fails before binding (its Permit wait times out, it is
+deleted, PreBind fails), its siblings still waiting at Permit are released at once."""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from scheduler_runtime.backend.queue import QueuedPod
+from scheduler_runtime.backend.schedule_one import (
+    Attempt,
+    GroupOutcome,
+    ScheduleOne,
+    fields,
+    located,
+    permit_rejection,
+)
+from scheduler_runtime.framework.explain import explain
+from scheduler_runtime.framework.interface import CycleState
+from scheduler_runtime.framework.isolation import FrameworkError
+from scheduler_runtime.framework.podgroups import GroupKey, Placement, PodGroupAssignments
+from scheduler_runtime.framework.runtime import Framework
+from scheduler_runtime.framework.status import SUCCESS, Code, Status
+from scheduler_runtime.framework.types import FitError, NoNodesAvailableError
+
+log = logging.getLogger("scheduler_runtime.scheduler")
+
+# Upstream's errPodGroupUnschedulable: the reason every member of a group that does not fit
+# is given first.
+POD_GROUP_UNSCHEDULABLE = "pod group is unschedulable"
+WAITING_ON_PREEMPTION = "pod group is waiting for preemption to complete"
+
+
+def unschedulable_group(*reasons: str) -> Status:
+    return Status(Code.UNSCHEDULABLE, (POD_GROUP_UNSCHEDULABLE, *reasons))
+
+
+@dataclass
+class MemberResult:
+    """One member's try within the group's cycle (upstream's algorithmResult): `status` of
+    the algorithm; `permit` when it found a node (or needs preemption for one); whether it is
+    assumed and reserved now, to be undone at the cycle's end."""
+
+    attempt: Attempt
+    status: Status = SUCCESS
+    permit: Status = SUCCESS
+    requires_preemption: bool = False
+    reserved: bool = False
+
+
+@dataclass
+class GroupResult:
+    """The whole group's try (upstream's podGroupAlgorithmResult)."""
+
+    members: list[MemberResult] = field(default_factory=list)
+    status: Status = field(default_factory=unschedulable_group)
+    waiting_on_preemption: bool = False
+
+
+class PodGroupSequence(ScheduleOne):
+    """The scheduling sequence with pod groups: a member of a group is scheduled with its
+    group (schedule_pod_group); every other pod as ScheduleOne schedules it."""
+
+    def schedule_one(self, queued: QueuedPod) -> None:
+        key = self.backend.group_of(queued.pod_info)
+        if key is None:
+            super().schedule_one(queued)
+        else:
+            self.schedule_pod_group(queued, key)
+
+    # ----- the group's cycle
+
+    def schedule_pod_group(self, first: QueuedPod, key: GroupKey) -> None:
+        """scheduleOnePodGroup: the group's unscheduled members leave the queue with
+        `first`, the group is tried against one snapshot, and its members are sent to
+        binding or back to the queue."""
+        members = self._members(first, key)
+        if not members:
+            return
+        framework, problem = self._framework(members)
+        started = self.clock()
+        with self.backend.cache.frozen():
+            if problem is not None:
+                result = GroupResult([], problem)
+            else:
+                try:
+                    result = self._group_algorithm(framework, key, members)
+                except Exception as bug:
+                    if not self.contains_bugs:
+                        raise
+                    log.exception("Error scheduling pod group %s", fields(podGroup=str(key)))
+                    result = GroupResult([], Status.as_error(bug))
+            tried = self.clock() - started
+            outcome, prepared, failures = self._submit(framework, key, members, result)
+        outcome = dataclasses.replace(
+            outcome, profile=framework.scheduler_name, started=started, algorithm_seconds=tried
+        )
+        for attempt, status in failures:
+            self._failed(attempt, status)
+        for attempt in prepared:
+            self.start_binding(self.binding_cycle, attempt)
+        self.sink.group_decided(outcome)
+
+    def _members(self, first: QueuedPod, key: GroupKey) -> list[QueuedPod]:
+        """podGroupInfoForPod: `first` and the group's other unscheduled members still in
+        the queue, by priority, then by when each was first tried; without those being
+        deleted or already assumed (skipPodGroupPodSchedule)."""
+        state = self.backend.groups.state(key)
+        others = [k for k in (state.unscheduled if state else ()) if k != first.key]
+        pulled = [first, *self.backend.queue.pop_members(others)]
+        pulled.sort(
+            key=lambda q: (-q.pod_info.priority, q.initial_attempt_timestamp or 0.0, q.order)
+        )
+        kept = []
+        for queued in pulled:
+            if self._skip(queued.pod_info):
+                self.backend.queue.done(queued.key)
+            else:
+                kept.append(queued)
+        return kept
+
+    def _framework(self, members: list[QueuedPod]) -> tuple[Framework, Status | None]:
+        """frameworkForPodGroup: every member must name the same profile."""
+        names = list(dict.fromkeys(q.pod_info.scheduler_name for q in members))
+        framework = self.backend.frameworks[names[0]]
+        if len(names) == 1:
+            return framework, None
+        message = (
+            "all pods in a single pod group should have the same .spec.schedulerName set, "
+            f'got: "{names[1]}" and "{names[0]}"'
+        )
+        return framework, Status(Code.ERROR, (message,))
+
+    def _group_algorithm(
+        self, framework: Framework, key: GroupKey, members: list[QueuedPod]
+    ) -> GroupResult:
+        """podGroupSchedulingAlgorithm: with TopologyAwareWorkloadScheduling, within each
+        placement the placement plugins make (all nodes when none run), the best placement
+        where the group fits; without it, within all nodes."""
+        if not framework.handle.features.topology_aware_workload_scheduling:
+            return self._default_algorithm(framework, key, members)
+        state = CycleState()
+        state.pod_group = key
+        snapshot = self.backend.snapshot
+        names = tuple(snapshot.names(snapshot.order()))
+        placements, status = framework.run_placement_generate(state, key, names)
+        if not status.is_success:
+            return GroupResult([], status)
+        first: GroupResult | None = None
+        fitting: list[tuple[Placement, GroupResult]] = []
+        for placement in placements:
+            result = self._within(framework, key, members, placement)
+            if result.status.code == Code.ERROR:
+                return result
+            first = first or result
+            if result.status.is_success or result.waiting_on_preemption:
+                fitting.append((placement, result))
+        if not fitting:
+            assert first is not None
+            first.status = Status(
+                Code.UNSCHEDULABLE,
+                (
+                    f"0/{len(placements)} placements are available, first placement status: "
+                    f"{first.status.message()}",
+                ),
+            )
+            return first
+        if len(fitting) == 1:
+            return fitting[0][1]
+        return self._best_placement(framework, key, state, fitting)
+
+    def _within(
+        self, framework: Framework, key: GroupKey, members: list[QueuedPod], placement: Placement
+    ) -> GroupResult:
+        snapshot = self.backend.snapshot
+        slots = [snapshot.slot(name) for name in placement.nodes]
+        self.algorithm.placement = np.array([s for s in slots if s is not None], dtype=np.intp)
+        try:
+            return self._default_algorithm(framework, key, members)
+        finally:
+            self.algorithm.placement = None
+
+    def _best_placement(
+        self,
+        framework: Framework,
+        key: GroupKey,
+        state: CycleState,
+        fitting: list[tuple[Placement, GroupResult]],
+    ) -> GroupResult:
+        """findBestPlacement: the highest PlacementScore total; ties broken at random."""
+        assignments = [
+            PodGroupAssignments(
+                placement,
+                tuple(
+                    (member.attempt.pod.key, member.attempt.node)
+                    for member in result.members
+                    if member.attempt.node
+                ),
+            )
+            for placement, result in fitting
+        ]
+        try:
+            totals = framework.run_placement_score(state, key, assignments)
+        except FrameworkError as error:
+            return GroupResult([], Status.as_error(error))
+        best = [index for index, total in enumerate(totals) if total == max(totals)]
+        return fitting[best[self.algorithm.rng.randrange(len(best))]][1]
+
+    def _default_algorithm(
+        self, framework: Framework, key: GroupKey, members: list[QueuedPod]
+    ) -> GroupResult:
+        """podGroupSchedulingDefaultAlgorithm: each member in order, seeing the ones before
+        it placed; the group fits once a member's Permit says the group is complete. All that
+        was assumed and reserved is undone before returning."""
+        result = GroupResult()
+        preemption = False
+        try:
+            for queued in members:
+                member = self._try_member(framework, key, queued)
+                result.members.append(member)
+                if not member.status.is_success and not member.requires_preemption:
+                    if member.status.is_rejected:
+                        continue  # the group may still be complete without it
+                    why = member.status.message()
+                    message = f"failed to schedule other pod from a pod group: {why}"
+                    result.status = Status(Code.ERROR, (message,))
+                    result.waiting_on_preemption = False
+                    break
+                preemption = preemption or member.requires_preemption
+                if member.permit.is_success:
+                    if preemption:
+                        result.status = unschedulable_group(WAITING_ON_PREEMPTION)
+                        result.waiting_on_preemption = True
+                    else:
+                        result.status = SUCCESS
+        finally:
+            for member in reversed(result.members):
+                if member.reserved:
+                    self._revert(member.attempt)
+                    member.reserved = False
+        return result
+
+    def _try_member(self, framework: Framework, key: GroupKey, queued: QueuedPod) -> MemberResult:
+        """podGroupPodSchedulingAlgorithm: find a node (or the node preemption would free),
+        assume and reserve the member there, and ask Permit."""
+        state = CycleState()
+        state.pod_group = key
+        queued.unschedulable_plugins = set()  # what rejects it now, not in an earlier try
+        attempt = Attempt(queued, framework, state, self.clock())
+        member = MemberResult(attempt)
+        pod = attempt.pod
+        try:
+            found = self.algorithm.schedule_pod(framework, state, pod)
+        except FitError as error:
+            member.status = self._post_filter(attempt, error)
+            if not attempt.nomination:
+                return member
+            attempt.node, member.requires_preemption = attempt.nomination, True
+        except NoNodesAvailableError as error:
+            member.status = Status.unresolvable(str(error))
+            return member
+        except FrameworkError as error:
+            member.status = Status.as_error(error)
+            return member
+        else:
+            attempt.node = found.suggested_host
+            if self.explaining:
+                self._explained(attempt, explain(pod, framework, self.algorithm, node=attempt.node))
+        self._assume(attempt)
+        reserved = located(framework.run_reserve(state, pod, attempt.node), "Reserve")
+        if not reserved.is_success:
+            self._revert(attempt)
+            member.status = (
+                permit_rejection(attempt, reserved) if reserved.is_rejected else reserved
+            )
+            return member
+        member.reserved = True
+        member.permit = located(
+            framework.run_permit(state, pod, attempt.node, wait=False), "Permit"
+        )
+        if member.permit.code not in (Code.WAIT, Code.SUCCESS):
+            self._revert(attempt)
+            member.reserved = False
+            permit = member.permit
+            member.status = permit_rejection(attempt, permit) if permit.is_rejected else permit
+            member.permit = SUCCESS
+        return member
+
+    def _revert(self, attempt: Attempt) -> None:
+        """unreserveAndForget in the group's cycle: the member is unscheduled again, with
+        the nomination it came with."""
+        attempt.framework.run_unreserve(attempt.state, attempt.pod, attempt.node)
+        self._forget(attempt)
+        nominated = attempt.pod.nominated_node_name
+        if nominated:
+            self.backend.nominator.nominate(attempt.pod, nominated)
+
+    # ----- the group's outcome
+
+    def _submit(
+        self, framework: Framework, key: GroupKey, members: list[QueuedPod], result: GroupResult
+    ) -> tuple[GroupOutcome, list[Attempt], list[tuple[Attempt, Status]]]:
+        """submitPodGroupAlgorithmResult: a feasible group's placed members are assumed,
+        reserved and permitted for real (prepared, for binding); every other member goes
+        back to the queue (with its failure), waiting for what could help the group."""
+        prepared: list[Attempt] = []
+        failures: list[tuple[Attempt, Status]] = []
+        group_status = result.status
+        tried = {m.attempt.queued.key: m for m in result.members}
+        retry_on = self._rejecting_plugins(result)
+        placed: list[tuple[str, str]] = []
+        failed: list[tuple[str, str]] = []
+        for queued in members:
+            member = tried.get(queued.key)
+            if member is None:
+                attempt = Attempt(queued, framework, CycleState(), self.clock())
+                member = MemberResult(attempt, group_status)
+            attempt = member.attempt
+            status = self._member_status(member, result)
+            if status is None:
+                attempt.state.pod_group = None  # for real now
+                status = self.reserve_and_permit(attempt)
+                if status.is_success:
+                    prepared.append(attempt)
+                    placed.append((attempt.pod.key, attempt.node))
+                    continue
+            if status.code != Code.ERROR:
+                attempt.queued.unschedulable_plugins |= retry_on
+            self._nominate(attempt, member, result)
+            failures.append((attempt, status))
+            failed.append((attempt.pod.key, status.message()))
+        outcome = GroupOutcome(
+            key, group_status, tuple(placed), tuple(failed), result.waiting_on_preemption
+        )
+        return outcome, prepared, failures
+
+    def _nominate(self, attempt: Attempt, member: MemberResult, result: GroupResult) -> None:
+        """The nomination a member goes back to the queue with (None: as it was): while the
+        group waits for preemption, the node each placed member has; none ("") for members
+        placed in a group that does not fit or fails."""
+        node: str | None
+        if result.waiting_on_preemption and result.status.code != Code.ERROR:
+            placed = member.status.is_success or member.requires_preemption
+            node = (attempt.node or None) if placed else None
+        elif member.status.is_success or member.requires_preemption:
+            node = ""
+        else:
+            node = "" if result.status.code == Code.ERROR else None
+        attempt.nomination, attempt.node = node, ""
+        if node:
+            self.backend.nominator.nominate(attempt.pod, node)
+        elif node == "":
+            self.backend.nominator.delete(attempt.pod.key)
+
+    @staticmethod
+    def _member_status(member: MemberResult, result: GroupResult) -> Status | None:
+        """What a member is told; None for a member of a feasible group that found a node
+        (it goes on to binding)."""
+        group = result.status
+        if group.code == Code.ERROR:
+            return member.status if member.status.code == Code.ERROR else group
+        if member.status.is_success and group.is_success:
+            return None
+        if not (member.status.is_success or member.requires_preemption):
+            return member.status
+        # Placed in this cycle (or would be, after preemption), yet the group is not.
+        return (
+            group if result.waiting_on_preemption else unschedulable_group(*member.permit.reasons)
+        )
+
+    @staticmethod
+    def _rejecting_plugins(result: GroupResult) -> set[str]:
+        """The plugins whose events could help the group: every member's rejecting plugins,
+        and the Permit plugins that found the group incomplete. A member of a group that
+        does not fit waits for any of them, so any one can bring the whole group back."""
+        plugins: set[str] = set()
+        for member in result.members:
+            plugins |= member.attempt.queued.unschedulable_plugins
+            if member.permit.code == Code.WAIT and member.permit.plugin:
+                plugins.add(member.permit.plugin)
+        return plugins
+
+    # ----- members placed, and their siblings
+
+    def _assume(self, attempt: Attempt) -> None:
+        super()._assume(attempt)
+        self.backend.groups.assume(attempt.pod, attempt.node)
+
+    def _forget(self, attempt: Attempt) -> None:
+        self.backend.groups.forget(attempt.pod)
+        super()._forget(attempt)
+
+    def _failed(self, attempt: Attempt, status: Status) -> None:
+        super()._failed(attempt, status)
+        self._release_siblings(attempt)
+
+    def _release_siblings(self, attempt: Attempt) -> None:
+        """A member that was not placed after all (its binding cycle failed) releases the
+        siblings still waiting at Permit for it: nothing stays reserved for a group that
+        gave up. Members already allowed go on binding."""
+        pod = attempt.pod
+        key = self.backend.group_of(pod)  # from the pod itself: it may be deleted already
+        state = self.backend.groups.state(key) if key is not None else None
+        if state is not None:
+            for sibling in state.assumed:
+                waiting = attempt.framework.get_waiting_pod(state.uids.get(sibling, ""))
+                if sibling == pod.key or waiting is None or waiting.verdict() is not None:
+                    continue
+                plugins = waiting.pending_plugins()
+                waiting.reject(
+                    plugins[0] if plugins else "",
+                    f"rejected because pod {pod.key} of pod group {key} was not placed",
+                )

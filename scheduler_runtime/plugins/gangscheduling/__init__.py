@@ -1,0 +1,112 @@
+"""GangScheduling (upstream's pkg/scheduler/framework/plugins/gangscheduling, gate
+GangScheduling): all or nothing for the pods of a `scheduling.k8s.io/v1alpha2` PodGroup with
+a gang policy. PreEnqueue holds a member until its PodGroup and `minCount` members exist;
+Permit makes a placed member wait until `minCount` members are placed, then lets them all go.
+
+The group is placed in one pod group cycle (backend/schedule_one_podgroup.py), where Permit
+only answers whether the group would be complete; its members wait at Permit for real only
+once the whole group is placed."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+from scheduler_runtime.framework.events import (
+    POD,
+    POD_GROUP,
+    ActionType,
+    ClusterEventWithHint,
+    QueueingHint,
+    on,
+)
+from scheduler_runtime.framework.interface import CycleState, PluginBase
+from scheduler_runtime.framework.podgroups import GroupKey, GroupPolicy, scheduling_group
+from scheduler_runtime.framework.podinfo import PodInfo
+from scheduler_runtime.framework.status import SUCCESS, Code, Status
+
+# permitTimeoutDuration: how long placed members wait at Permit for the rest of the gang.
+PERMIT_TIMEOUT = 5 * 60.0
+WAITING_FOR_MEMBERS = "waiting for minCount pods from a gang to appear in scheduling queue"
+WAITING_AT_PERMIT = "waiting for minCount pods from a gang to be scheduled"
+
+
+class GangScheduling(PluginBase[None]):
+    name: ClassVar[str] = "GangScheduling"
+
+    def events_to_register(self) -> Sequence[ClusterEventWithHint]:
+        return (
+            # A new pod may be the one that completes its gang (schedulingGroup is immutable).
+            on(POD, ActionType.ADD, self._sibling_added),
+            # A PodGroup appearing lets its waiting members in (PodGroups are immutable).
+            on(POD_GROUP, ActionType.ADD, self._group_added),
+        )
+
+    @staticmethod
+    def _sibling_added(pod: PodInfo, old: Any, new: Any) -> QueueingHint:
+        group = scheduling_group(pod.pod)
+        same = group is not None and isinstance(new, dict) and scheduling_group(new) == group
+        return QueueingHint.QUEUE if same else QueueingHint.SKIP
+
+    @staticmethod
+    def _group_added(pod: PodInfo, old: Any, new: Any) -> QueueingHint:
+        group = scheduling_group(pod.pod)
+        metadata = (new or {}).get("metadata") or {}
+        added = (metadata.get("namespace") or "default", metadata.get("name"))
+        same = group is not None and (group.namespace, group.name) == added
+        return QueueingHint.QUEUE if same else QueueingHint.SKIP
+
+    def _group(self, pod: PodInfo) -> GroupKey | None:
+        """The v1alpha2 group the pod names; none while GenericWorkload is off."""
+        if not self.handle.features.generic_workload:
+            return None
+        return scheduling_group(pod.pod)
+
+    def _policy(self, key: GroupKey) -> GroupPolicy | None:
+        groups = self.handle.pod_groups
+        return None if groups is None else groups.policy(key)
+
+    def pre_enqueue(self, pod: PodInfo) -> Status:
+        """The pod waits outside the queue until its PodGroup and minCount members exist."""
+        key = self._group(pod)
+        if key is None or self.handle.pod_groups is None:
+            return SUCCESS
+        policy = self._policy(key)
+        if policy is None:
+            return Status.unresolvable(
+                f'waiting for pods\'s pod group "{key.name}" to appear in scheduling queue'
+            )
+        if not policy.gang:
+            return SUCCESS
+        state = self.handle.pod_groups.state(key)
+        if (state.all_count if state else 0) < policy.min_count:
+            return Status.unresolvable(WAITING_FOR_MEMBERS)
+        return SUCCESS
+
+    def permit(self, state: CycleState, pod: PodInfo, node_name: str) -> tuple[Status, float]:
+        """Wait until minCount members are placed (assumed or bound); the member that
+        completes the gang lets every waiting one go."""
+        key = self._group(pod)
+        groups = self.handle.pod_groups
+        if key is None or groups is None:
+            return SUCCESS, 0
+        policy = groups.policy(key)
+        if policy is None:
+            message = (
+                f'failed to get podGroup {key}: podgroups.scheduling.k8s.io "{key.name}" not found'
+            )
+            return Status(Code.ERROR, (message,)), 0
+        if not policy.gang:
+            return SUCCESS, 0
+        members = groups.state(key)
+        if members is None or members.scheduled_count < policy.min_count:
+            return Status(Code.WAIT, (WAITING_AT_PERMIT,)), PERMIT_TIMEOUT
+        framework = self.handle.framework
+        for member in members.assumed:
+            waiting = framework.get_waiting_pod(members.uids[member]) if framework else None
+            if waiting is not None:
+                waiting.allow(self.name)
+        return SUCCESS, 0
+
+
+__all__ = ["GangScheduling"]

@@ -1,0 +1,405 @@
+"""Gangs of `scheduling.k8s.io/v1alpha2` PodGroups, side by side with the upstream
+kube-scheduler 1.36.3 (gates GenericWorkload and GangScheduling on), on the gang cluster: each
+scenario runs once for each scheduler on the same nodes, and both must place the same pods,
+tell the pods left pending the same thing and set the same PodGroupScheduled conditions. A
+watcher checks every run for the gang invariant: no group partly bound, nothing reserved for a
+group that does not fit."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import uuid
+from collections import Counter
+from collections.abc import Callable
+from typing import Any
+
+import kubernetes
+import pytest
+from cluster import Cluster, kwok_node, wait_for
+from gang_support import (
+    GangRun,
+    Outcome,
+    Schedulers,
+    gang_nodes,
+    group_attempts,
+    lone_pod,
+    member,
+    run_both,
+    workload_pod_group,
+)
+from runtime_support import RUNTIME
+from timing import settle
+
+WAITING = (
+    "pod group is unschedulable, waiting for minCount pods from a gang to be scheduled, "
+    "one or more plugins asked to wait and no plugin rejected pod"
+)
+
+
+def no_cpu(nodes: int) -> str:
+    return (
+        f"0/{nodes} nodes are available: {nodes} Insufficient cpu. no new claims to deallocate, "
+        f"preemption: 0/{nodes} nodes are available: {nodes} No preemption victims found for "
+        "incoming pod."
+    )
+
+
+@pytest.fixture(scope="session")
+def cluster(workload_cluster: Cluster) -> Cluster:
+    """Every fixture of this module works on the gang cluster."""
+    return workload_cluster
+
+
+@pytest.fixture
+def two_nodes(make_nodes: Callable[..., list[str]]) -> list[str]:
+    """Two kwok nodes of 4 CPUs, for this test alone."""
+    names = make_nodes(*gang_nodes(f"gang-{uuid.uuid4().hex[:6]}"))
+    settle(1)  # the schedulers' node watches see them before any pod comes
+    return names
+
+
+def same(
+    outcomes: dict[str, Outcome], *, messages: bool = True, conditions: bool = True
+) -> Outcome:
+    """Both schedulers did the same: as many pods bound, the same messages for the pods left
+    pending (as a multiset: which of equal pods fits first is the arrival order's), the same
+    PodGroup conditions, no nominated node left on a pending pod. The runtime's outcome."""
+    upstream, runtime = outcomes["upstream"], outcomes["runtime"]
+    assert len(runtime.bound) == len(upstream.bound), outcomes
+    if messages:
+        assert Counter(runtime.messages.values()) == Counter(upstream.messages.values()), outcomes
+    if conditions:
+        assert runtime.conditions == upstream.conditions, outcomes
+    assert runtime.nominated == upstream.nominated == {}, outcomes
+    return runtime
+
+
+def test_a_gang_that_fits_is_placed_whole(
+    cluster: Cluster, gang_schedulers: Schedulers, two_nodes: list[str]
+) -> None:
+    def scenario(run: GangRun) -> Outcome:
+        run.pod_groups(workload_pod_group("g", 3))
+        run.pods(*(member(f"g-{i}", run.scheduler, "g", "1") for i in range(3)))
+        run.wait_bound("g-0", "g-1", "g-2")
+        wait_for("the PodGroup's condition", lambda: run.outcome().conditions)
+        return run.outcome()
+
+    outcome = same(run_both(cluster, gang_schedulers.names, scenario))
+    assert outcome.bound == {"g-0", "g-1", "g-2"}
+    assert outcome.conditions == {"g": ("True", "Scheduled", "")}
+
+
+def test_a_gang_that_does_not_fit_takes_no_node(
+    cluster: Cluster, gang_schedulers: Schedulers, two_nodes: list[str]
+) -> None:
+    def scenario(run: GangRun) -> Outcome:
+        run.pod_groups(workload_pod_group("g", 3))
+        run.pods(*(member(f"g-{i}", run.scheduler, "g", "3") for i in range(3)))
+        run.wait_decided("g-0", "g-1", "g-2")
+        wait_for("the PodGroup's condition", lambda: run.outcome().conditions)
+        return run.outcome()
+
+    outcome = same(run_both(cluster, gang_schedulers.names, scenario))
+    assert outcome.bound == set()
+    # Two members fit, each seeing the one before placed; the third does not.
+    assert Counter(outcome.messages.values()) == {WAITING: 2, no_cpu(2): 1}
+    assert outcome.conditions == {"g": ("False", "Unschedulable", "pod group is unschedulable")}
+
+
+def test_a_minimum_below_the_size_places_the_minimum(
+    cluster: Cluster, gang_schedulers: Schedulers, two_nodes: list[str]
+) -> None:
+    def scenario(run: GangRun) -> Outcome:
+        run.pod_groups(workload_pod_group("g", 2))
+        run.pods(*(member(f"g-{i}", run.scheduler, "g", "2500m") for i in range(3)))
+        run.wait_decided("g-0", "g-1", "g-2")
+        return run.outcome()
+
+    # Upstream's condition may end False: the cycle for the member left over reads the
+    # PodGroup from its informer, which may not show the True written a moment before yet.
+    outcome = same(run_both(cluster, gang_schedulers.names, scenario), conditions=False)
+    assert len(outcome.bound) == 2
+    assert list(outcome.messages.values()) == [no_cpu(2)]
+    assert outcome.conditions == {"g": ("True", "Scheduled", "")}
+
+
+def test_two_gangs_competing_for_room_for_one_take_turns(
+    cluster: Cluster, gang_schedulers: Schedulers, two_nodes: list[str]
+) -> None:
+    def scenario(run: GangRun) -> Outcome:
+        run.pod_groups(workload_pod_group("a", 2), workload_pod_group("b", 2))
+        for name in ("a-0", "b-0", "a-1", "b-1"):
+            run.pods(member(name, run.scheduler, name[0], "2500m"))
+        run.wait_bound("a-0", "a-1")
+        run.wait_decided("b-0", "b-1")
+        first = run.outcome()
+        assert first.bound == {"a-0", "a-1"}, first
+        run.delete("a-0", "a-1")  # the first gang ends: the second takes its room
+        run.wait_bound("b-0", "b-1")
+        return first
+
+    outcome = same(run_both(cluster, gang_schedulers.names, scenario))
+    assert outcome.conditions == {
+        "a": ("True", "Scheduled", ""),
+        "b": ("False", "Unschedulable", "pod group is unschedulable"),
+    }
+
+
+def test_members_created_before_their_podgroup_wait_for_it(
+    cluster: Cluster, gang_schedulers: Schedulers, two_nodes: list[str]
+) -> None:
+    def scenario(run: GangRun) -> Outcome:
+        run.pods(*(member(f"g-{i}", run.scheduler, "g", "1") for i in range(2)))
+        settle(2)
+        held = run.outcome()
+        run.pod_groups(workload_pod_group("g", 2))
+        run.wait_bound("g-0", "g-1")
+        return held
+
+    outcome = same(run_both(cluster, gang_schedulers.names, scenario))
+    # Held out of the queue by PreEnqueue: never tried, so nothing reported.
+    assert (outcome.bound, outcome.messages) == (set(), {})
+
+
+def test_fewer_members_than_the_minimum_are_never_tried(
+    cluster: Cluster, gang_schedulers: Schedulers, two_nodes: list[str]
+) -> None:
+    def scenario(run: GangRun) -> Outcome:
+        run.pod_groups(workload_pod_group("g", 3))
+        run.pods(*(member(f"g-{i}", run.scheduler, "g", "1") for i in range(2)))
+        settle(2)
+        held = run.outcome()
+        run.pods(member("g-2", run.scheduler, "g", "1"))
+        run.wait_bound("g-0", "g-1", "g-2")
+        return held
+
+    outcome = same(run_both(cluster, gang_schedulers.names, scenario))
+    assert (outcome.bound, outcome.messages, outcome.conditions) == (set(), {}, {})
+
+
+def test_a_member_deleted_while_the_gang_waits_leaves_the_rest_unplaced(
+    cluster: Cluster, gang_schedulers: Schedulers, two_nodes: list[str]
+) -> None:
+    def scenario(run: GangRun) -> Outcome:
+        run.pods(lone_pod("blocker", run.scheduler, "3"))
+        run.wait_bound("blocker")
+        run.pod_groups(workload_pod_group("g", 3))
+        run.pods(*(member(f"g-{i}", run.scheduler, "g", "2") for i in range(3)))
+        run.wait_decided("g-0", "g-1", "g-2")
+        run.delete("g-2")
+        run.delete("blocker")  # room now, but the gang is one member short
+        settle(3)
+        short = run.outcome()
+        run.pods(member("g-2", run.scheduler, "g", "2"))
+        run.wait_bound("g-0", "g-1", "g-2")
+        return short
+
+    # Upstream keeps trying the two left (it pops them from backoff without asking PreEnqueue
+    # again), so its last messages say they fit once the blocker is gone; the runtime holds
+    # them back as soon as the group is short, and its messages are those of the last try.
+    outcome = same(run_both(cluster, gang_schedulers.names, scenario), messages=False)
+    assert outcome.bound == set()
+    assert set(outcome.nodes) == {"g-0", "g-1"}
+
+
+def test_the_job_controllers_podgroup_for_a_job_of_parallelism_4(
+    cluster: Cluster, gang_schedulers: Schedulers, two_nodes: list[str]
+) -> None:
+    def scenario(run: GangRun) -> Outcome:
+        """A Job that fits, then (once it is gone) one of which only two pods would fit."""
+        batch = kubernetes.client.BatchV1Api(cluster.api)
+        found = {}
+        for name, cpu in (("fits", "1"), ("too-big", "3")):
+            batch.create_namespaced_job(run.namespace, job(name, run.scheduler, cpu))
+            wait_for(
+                f"the Job controller's PodGroup for {name} to be placed or refused",
+                lambda: run.outcome().conditions,
+            )
+            if name == "too-big":
+                run.wait_decided(*run.current())
+            found[name] = run.outcome()
+            batch.delete_namespaced_job(name, run.namespace, propagation_policy="Foreground")
+            wait_for(f"the pods of Job {name} to be gone", lambda: not run.current())
+        fits, too_big = found["fits"], found["too-big"]
+        # The Job controller names its PodGroups after the Job, with a hash of its own.
+        conditions = {
+            job_name: condition
+            for job_name, outcome in found.items()
+            for condition in outcome.conditions.values()
+        }
+        return Outcome({**fits.nodes, **too_big.nodes}, too_big.messages, conditions)
+
+    outcome = same(run_both(cluster, gang_schedulers.names, scenario))
+    assert outcome.conditions == {
+        "fits": ("True", "Scheduled", ""),
+        "too-big": ("False", "Unschedulable", "pod group is unschedulable"),
+    }
+    assert {pod.rsplit("-", 2)[0] for pod in outcome.bound} == {"fits"}
+    assert Counter(outcome.messages.values()) == {WAITING: 2, no_cpu(2): 2}
+
+
+def job(name: str, scheduler: str, cpu: str) -> dict[str, Any]:
+    """An Indexed Job with completions == parallelism 4: the Job controller makes its Workload
+    and a gang PodGroup of 4 (WorkloadWithJob)."""
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": name},
+        "spec": {
+            "parallelism": 4,
+            "completions": 4,
+            "completionMode": "Indexed",
+            "template": {
+                "spec": {
+                    "schedulerName": scheduler,
+                    "restartPolicy": "Never",
+                    "terminationGracePeriodSeconds": 0,
+                    "containers": [
+                        {"name": "c", "image": "pause", "resources": {"requests": {"cpu": cpu}}}
+                    ],
+                }
+            },
+        },
+    }
+
+
+def test_a_gang_that_cannot_fit_is_tried_again_only_when_something_changes(
+    cluster: Cluster, gang_schedulers: Schedulers, two_nodes: list[str]
+) -> None:
+    """kube-scheduler 1.36 keeps trying a gang that does not fit, in a loop (it pops the gang
+    from backoff whenever nothing else is ready); the runtime tries it again only on a
+    cluster event that could help one of its members."""
+    runs = {which: GangRun(cluster, name) for which, name in gang_schedulers.names.items()}
+    try:
+        for run in runs.values():
+            run.pod_groups(workload_pod_group("g", 3))
+            run.pods(*(member(f"g-{i}", run.scheduler, "g", "5") for i in range(3)))
+        for run in runs.values():
+            run.wait_decided("g-0", "g-1", "g-2")
+
+        def attempts() -> dict[str, int]:
+            status, text = gang_schedulers.runtime.get("/metrics", as_admin=True)
+            assert status == 200, text
+            return {
+                "runtime": group_attempts(text, gang_schedulers.names["runtime"]),
+                "upstream": group_attempts(
+                    gang_schedulers.upstream.metrics(), gang_schedulers.names["upstream"]
+                ),
+            }
+
+        settle(2)
+        before = attempts()
+        settle(5)
+        after = attempts()
+        print(f"pod group cycles in 5s with nothing changing: {before} -> {after}")
+        assert after["runtime"] == before["runtime"] >= 1
+        assert after["upstream"] - before["upstream"] > 100  # the loop this goes past
+        for run in runs.values():
+            run.check_invariant()
+    finally:
+        for run in runs.values():
+            run.close()
+
+
+TOPOLOGY_GATES = "GenericWorkload=true,GangScheduling=true,TopologyAwareWorkloadScheduling=true"
+
+
+@pytest.fixture
+def racks(make_nodes: Callable[..., list[str]]) -> list[str]:
+    """Four kwok nodes of 4 CPUs in two racks (label `rack`); rack-b's second node is small."""
+    prefix = f"rack-{uuid.uuid4().hex[:6]}"
+    shapes = (("a", "4"), ("a", "4"), ("b", "4"), ("b", "1"))
+    names = make_nodes(
+        *(
+            kwok_node(f"{prefix}-{rack}{i}", cpu=cpu, memory="16Gi", labels={"rack": rack})
+            for i, (rack, cpu) in enumerate(shapes)
+        )
+    )
+    settle(1)
+    return names
+
+
+def in_a_rack(name: str, min_count: int) -> dict[str, Any]:
+    return workload_pod_group(
+        name, min_count, schedulingConstraints={"topology": [{"key": "rack"}]}
+    )
+
+
+def test_a_gang_with_a_topology_constraint_is_placed_within_one_rack(
+    cluster: Cluster, start_gang_schedulers: Callable[[str], Schedulers], racks: list[str]
+) -> None:
+    """TopologyAwareWorkloadScheduling: the group is tried within each rack and placed in the
+    one where most of it fits (PodGroupPodsCount); a group no rack can hold is refused in
+    upstream's words."""
+    schedulers = start_gang_schedulers(TOPOLOGY_GATES)
+    rack_of = {name: name.rsplit("-", 1)[1][0] for name in racks}
+
+    def scenario(run: GangRun) -> Outcome:
+        # Rack a holds four members of g, rack b two: both hold its minimum. The PodGroup
+        # comes last, so the group is tried with all four (two alone might go to either).
+        run.pods(*(member(f"g-{i}", run.scheduler, "g", "2") for i in range(4)))
+        settle(1)
+        run.pod_groups(in_a_rack("g", 2), in_a_rack("big", 5))
+        run.wait_bound("g-0", "g-1", "g-2", "g-3")
+        run.pods(*(member(f"big-{i}", run.scheduler, "big", "2") for i in range(5)))
+        run.wait_decided(*(f"big-{i}" for i in range(5)))
+        wait_for("both PodGroups' conditions", lambda: len(run.outcome().conditions) == 2)
+        return run.outcome()
+
+    outcome = same(run_both(cluster, schedulers.names, scenario), messages=False)
+    assert {rack_of[node] for node in outcome.nodes.values() if node} == {"a"}
+    assert outcome.bound == {"g-0", "g-1", "g-2", "g-3"}
+    assert outcome.conditions["big"] == (
+        "False",
+        "Unschedulable",
+        "0/2 placements are available, first placement status: pod group is unschedulable",
+    )
+
+
+def test_explain_says_why_a_gang_waits(
+    cluster: Cluster, gang_schedulers: Schedulers, two_nodes: list[str]
+) -> None:
+    """The runtime's /explain (and `scheduler-runtime explain`) for a member of a gang: how
+    many members exist against the minimum, how many wait at Permit or are bound, and why
+    the group waits, from before its first try."""
+    runtime = gang_schedulers.runtime
+    run = GangRun(cluster, gang_schedulers.names["runtime"])
+    try:
+        run.pod_groups(workload_pod_group("short", 3), workload_pod_group("big", 2))
+        run.pods(*(member(f"short-{i}", run.scheduler, "short", "1") for i in range(2)))
+        run.pods(*(member(f"big-{i}", run.scheduler, "big", "5") for i in range(2)))
+        run.wait_decided("big-0", "big-1")
+
+        def explained(pod: str) -> dict[str, Any]:
+            status, body = runtime.get(f"/explain/{run.namespace}/{pod}", as_admin=True)
+            assert status == 200, body
+            document: dict[str, Any] = json.loads(body)
+            return document
+
+        short = wait_for(
+            "short-0 to be explained as held",
+            lambda: (found := explained("short-0"))["podGroup"]["members"] == 2 and found,
+        )
+        assert short["podGroup"] == {
+            "namespace": run.namespace, "name": "short", "api": "scheduling.k8s.io",
+            "gang": True, "minimum": 3, "members": 2, "waitingAtPermit": 0, "bound": 0,
+            "placed": False,
+            "reason": "waiting for minCount pods from a gang to appear in scheduling queue "
+            "(2 of 3 members exist)",
+        }  # fmt: skip
+        big = explained("big-0")
+        assert big["podGroup"]["reason"] == "pod group is unschedulable"
+        assert big["message"].startswith("0/2 nodes are available: 2 Insufficient cpu.")
+        shown = subprocess.run(
+            [str(RUNTIME), "explain", f"{run.namespace}/short-0", "--endpoint",
+             f"https://127.0.0.1:{runtime.secure_port}", "--kubeconfig", str(cluster.kubeconfig),
+             "--insecure-skip-tls-verify"],
+            capture_output=True, text=True, check=True,
+        ).stdout  # fmt: skip
+        assert (
+            f"Pod group {run.namespace}/short (scheduling.k8s.io, a gang of at least 3): "
+            "2 members exist, 0 waiting at Permit, 0 bound"
+        ) in shown
+    finally:
+        run.close()
