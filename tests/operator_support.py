@@ -3,6 +3,7 @@ running in-process under that ServiceAccount, and SchedulerProfiles cleaned up a
 
 from __future__ import annotations
 
+import json
 import os
 import ssl
 import subprocess
@@ -80,8 +81,12 @@ def for_the_tests_namespaces(built: Iterable[dict[str, Any] | None]) -> list[dic
     namespaces in the operator's guard, as an installer adds a namespace of its own."""
     manifests = [doc for doc in built if doc and doc["kind"] != "Deployment"]
     for doc in manifests:
-        if (doc["kind"], doc["metadata"]["name"]) == ("ConfigMap", "scheduler-operator-guard"):
-            doc["data"]["namespaces"] = ",".join(OPERAND_NAMESPACES)
+        if (doc["kind"], doc["metadata"]["name"]) == (
+            "ValidatingAdmissionPolicy",
+            "scheduler-operator-guard",
+        ):
+            [namespaces] = [v for v in doc["spec"]["variables"] if v["name"] == "namespaces"]
+            namespaces["expression"] = json.dumps(list(OPERAND_NAMESPACES))
     return manifests
 
 

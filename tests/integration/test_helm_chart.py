@@ -139,6 +139,9 @@ def test_the_operand_namespaces_reach_rbac_flags_monitoring_and_the_guard_rails(
     guard = named(objects, "ValidatingAdmissionPolicy", "scheduler-operator-guard")
     [who, _] = guard["spec"]["matchConditions"]
     assert "'system:serviceaccount:ops:scheduler-operator'" in who["expression"]
+    [namespaces] = [v for v in guard["spec"]["variables"] if v["name"] == "namespaces"]
+    assert namespaces["expression"] == '["batch","tenant-a"]'
+    assert "paramKind" not in guard["spec"]  # kubernetes/kubernetes#133827
     rails = named(objects, "ConfigMap", "schedulerprofile-guard-rails")
     assert rails["metadata"]["namespace"] == "ops"
     assert rails["data"]["allowedNamespaces"] == "batch,tenant-a"
