@@ -177,6 +177,7 @@ up() {
   bin=$("$here/build-binaries.sh" | sed -n 1p)
   ip=$(ip -4 -o route get 1.1.1.1 | sed -n 's/.* src \([0-9.]*\).*/\1/p')
   [ -n "$ip" ] || fail "no IPv4 address with a default route for the node"
+  unmount_node
   rm -rf "$state"
   write_configuration "$ip"
   echo "$cluster" >"$run/cluster"
@@ -247,6 +248,15 @@ clean_iptables() {
   done
 }
 
+# Mounts the node made: pods' volumes and root filesystems, and their network namespaces (a
+# node whose processes were killed leaves them behind, and its state cannot be removed).
+unmount_node() {
+  local mount
+  awk -v s="$state" '$2 ~ "^"s"/" || $2 ~ "^/run/netns/cni-" || $2 ~ "^'"$run"'/" {print $2}' /proc/self/mounts |
+    sort -r | while read -r mount; do umount -l "$mount" 2>/dev/null || true; done
+  rm -f /run/netns/cni-*
+}
+
 down() {
   [ -d "$run" ] || [ -d "$state" ] || return 0
   # Only this cluster's node (a node left by a cluster that no longer exists counts too).
@@ -255,11 +265,7 @@ down() {
     return 0
   fi
   down_processes
-  # Mounts the node made: pods' volumes and root filesystems, and their network namespaces.
-  local mount
-  awk -v s="$state" '$2 ~ "^"s"/" || $2 ~ "^/run/netns/cni-" || $2 ~ "^'"$run"'/" {print $2}' /proc/self/mounts |
-    sort -r | while read -r mount; do umount -l "$mount" 2>/dev/null || true; done
-  rm -f /run/netns/cni-*
+  unmount_node
   ip link delete "$bridge" 2>/dev/null || true
   clean_iptables
   local dir
