@@ -3,15 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from functools import cache
 from typing import Any, Final
 
-from pydantic import BaseModel
-
 from scheduler_runtime.config import ConfigError, check_profiles, load_configuration
 from scheduler_runtime.config.features import FeatureGates, feature_gates
-from scheduler_runtime.framework.interface import StateNeed
 from scheduler_runtime.framework.registry import IN_TREE, PluginEntry, PluginLoadError
 from scheduler_runtime.framework.runtime import FrameworkError
 
@@ -69,24 +65,6 @@ UPSTREAM_ARGS: Final[Mapping[str, Mapping[str, type]]] = {
     "DynamicResources": {"filterTimeout": str, "bindingTimeout": str},
 }
 
-# What kube-scheduler's plugins are beyond the runtime's in-tree ones of the same name: the
-# extension points of those the runtime lacks (feature-gated, alpha), and what upstream's
-# DynamicResources adds to the runtime's (it scores, and holds pods back at PreEnqueue).
-UPSTREAM_ONLY_POINTS: Final[Mapping[str, frozenset[str]]] = {
-    "GangScheduling": frozenset({"preEnqueue", "permit"}),
-    "NodeDeclaredFeatures": frozenset({"preFilter", "filter"}),
-    "PodGroupPodsCount": frozenset(),
-    "TopologyPlacementGenerator": frozenset(),
-}
-UPSTREAM_EXTRA_POINTS: Final[Mapping[str, frozenset[str]]] = {
-    "DynamicResources": frozenset({"preEnqueue", "score"}),
-}
-UPSTREAM_EXTRA_NEEDS: Final[Mapping[str, Mapping[str, StateNeed]]] = {
-    "DynamicResources": {"score": StateNeed("preFilter")},
-}
-# Args kube-scheduler takes that the runtime does not model (checked by their shape only).
-UPSTREAM_ONLY_ARGS: Final = frozenset({"DynamicResources", *UPSTREAM_ONLY_POINTS})
-
 DEFAULT_QUEUE_SORT: Final = ("PrioritySort",)
 FEATURE_GATES: Final = "spec.featureGates"
 _JSON_TYPE_NAMES: Final = {
@@ -123,68 +101,21 @@ def spec_feature_gates(profile: SchedulerProfile) -> FeatureGates:
         raise SpecError(error.path, error.reason) from None
 
 
-@dataclass(frozen=True)
-class UpstreamPlugin(PluginEntry):
-    """A plugin as kube-scheduler registers it, for the checks both engines share."""
-
-    points: frozenset[str] = frozenset()
-    needs: Mapping[str, StateNeed] = field(default_factory=dict)
-    args: type[BaseModel] | None = None
-
-    @property
-    def extension_points(self) -> frozenset[str]:
-        return self.points
-
-    @property
-    def state_needs(self) -> Mapping[str, Any]:
-        return self.needs
-
-    @property
-    def args_type(self) -> type[BaseModel] | None:
-        return self.args
-
-
 @cache
 def upstream_registry() -> Mapping[str, PluginEntry]:
-    """kube-scheduler's in-tree plugins: where the runtime has one of the same name, its
-    extension points, state needs and args (which follow upstream's), else upstream's."""
+    """kube-scheduler's in-tree plugins as the runtime registers them: it has each one, with
+    upstream's extension points, state needs and args (validated by upstream's rules)."""
     runtime = {entry.name: entry for entry in IN_TREE}
-    registry: dict[str, PluginEntry] = {}
-    for name in sorted(UPSTREAM_PLUGINS):
-        same = runtime.get(name)
-        if same is None:
-            registry[name] = UpstreamPlugin(name, "", points=UPSTREAM_ONLY_POINTS[name])
-            continue
-        registry[name] = UpstreamPlugin(
-            name,
-            same.target,
-            in_tree=True,
-            points=same.extension_points | UPSTREAM_EXTRA_POINTS.get(name, frozenset()),
-            needs={**same.state_needs, **UPSTREAM_EXTRA_NEEDS.get(name, {})},
-            args=None if name in UPSTREAM_ONLY_ARGS else same.args_type,
-        )
-    return registry
+    return {name: runtime[name] for name in sorted(UPSTREAM_PLUGINS)}
 
 
 def check_upstream_configuration(config: Mapping[str, Any], gates: FeatureGates) -> tuple[str, ...]:
     """The configuration checks the runtime makes where kube-scheduler means the same: the
     merge rules (plugins per extension point, duplicates, queueSort and bind), the args of
     the plugins both have (upstream's validation rules), leader election, and profiles that
-    would fail every pod. Args the runtime does not model were checked by their shape."""
-    profiles = [
-        {
-            **entry,
-            "pluginConfig": [
-                {**c, "args": None} if c.get("name") in UPSTREAM_ONLY_ARGS else c
-                for c in entry.get("pluginConfig", ())
-            ],
-        }
-        for entry in config.get("profiles", ())
-    ]
+    would fail every pod."""
     try:
-        loaded = load_configuration(
-            {**config, "profiles": profiles}, known=upstream_registry(), feature_gates=gates
-        )
+        loaded = load_configuration(config, known=upstream_registry(), feature_gates=gates)
     except ConfigError as error:
         reason = error.reason.replace("does not implement", "does not extend")
         raise SpecError(spec_path(error.path), reason) from None

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any, Literal, Self
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from scheduler_runtime.config.model import ApiModel
 from scheduler_runtime.config.types import parse_go_duration
@@ -186,7 +186,9 @@ def _go_duration(value: Any) -> float:
 class DynamicResourcesArgs(ApiModel):
     """`filterTimeout` bounds one Filter call's allocation (DRASchedulerFilterTimeout; 0: no
     bound); `bindingTimeout` how long PreBind waits for devices' binding conditions
-    (DRADeviceBindingConditions). Defaults and checks are upstream's, in seconds."""
+    (DRADeviceBindingConditions). Defaults and checks are upstream's, in seconds; validated
+    with the configuration's gates (the `features` of the validation context), each timeout
+    is refused while the gates it depends on are off, as ValidateDynamicResourcesArgs does."""
 
     filter_timeout: float = 10.0
     binding_timeout: float = 600.0
@@ -198,17 +200,32 @@ class DynamicResourcesArgs(ApiModel):
 
     @field_validator("filter_timeout")
     @classmethod
-    def _not_negative(cls, value: float) -> float:
+    def _not_negative(cls, value: float, info: ValidationInfo) -> float:
+        if not _gates_on(info, "dra_scheduler_filter_timeout"):
+            raise ValueError("not allowed: DRASchedulingFilterTimeout feature gate is disabled")
         if value < 0:
             raise ValueError("must be zero or positive")
         return value
 
     @field_validator("binding_timeout")
     @classmethod
-    def _at_least_a_second(cls, value: float) -> float:
+    def _at_least_a_second(cls, value: float, info: ValidationInfo) -> float:
+        gates = ("dra_device_binding_conditions", "dra_resource_claim_device_status")
+        if not _gates_on(info, *gates):
+            raise ValueError(
+                "not allowed: DRADeviceBindingConditions or DRAResourceClaimDeviceStatus feature "
+                "gate is disabled"
+            )
         if value < 1:
             raise ValueError("must be at least 1 second")
         return value
+
+
+def _gates_on(info: ValidationInfo, *gates: str) -> bool:
+    """Whether the gates are on in the `features` the args are validated with (the 1.36
+    defaults, all on, without them)."""
+    features = (info.context or {}).get("features")
+    return features is None or all(getattr(features, gate) for gate in gates)
 
 
 class CoschedulingArgs(ApiModel):

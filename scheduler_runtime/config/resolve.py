@@ -176,7 +176,7 @@ def check_state_needs(
 
 
 def _typed_args(
-    config: PluginConfig, path: str, known: Mapping[str, PluginEntry]
+    config: PluginConfig, path: str, known: Mapping[str, PluginEntry], features: Features
 ) -> BaseModel | None:
     entry = known.get(config.name)
     if entry is None:
@@ -193,7 +193,8 @@ def _typed_args(
             raise ConfigError(f"{path}.args", f"plugin {config.name!r} takes no args")
         return None
     try:
-        return entry.args_type.model_validate(raw)
+        # Some args are checked against the gates, as kube-scheduler validates them.
+        return entry.args_type.model_validate(raw, context={"features": features})
     except ValidationError as error:
         raise from_validation_error(error, f"{path}.args") from None
 
@@ -203,13 +204,14 @@ def _plugin_args(
     base: str,
     names: tuple[str, ...],
     known: Mapping[str, PluginEntry],
+    features: Features,
 ) -> dict[str, BaseModel | None]:
     given: dict[str, BaseModel | None] = {}
     for index, config in enumerate(profile.plugin_config):
         path = f"{base}.pluginConfig[{index}]"
         if config.name in given:
             raise ConfigError(f"{path}.name", f"duplicate pluginConfig for {config.name!r}")
-        given[config.name] = _typed_args(config, path, known)
+        given[config.name] = _typed_args(config, path, known, features)
     args: dict[str, BaseModel | None] = {}
     for name in names:
         if name in given:
@@ -258,7 +260,7 @@ def resolve_profile(
         percentage_of_nodes_to_score=profile.percentage_of_nodes_to_score,
         plugins=points,
         score_weights=weights,
-        plugin_args=_plugin_args(profile, base, names, known),
+        plugin_args=_plugin_args(profile, base, names, known, features),
         placement_score_weights=placement,
     )
 

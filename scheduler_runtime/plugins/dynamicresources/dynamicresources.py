@@ -127,7 +127,7 @@ class DynamicResources(PluginBase[DynamicResourcesArgs]):
         super().__init__(args, handle)
         gates = handle.features
         self.features = allocator_features(gates)
-        self.filter_timeout, self.binding_timeout = checked_timeouts(self.args, gates)
+        self.filter_timeout, self.binding_timeout = effective_timeouts(self.args, gates)
         self.cel_cache = CelCache(features=self.features.cel)
         # Without a scheduler around the framework there are no DRA objects at all.
         self.dra: SharedDRAManager = handle.dra if handle.dra is not None else NoDRA()
@@ -716,24 +716,11 @@ def allocator_features(gates: GateFeatures) -> Features:
     )
 
 
-def checked_timeouts(args: DynamicResourcesArgs, gates: GateFeatures) -> tuple[float, float]:
-    """ValidateDynamicResourcesArgs and the args' defaults: filterTimeout counts only with
-    DRASchedulerFilterTimeout, bindingTimeout only with binding conditions and device
-    status; setting one while its gates are off is refused (ValueError), as upstream's."""
-    given = args.model_fields_set
-    filter_timeout = args.filter_timeout
-    if not gates.dra_scheduler_filter_timeout:
-        if "filter_timeout" in given:
-            raise ValueError(
-                "filterTimeout: Forbidden: DRASchedulingFilterTimeout feature gate is disabled"
-            )
-        filter_timeout = 0.0
-    binding = gates.dra_device_binding_conditions and gates.dra_resource_claim_device_status
-    if not binding and "binding_timeout" in given:
-        raise ValueError(
-            "bindingTimeout: Forbidden: DRADeviceBindingConditions or "
-            "DRAResourceClaimDeviceStatus feature gate is disabled"
-        )
+def effective_timeouts(args: DynamicResourcesArgs, gates: GateFeatures) -> tuple[float, float]:
+    """The args' timeouts as the plugin applies them: filterTimeout counts only with
+    DRASchedulerFilterTimeout (the configuration refuses either timeout set while its gates
+    are off, as ValidateDynamicResourcesArgs does)."""
+    filter_timeout = args.filter_timeout if gates.dra_scheduler_filter_timeout else 0.0
     return filter_timeout, args.binding_timeout
 
 

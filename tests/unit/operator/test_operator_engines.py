@@ -294,3 +294,29 @@ NODE_DECLARED_FEATURES_DEPENDENTS = {
     "InPlacePodVerticalScalingInitContainers": False,
     "RestartAllContainersOnContainerExits": False,
 }
+
+
+@pytest.mark.parametrize("engine", ["PythonRuntime", "KubeScheduler"])
+@pytest.mark.parametrize(
+    ("args", "gates", "field", "reason"),
+    [
+        ({"filterTimeout": "-1s"}, {}, "filterTimeout", "must be zero or positive"),
+        ({"bindingTimeout": "500ms"}, {}, "bindingTimeout", "must be at least 1 second"),
+        (
+            {"filterTimeout": "5s"},
+            {"DRASchedulerFilterTimeout": False},
+            "filterTimeout",
+            "DRASchedulingFilterTimeout feature gate is disabled",
+        ),
+    ],
+)
+def test_both_engines_validate_dynamic_resources_args_as_upstream(
+    engine: str, args: dict[str, Any], gates: dict[str, bool], field: str, reason: str
+) -> None:
+    """ValidateDynamicResourcesArgs: its rules and words, with the gates they depend on."""
+    config = {"name": "DynamicResources", "args": args}
+    spec = {"engine": engine, "featureGates": gates, "profiles": [{"pluginConfig": [config]}]}
+    with pytest.raises(SpecError) as caught:
+        check(spec)
+    assert caught.value.path == f"spec.profiles[0].pluginConfig[0].args.{field}"
+    assert reason in caught.value.reason
