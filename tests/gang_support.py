@@ -341,7 +341,9 @@ class GangRun:
         """Each PodGroup's status as its users read it: a v1alpha2 group's PodGroupScheduled
         condition, a v1alpha1 group's phase (kept by scheduler-plugins' controller)."""
         found: dict[str, tuple[str, str, str]] = {}
-        for api in {group["apiVersion"] for group in self.groups}:
+        # Groups the run made, else those the Job controller made for it (v1alpha2).
+        apis = {group["apiVersion"] for group in self.groups} or {"scheduling.k8s.io/v1alpha2"}
+        for api in apis:
             group_name, version = api.split("/")
             for group in self.custom.list_namespaced_custom_object(
                 group_name, version, self.namespace, "podgroups"

@@ -50,6 +50,14 @@ EOF
 }
 
 answers() { "$k8s/kubectl" --kubeconfig "$kubeconfig" get --raw /readyz >/dev/null 2>&1; }
+# Every component of the cluster runs: once stopped, its ports may have gone to another cluster
+# (whose API server would then answer for it).
+alive() {
+  local pidfile
+  for pidfile in "$cluster_dir"/pids/*.pid; do
+    [ -f "$pidfile" ] && kill -0 "$(cat "$pidfile")" 2>/dev/null || return 1
+  done
+}
 
 up() {
   local config=$KWOK_WORKDIR/$name.kwokctl.yaml
@@ -60,10 +68,9 @@ up() {
     [ ${#create_flags[@]} -eq 0 ] || echo "# create flags: ${create_flags[*]}"
   } >"$config.new"
   if kwokctl get clusters 2>/dev/null | grep -qx "$name"; then
-    # A cluster left from an earlier run is reused when it answers and was made with this
-    # configuration, recreated when not.
-    if cmp -s "$config" "$config.new" &&
-      { answers || { kwokctl start cluster --name "$name" >&2 && answers; }; }; then
+    # A cluster left from an earlier run is reused when it still runs, answers and was made
+    # with this configuration, recreated when not.
+    if cmp -s "$config" "$config.new" && alive && answers; then
       rm -f "$config.new"
       echo "$kubeconfig"
       return
