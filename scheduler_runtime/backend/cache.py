@@ -153,11 +153,6 @@ class Cache:
             self.snapshot.remove_pod(key)
             return bound[1] if bound is not None else assumed.pod if assumed else None
 
-    def counts(self, key: str) -> bool:
-        """Whether the pod is counted on a node, bound or assumed."""
-        with self.lock:
-            return key in self._bound or key in self._assumed
-
     def pod_keys(self) -> set[str]:
         """Every pod counted on a node, bound or assumed."""
         with self.lock:

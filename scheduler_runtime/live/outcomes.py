@@ -224,15 +224,10 @@ class Outcomes:
         error: bool,
         nominated_node: str | None,
         written_nomination: str | None = None,
-        placed_since: Callable[[], bool] = lambda: False,
     ) -> None:
-        """The FailedScheduling event and the PodScheduled=False condition; the condition is
-        left out when `placed_since` says a later attempt placed the pod while this report
-        waited (it would stay, stale, on a pod about to be bound)."""
+        """The FailedScheduling event and the PodScheduled=False condition."""
         self.fence()  # a new leader may have bound the pod meanwhile
         self._event(pod, WARNING, FAILED_SCHEDULING, SCHEDULING, message)
-        if placed_since():
-            return
         reason = SCHEDULER_ERROR_REASON if error else UNSCHEDULABLE_REASON
         patch = condition_patch(pod, reason, message, nominated_node, written_nomination)
         if patch is not None:

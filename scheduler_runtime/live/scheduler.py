@@ -11,7 +11,6 @@ feeds it."""
 
 from __future__ import annotations
 
-import functools
 import logging
 import random
 import threading
@@ -377,7 +376,6 @@ class Scheduler:
                 error=error,
                 nominated_node=nominated,
                 written_nomination=attempt.expected or None,
-                placed_since=functools.partial(self.backend.cache.counts, pod.key),
             )
             self._annotate(attempt)
 
