@@ -14,11 +14,11 @@ The backend keeps the groups (backend/podgroups.py) and lends them to plugins th
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple, Protocol
 
-from scheduler_runtime.framework.events import POD_GROUP
+from scheduler_runtime.framework.events import POD_GROUP, QueueingHint
 from scheduler_runtime.framework.podinfo import PodInfo
 from scheduler_runtime.framework.quantity import QuantityError, resource_list
 
@@ -236,3 +236,31 @@ class PodGroupAssignments:
 def member_of(pod: PodInfo, api: str) -> GroupKey | None:
     """The group of `api` the pod names."""
     return scheduling_group(pod.pod) if api == WORKLOAD_API else coscheduling_group(pod.pod)
+
+
+GroupOf = Callable[[Mapping[str, Any]], "GroupKey | None"]
+Hint = Callable[[PodInfo, Any, Any], QueueingHint]
+
+
+def sibling_hint(group_of: GroupOf) -> Hint:
+    """A queueing hint: a pod added to the same group (by `group_of`) may complete it."""
+
+    def hint(pod: PodInfo, old: Any, new: Any) -> QueueingHint:
+        group = group_of(pod.pod)
+        same = group is not None and isinstance(new, dict) and group_of(new) == group
+        return QueueingHint.QUEUE if same else QueueingHint.SKIP
+
+    return hint
+
+
+def group_object_hint(group_of: GroupOf) -> Hint:
+    """A queueing hint: the pod's own PodGroup object (by namespace and name) came or changed."""
+
+    def hint(pod: PodInfo, old: Any, new: Any) -> QueueingHint:
+        group = group_of(pod.pod)
+        metadata = (new or {}).get("metadata") or {}
+        named = (metadata.get("namespace") or "default", metadata.get("name"))
+        same = group is not None and (group.namespace, group.name) == named
+        return QueueingHint.QUEUE if same else QueueingHint.SKIP
+
+    return hint

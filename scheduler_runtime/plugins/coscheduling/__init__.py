@@ -21,7 +21,6 @@ from scheduler_runtime.framework.events import (
     POD,
     ActionType,
     ClusterEventWithHint,
-    QueueingHint,
     on,
 )
 from scheduler_runtime.framework.interface import (
@@ -35,6 +34,8 @@ from scheduler_runtime.framework.podgroups import (
     GroupKey,
     GroupPolicy,
     coscheduling_group,
+    group_object_hint,
+    sibling_hint,
 )
 from scheduler_runtime.framework.podinfo import PodInfo
 from scheduler_runtime.framework.quantity import PODS
@@ -67,27 +68,13 @@ class Coscheduling(PluginBase[CoschedulingArgs]):
         return (
             # A new member may complete the group (scheduler-plugins retries on every new pod;
             # only a sibling can help).
-            on(POD, ActionType.ADD, self._sibling_added),
+            on(POD, ActionType.ADD, sibling_hint(coscheduling_group)),
             on(
                 COSCHEDULING_POD_GROUP_EVENTS,
                 ActionType.ADD | ActionType.UPDATE_OTHER,
-                self._group_changed,
+                group_object_hint(coscheduling_group),
             ),
         )
-
-    @staticmethod
-    def _sibling_added(pod: PodInfo, old: Any, new: Any) -> QueueingHint:
-        group = coscheduling_group(pod.pod)
-        same = group is not None and isinstance(new, dict) and coscheduling_group(new) == group
-        return QueueingHint.QUEUE if same else QueueingHint.SKIP
-
-    @staticmethod
-    def _group_changed(pod: PodInfo, old: Any, new: Any) -> QueueingHint:
-        group = coscheduling_group(pod.pod)
-        metadata = (new or {}).get("metadata") or {}
-        changed = (metadata.get("namespace") or "default", metadata.get("name"))
-        same = group is not None and (group.namespace, group.name) == changed
-        return QueueingHint.QUEUE if same else QueueingHint.SKIP
 
     def _group(self, pod: PodInfo) -> tuple[GroupKey | None, GroupPolicy | None]:
         key = coscheduling_group(pod.pod)

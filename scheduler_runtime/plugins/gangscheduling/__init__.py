@@ -10,18 +10,23 @@ once the whole group is placed."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from scheduler_runtime.framework.events import (
     POD,
     POD_GROUP,
     ActionType,
     ClusterEventWithHint,
-    QueueingHint,
     on,
 )
 from scheduler_runtime.framework.interface import CycleState, PluginBase
-from scheduler_runtime.framework.podgroups import GroupKey, GroupPolicy, scheduling_group
+from scheduler_runtime.framework.podgroups import (
+    GroupKey,
+    GroupPolicy,
+    group_object_hint,
+    scheduling_group,
+    sibling_hint,
+)
 from scheduler_runtime.framework.podinfo import PodInfo
 from scheduler_runtime.framework.status import SUCCESS, Code, Status
 
@@ -37,24 +42,10 @@ class GangScheduling(PluginBase[None]):
     def events_to_register(self) -> Sequence[ClusterEventWithHint]:
         return (
             # A new pod may be the one that completes its gang (schedulingGroup is immutable).
-            on(POD, ActionType.ADD, self._sibling_added),
+            on(POD, ActionType.ADD, sibling_hint(scheduling_group)),
             # A PodGroup appearing lets its waiting members in (PodGroups are immutable).
-            on(POD_GROUP, ActionType.ADD, self._group_added),
+            on(POD_GROUP, ActionType.ADD, group_object_hint(scheduling_group)),
         )
-
-    @staticmethod
-    def _sibling_added(pod: PodInfo, old: Any, new: Any) -> QueueingHint:
-        group = scheduling_group(pod.pod)
-        same = group is not None and isinstance(new, dict) and scheduling_group(new) == group
-        return QueueingHint.QUEUE if same else QueueingHint.SKIP
-
-    @staticmethod
-    def _group_added(pod: PodInfo, old: Any, new: Any) -> QueueingHint:
-        group = scheduling_group(pod.pod)
-        metadata = (new or {}).get("metadata") or {}
-        added = (metadata.get("namespace") or "default", metadata.get("name"))
-        same = group is not None and (group.namespace, group.name) == added
-        return QueueingHint.QUEUE if same else QueueingHint.SKIP
 
     def _group(self, pod: PodInfo) -> GroupKey | None:
         """The v1alpha2 group the pod names; none while GenericWorkload is off."""
