@@ -2,7 +2,14 @@
 write each claim's allocation and the pod's reservation (the finalizer first, in a normal
 update), retried on conflicts as upstream's retry.DefaultRetry does; keep the written claim
 in the assume cache; then, for devices with binding conditions (DRADeviceBindingConditions),
-wait until their driver reports them met, failed, or bindingTimeout passes."""
+wait until their driver reports them met, failed, or bindingTimeout passes.
+
+Past upstream: pods sharing a claim bind concurrently, and upstream's writes of their
+reservations race from the same resourceVersion, so all but one conflict, read the claim
+again and retry (five tries, then the pod goes back to the queue). Here the scheduler's writes
+of one claim go one at a time, each from the newest claim the assume cache holds (the one the
+write before it returned), so they do not conflict with one another; a change made by someone
+else is still a conflict, handled as upstream handles it."""
 
 from __future__ import annotations
 
@@ -186,7 +193,21 @@ def _after_write(
 def _write(
     plugin: PluginContext, claim: Object, allocation: Mapping[str, Any] | None, pod: PodInfo
 ) -> Object:
-    """retry.RetryOnConflict around the finalizer and status updates."""
+    """retry.RetryOnConflict around the finalizer and status updates, one writer per claim."""
+    with plugin.claim_writes.one_at_a_time(rc.key(claim)):
+        return _write_retried(plugin, _newest(plugin, claim), allocation, pod)
+
+
+def _newest(plugin: PluginContext, claim: Object) -> Object:
+    """The assume cache's claim when it is the same one: at least as new as the pod's copy."""
+    meta = claim.get("metadata") or {}
+    cached = plugin.dra.claims.get(str(meta.get("namespace") or ""), str(meta.get("name") or ""))
+    return cached if cached is not None and rc.uid(cached) == rc.uid(claim) else claim
+
+
+def _write_retried(
+    plugin: PluginContext, claim: Object, allocation: Mapping[str, Any] | None, pod: PodInfo
+) -> Object:
     client = plugin.client
     meta = claim.get("metadata") or {}
     namespace, name = str(meta.get("namespace") or ""), str(meta.get("name") or "")

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -65,6 +66,31 @@ class ClaimStore:
         self.claims[self.user_owned] = claim
 
 
+class ClaimWrites:
+    """PreBind's writes of one claim, one at a time (binding.py says why): a lock per claim
+    being written, kept only while someone holds or waits for it."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._claims: dict[str, tuple[threading.Lock, int]] = {}
+
+    @contextmanager
+    def one_at_a_time(self, key: str) -> Iterator[None]:
+        with self._lock:
+            lock, users = self._claims.get(key, (threading.Lock(), 0))
+            self._claims[key] = (lock, users + 1)
+        try:
+            with lock:
+                yield
+        finally:
+            with self._lock:
+                lock, users = self._claims[key]
+                if users == 1:
+                    del self._claims[key]
+                else:
+                    self._claims[key] = (lock, users - 1)
+
+
 class PluginContext(Protocol):
     """What the plugin's helpers (PreBind, extended resources) use of the plugin."""
 
@@ -79,6 +105,9 @@ class PluginContext(Protocol):
 
     @property
     def client(self) -> ResourceClaimClient: ...
+
+    @property
+    def claim_writes(self) -> ClaimWrites: ...
 
 
 @dataclass(slots=True)

@@ -72,6 +72,7 @@ from scheduler_runtime.plugins.dynamicresources.cel import Cache as CelCache
 from scheduler_runtime.plugins.dynamicresources.claims import (
     ClaimInfo,
     ClaimStore,
+    ClaimWrites,
     NodeAllocation,
     PlainClaims,
     StateData,
@@ -133,6 +134,7 @@ class DynamicResources(PluginBase[DynamicResourcesArgs]):
         self.dra: SharedDRAManager = handle.dra if handle.dra is not None else NoDRA()
         self.parsed = ParsedDRA(self.dra)
         self.answers = NodeAnswers()
+        self.claim_writes = ClaimWrites()
 
     # ----- what the plugin writes
 

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import copy
 import random
+import threading
+import time
 from typing import Any
 
 import pytest
@@ -29,7 +31,9 @@ from dra_objects import (
 from scheduler_runtime.config import ConfigError, load_configuration
 from scheduler_runtime.config.features import feature_gates
 from scheduler_runtime.framework.explain import annotation
-from scheduler_runtime.plugins.dynamicresources import answers
+from scheduler_runtime.framework.podinfo import pod_info
+from scheduler_runtime.plugins.dynamicresources import answers, binding
+from scheduler_runtime.plugins.dynamicresources.claims import ClaimInfo, ClaimStore, StateData
 
 PREEMPTION_NOT_HELPFUL = (
     "preemption: 0/{n} nodes are available: {n} Preemption is not helpful for scheduling."
@@ -600,3 +604,46 @@ def test_a_pod_waiting_for_its_template_claim_is_let_in_by_its_own_update_only()
     run.backend.events.upsert("pods", updated)
     (placed,) = run.run()
     assert placed.node == "n1"
+
+
+def test_pods_sharing_a_claim_write_their_reservations_one_at_a_time() -> None:
+    """Five pods of one claim bind at once (the binding pool's threads): each reservation
+    is written from the claim the previous write returned, so none conflicts, none reads
+    the claim again, and every pod ends up in reservedFor."""
+    allocated = {
+        "devices": {
+            "results": [{"request": "req-0", "driver": DRIVER, "pool": "n1", "device": "gpu-0"}]
+        }
+    }
+    run = simulation(
+        node("n1"),
+        device_class(),
+        node_slice("n1", device("gpu-0")),
+        claim("shared", exactly(), allocation=allocated),
+        *(pod(f"p{i}", template_name=None, claim_name="shared") for i in range(5)),
+    )
+    plugin = run.frameworks["default-scheduler"].plugins["DynamicResources"]
+    api = run.claims
+    written, reads = api.update_claim_status, []
+
+    def slow_write(claim_: Any) -> dict[str, Any]:
+        time.sleep(0.02)  # the API server's round trip: others are binding meanwhile
+        return written(claim_)
+
+    api.update_claim_status = slow_write  # type: ignore[method-assign]
+    api.get_claim = lambda *key: reads.append(key) or {}  # type: ignore[assignment,method-assign]
+    shared = run.backend.dra.claims.get("default", "shared")
+    assert shared is not None
+
+    def bind(name: str) -> None:
+        state = StateData(claims=ClaimStore([shared]), infos=[ClaimInfo()])
+        binding.bind_claim(plugin, state, 0, pod_info(pod(name, claim_name="shared")), "n1")
+
+    threads = [threading.Thread(target=bind, args=(f"p{i}",)) for i in range(5)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert reads == []
+    final = api._claims["default/shared"]
+    assert sorted(r["name"] for r in final["status"]["reservedFor"]) == [f"p{i}" for i in range(5)]
