@@ -44,6 +44,7 @@ from benchmarks.measure import (
     create_dra_objects,
     create_namespace,
     create_namespaced,
+    failure_messages,
     pods_path,
     remove_dra_objects,
     remove_leftovers,
@@ -126,6 +127,7 @@ class Settings:
     workdir: Path
     stall_seconds: float
     profile_dir: Path | None
+    run_seconds: float = 0  # a scheduler run's cap; 0: none
     repeat: int = 1
     steady_rate: float = 0.0  # pods/s of the latency runs; 0 skips them
     steady_pods: int = 0
@@ -214,6 +216,13 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         type=float,
         default=60,
         help="give up on a run after this long without a new binding",
+    )
+    parser.add_argument(
+        "--run-seconds",
+        type=float,
+        default=0,
+        help="give up on a scheduler run this long after its first pod was created "
+        "(the report shows what was bound by then; default: no limit)",
     )
     parser.add_argument("--output", type=Path, default=DEFAULT_OUTPUT, help="JSON results file")
     parser.add_argument("--docs", type=Path, help="Markdown file whose results section to rewrite")
@@ -316,6 +325,7 @@ def cluster_settings(args: argparse.Namespace, workdir: Path) -> Settings:
         bin_dir=Path(cluster_tool("bin").splitlines()[0]),
         workdir=workdir,
         stall_seconds=args.stall_seconds,
+        run_seconds=args.run_seconds,
         profile_dir=args.profile,
         repeat=args.repeat,
         steady_rate=args.steady_rate,
@@ -589,7 +599,14 @@ async def run_scheduler(
         manifests = workloads.pods(workload, pods, SCHEDULER_NAMES[label])
         samples = profile_file(settings, label, workload, nodes)
         with recording(process.pid, samples) if samples else contextlib.nullcontext():
-            binding = await run_pods(api, namespace, manifests, settings.stall_seconds, rate)
+            binding = await run_pods(
+                api,
+                namespace,
+                manifests,
+                settings.stall_seconds,
+                rate=rate,
+                run_seconds=settings.run_seconds,
+            )
         process.check_running()
         metrics = await process.settled_metrics(attempts=binding.bound)
         buckets = histogram_buckets(metrics, ATTEMPT_HISTOGRAM)
@@ -597,6 +614,7 @@ async def run_scheduler(
         peak_rss = process.peak_rss_bytes()
         cpu_seconds = process.cpu_seconds() - cpu_before
         claims = await claims_check(api, namespace) if workloads.is_dra(workload) else None
+        failures = await failure_messages(api, namespace) if binding.bound < pods else []
     finally:
         process.stop()
         await remove_namespace(api, namespace)
@@ -617,6 +635,7 @@ async def run_scheduler(
         claims=claims.claims if claims else None,
         claims_allocated=claims.allocated if claims else None,
         devices_allocated_twice=claims.devices_twice if claims else None,
+        failure_messages=failures,
     )
     return run, summarize_profile(samples, workload, nodes) if samples else None
 

@@ -4,7 +4,9 @@ ceiling of the API server for a minimal client."""
 from __future__ import annotations
 
 import asyncio
+import math
 import time
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -99,6 +101,19 @@ async def claims_check(api: Api, namespace: str) -> dra.ClaimsCheck:
     return dra.check_claims(listing["items"])
 
 
+async def failure_messages(api: Api, namespace: str, top: int = 2) -> list[tuple[str, int]]:
+    """The namespace's most frequent FailedScheduling messages, with how often each was given:
+    why a scheduler left pods unbound."""
+    path = f"/api/v1/namespaces/{namespace}/events?fieldSelector=reason%3DFailedScheduling"
+    counts: Counter[str] = Counter()
+    for event in (await api.get(path))["items"]:
+        series = (event.get("series") or {}).get("count")
+        counts[str(event.get("message") or event.get("note") or "")] += int(
+            series or event.get("count") or 1
+        )
+    return counts.most_common(top)
+
+
 async def create_dra_objects(api: Api, workload: dra.DraWorkload, nodes: Sequence[str]) -> None:
     """The workload's DeviceClasses and every node's ResourceSlices, as a driver publishes
     them before any pod comes."""
@@ -141,10 +156,13 @@ async def run_pods(
     namespace: str,
     manifests: Sequence[dict[str, Any]],
     stall_seconds: float = 60,
+    *,
     rate: float | None = None,
+    run_seconds: float = 0,
 ) -> Binding:
     """Creates the pods (all at once, or `rate` per second) while a watch notes when each gets
-    a node; stops when all are bound or none was bound for stall_seconds."""
+    a node; stops when all are bound, none was bound for stall_seconds, or (when set)
+    run_seconds have passed since the first creation."""
     await wait_default_service_account(api, namespace)
     path = pods_path(namespace)
     version = (await api.get(f"{path}?limit=1"))["metadata"]["resourceVersion"]
@@ -162,7 +180,8 @@ async def run_pods(
     first = time.monotonic()
     await gather_all(create(manifest) for manifest in manifests)
     created = time.monotonic()
-    await wait_while_progressing(watcher, bound_at, stall_seconds)
+    deadline = first + run_seconds if run_seconds else math.inf
+    await wait_while_progressing(watcher, bound_at, stall_seconds, deadline)
     last = max(bound_at.values(), default=first)
     # A watch may report a binding before the creation's answer arrives: latency 0, not less.
     latencies = [max(0.0, at - created_at[name]) for name, at in bound_at.items()]
@@ -187,12 +206,16 @@ async def watch_bound(
 
 
 async def wait_while_progressing(
-    watcher: asyncio.Task[None], bound_at: dict[str, float], stall_seconds: float
+    watcher: asyncio.Task[None],
+    bound_at: dict[str, float],
+    stall_seconds: float,
+    deadline: float = math.inf,
 ) -> None:
     seen = -1
-    while len(bound_at) != seen:
+    while len(bound_at) != seen and time.monotonic() < deadline:
         seen = len(bound_at)
-        done, _ = await asyncio.wait({watcher}, timeout=stall_seconds)
+        timeout = min(stall_seconds, deadline - time.monotonic())
+        done, _ = await asyncio.wait({watcher}, timeout=max(0.0, timeout))
         if done:
             watcher.result()  # a failed watch fails the run
             return

@@ -65,6 +65,8 @@ class SchedulerRun(BaseModel):
     claims: int | None = None
     claims_allocated: int | None = None
     devices_allocated_twice: int | None = None
+    # Runs that left pods unbound: the scheduler's most frequent FailedScheduling messages.
+    failure_messages: list[tuple[str, int]] = []
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -574,6 +576,17 @@ def claims_line(scale: Scale) -> str:
     return f"ResourceClaims allocated once the pods were bound: {counts}; {verdict}"
 
 
+def unbound_lines(scale: Scale) -> list[str]:
+    """Why the runs that left pods unbound left them: the messages their events gave most."""
+    return [
+        f"{run.workload} {run.scheduler} left {run.pods - run.bound} pods unbound; "
+        f"FailedScheduling {count}x: {message}"
+        for run in scale.runs
+        if run.bound < run.pods
+        for message, count in run.failure_messages
+    ]
+
+
 def render(report: Report, *, markdown: bool = False) -> str:
     """The whole report as text tables, or as Markdown for the docs."""
     draw = markdown_table if markdown else text_table
@@ -595,6 +608,7 @@ def render(report: Report, *, markdown: bool = False) -> str:
             parts += [steady_title(scale), draw(STEADY_HEADER, steady_rows(scale))]
         if claims := claims_line(scale):
             parts.append(claims)
+        parts += unbound_lines(scale)
         parts += [f"failed: {failure}" for failure in scale.failures]
         for profile in scale.profiles:
             parts += [

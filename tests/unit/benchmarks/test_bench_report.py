@@ -216,6 +216,19 @@ def test_render_says_what_the_dra_runs_left_allocated() -> None:
     assert "ResourceClaims allocated" not in render(report())
 
 
+def test_render_says_why_a_run_left_pods_unbound() -> None:
+    stalled = report()
+    upstream = stalled.scales[0].runs[1]
+    upstream.bound = 60
+    upstream.failure_messages = [("0/500 nodes are available: 500 timed out.", 40)]
+    text = render(stalled)
+    assert (
+        "basic upstream left 40 pods unbound; FailedScheduling 40x: "
+        "0/500 nodes are available: 500 timed out." in text
+    )
+    assert "unbound" not in render(report())
+
+
 def test_render_shows_the_profile_of_a_profiled_run() -> None:
     profiled = report()
     profiled.profiled = True
