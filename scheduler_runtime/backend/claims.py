@@ -116,6 +116,7 @@ class ClaimTracker:
         self._emit = emit
         self.consumable_capacity = consumable_capacity
         self._lock = threading.RLock()
+        self._arrived = threading.Condition(self._lock)  # a claim the cache did not know
         self._entries: dict[str, _Entry] = {}
         self._owned: dict[str, dict[str, Object]] = {}  # pod UID -> its extended claims
         # Devices of allocated claims as the cache holds them; a revision per change.
@@ -142,6 +143,8 @@ class ClaimTracker:
                 if _version(claim) <= _version(entry.latest):
                     return
                 old = entry.latest
+            else:
+                self._arrived.notify_all()
             self._entries[key] = _Entry(claim)
             self._changed(key, old, claim, pending)
         self._emit(pending)
@@ -218,6 +221,11 @@ class ClaimTracker:
         with self._lock:
             entry = self._entries.get(f"{namespace}/{name}")
             return None if entry is None else entry.latest
+
+    def wait_known(self, namespace: str, name: str, timeout: float) -> bool:
+        key = f"{namespace}/{name}"
+        with self._arrived:
+            return self._arrived.wait_for(lambda: key in self._entries, timeout)
 
     def owned_by(self, pod_uid: str) -> Sequence[Object]:
         with self._lock:

@@ -61,6 +61,9 @@ class ResourceClaimTracker(Protocol):
     def get(self, namespace: str, name: str) -> Object | None:
         """The claim, as last assumed or reported; None when unknown."""
 
+    def wait_known(self, namespace: str, name: str, timeout: float) -> bool:
+        """Waits up to `timeout` seconds for the informer to report the claim; whether it has."""
+
     def owned_by(self, pod_uid: str) -> Sequence[Object]:
         """The claims for extended resources the pod controls (upstream scans every claim)."""
 

@@ -41,9 +41,8 @@ from scheduler_runtime.plugins.dynamicresources.model import parse_claim
 log = logging.getLogger(__name__)
 
 ANNOTATION = "resource.kubernetes.io/extended-resource-claim"
-# AssumeExtendedResourceTimeoutDefaultSeconds, and how often the cache is asked meanwhile.
+# AssumeExtendedResourceTimeoutDefaultSeconds.
 CACHE_WAIT_SECONDS = 120.0
-CACHE_POLL_SECONDS = 1.0
 # retry.DefaultRetry: five tries, 10 ms apart.
 RETRY_STEPS = 5
 RETRY_SECONDS = 0.01
@@ -206,8 +205,11 @@ def patch_pod_status(
 
 def wait_in_cache(plugin: PluginContext, claim: Object) -> None:
     """waitForExtendedClaimInAssumeCache: the created claim reaches the cache through the
-    watch; until then it cannot be assumed. Giving up is only logged, as upstream does."""
-    client = plugin.client
+    watch; until then it cannot be assumed. Giving up is only logged, as upstream does.
+    Upstream looks every second; this wakes when the watch reports the claim, so a binding
+    does not sit out the rest of a second (nor hold a binding thread meanwhile)."""
+    meta = claim.get("metadata") or {}
+    namespace, name = str(meta.get("namespace") or ""), str(meta.get("name") or "")
     deadline = time.monotonic() + CACHE_WAIT_SECONDS
     while True:
         try:
@@ -217,7 +219,7 @@ def wait_in_cache(plugin: PluginContext, claim: Object) -> None:
             if "could not find" not in str(error) or time.monotonic() >= deadline:
                 log.info("claim %s not stored in assume cache: %s", rc.key(claim), error)
                 return
-        client.sleep(CACHE_POLL_SECONDS)
+        plugin.dra.claims.wait_known(namespace, name, max(0.0, deadline - time.monotonic()))
 
 
 def delete_claim(client: ResourceClaimClient, claim: Object) -> None:

@@ -66,6 +66,9 @@ class NoDRA:
     def get(self, namespace: str, name: str) -> Object | None:
         return None
 
+    def wait_known(self, namespace: str, name: str, timeout: float) -> bool:
+        return False
+
     def owned_by(self, pod_uid: str) -> Sequence[Object]:
         return ()
 

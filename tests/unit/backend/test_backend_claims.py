@@ -4,6 +4,7 @@ flight take, and the events each change sends to the queue."""
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import pytest
@@ -148,3 +149,15 @@ def test_a_class_backs_its_extended_resource_before_the_queue_hears_of_it() -> N
     assert state.extended_resource_class("deviceclass.resource.kubernetes.io/gpu") == cls
     state.delete("DeviceClass", cls)
     assert state.extended_resource_class("example.com/gpu") is None
+
+
+def test_a_wait_for_a_claim_ends_when_the_informer_reports_it(events: Recorder) -> None:
+    """PreBind waits for the claim it created to reach the cache: woken by the watch's
+    report, not by polling, and told when it never came."""
+    state = DRAState(events)
+    assert not state.claims.wait_known("ns", "c", 0.05)
+    reporter = threading.Timer(0.05, state.upsert, ("ResourceClaim", claim(1)))
+    reporter.start()
+    assert state.claims.wait_known("ns", "c", 30)
+    reporter.join()
+    assert state.claims.wait_known("ns", "c", 0)  # known already: no wait at all
