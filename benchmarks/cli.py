@@ -77,6 +77,7 @@ from benchmarks.schedulers import (
 )
 from benchmarks.simulated import simulate_end_to_end, simulate_throughput
 from benchmarks.stats import (
+    counter_by_label,
     histogram_buckets,
     histogram_quantile,
     percentile,
@@ -611,10 +612,12 @@ async def run_scheduler(
         metrics = await process.settled_metrics(attempts=binding.bound)
         buckets = histogram_buckets(metrics, ATTEMPT_HISTOGRAM)
         algorithm = histogram_buckets(metrics, ALGORITHM_HISTOGRAM)
+        attempts = counter_by_label(metrics, "scheduler_schedule_attempts_total", "result")
+        failed = binding.bound < pods or sum(attempts.values()) > binding.bound
+        failures = await failure_messages(api, namespace) if failed else []
         peak_rss = process.peak_rss_bytes()
         cpu_seconds = process.cpu_seconds() - cpu_before
         claims = await claims_check(api, namespace) if workloads.is_dra(workload) else None
-        failures = await failure_messages(api, namespace) if binding.bound < pods else []
     finally:
         process.stop()
         await remove_namespace(api, namespace)
@@ -636,6 +639,7 @@ async def run_scheduler(
         claims_allocated=claims.allocated if claims else None,
         devices_allocated_twice=claims.devices_twice if claims else None,
         failure_messages=failures,
+        attempts=attempts,
     )
     return run, summarize_profile(samples, workload, nodes) if samples else None
 

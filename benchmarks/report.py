@@ -65,7 +65,11 @@ class SchedulerRun(BaseModel):
     claims: int | None = None
     claims_allocated: int | None = None
     devices_allocated_twice: int | None = None
-    # Runs that left pods unbound: the scheduler's most frequent FailedScheduling messages.
+    # scheduler_schedule_attempts_total by result (scheduled, unschedulable, error): how
+    # often pods were tried, beyond the one attempt each needs.
+    attempts: dict[str, float] = {}
+    # Runs that left pods unbound or tried some again: the most frequent FailedScheduling
+    # messages of the scheduler's events.
     failure_messages: list[tuple[str, int]] = []
 
     @computed_field  # type: ignore[prop-decorator]
@@ -576,13 +580,28 @@ def claims_line(scale: Scale) -> str:
     return f"ResourceClaims allocated once the pods were bound: {counts}; {verdict}"
 
 
-def unbound_lines(scale: Scale) -> list[str]:
-    """Why the runs that left pods unbound left them: the messages their events gave most."""
+def attempts_line(scale: Scale) -> str:
+    """Attempts by result, for the runs whose pods were tried more than once each."""
+    retried = [
+        f"{run.workload} {run.scheduler} "
+        + ", ".join(f"{count:.0f} {result}" for result, count in sorted(run.attempts.items()))
+        for run in scale.runs
+        if sum(run.attempts.values()) > run.bound
+    ]
+    return (
+        "scheduling attempts, where pods were tried more than once: " + "; ".join(retried)
+        if retried
+        else ""
+    )
+
+
+def failure_lines(scale: Scale) -> list[str]:
+    """Why pods were refused, in the runs that left some unbound or tried some again: the
+    messages their scheduler's events gave most."""
     return [
-        f"{run.workload} {run.scheduler} left {run.pods - run.bound} pods unbound; "
+        f"{run.workload} {run.scheduler} ({run.pods - run.bound} left unbound): "
         f"FailedScheduling {count}x: {message}"
         for run in scale.runs
-        if run.bound < run.pods
         for message, count in run.failure_messages
     ]
 
@@ -608,7 +627,9 @@ def render(report: Report, *, markdown: bool = False) -> str:
             parts += [steady_title(scale), draw(STEADY_HEADER, steady_rows(scale))]
         if claims := claims_line(scale):
             parts.append(claims)
-        parts += unbound_lines(scale)
+        if attempts := attempts_line(scale):
+            parts.append(attempts)
+        parts += failure_lines(scale)
         parts += [f"failed: {failure}" for failure in scale.failures]
         for profile in scale.profiles:
             parts += [

@@ -34,6 +34,19 @@ def histogram_buckets(metrics_text: str, name: str) -> list[Bucket]:
     return sorted(totals.items())
 
 
+def counter_by_label(metrics_text: str, name: str, label: str) -> dict[str, float]:
+    """Counter `name` on a /metrics page, summed per value of `label`."""
+    totals: dict[str, float] = {}
+    for family in text_string_to_metric_families(metrics_text):
+        if family.name != name.removesuffix("_total"):
+            continue
+        for sample in family.samples:
+            if sample.name == name:
+                value = sample.labels.get(label, "")
+                totals[value] = totals.get(value, 0.0) + sample.value
+    return totals
+
+
 def share_beyond_finite_buckets(buckets: Sequence[Bucket]) -> float:
     """The share of observations above the highest finite bound, where quantiles saturate."""
     if len(buckets) < 2 or not buckets[-1][1]:

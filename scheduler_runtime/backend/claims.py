@@ -127,7 +127,8 @@ class ClaimTracker:
         # (driver, pool) -> when what is taken of it last changed (a counter, never reused).
         self._pool_stamps: dict[tuple[str, str], int] = {}
         self._stamp = 0
-        # claim UID -> [the claim with its pending allocation, pods sharing it]
+        # claim UID -> [the claim with its pending allocation, pods sharing it, what the
+        # allocation takes (worked out once: every cycle gathers all the allocations in flight)]
         self._in_flight: dict[str, list[Any]] = {}
         self._in_flight_revision = 0
 
@@ -237,10 +238,7 @@ class ClaimTracker:
             devices = set(self._devices)
             shared = set(self._shared)
             consumed = [c for per_claim in self._consumed.values() for c in per_claim]
-            for claim, _ in self._in_flight.values():
-                more, more_shared, more_consumed = allocated_devices_of(
-                    claim, self.consumable_capacity
-                )
+            for _, _, (more, more_shared, more_consumed) in self._in_flight.values():
                 devices.update(more)
                 shared.update(more_shared)
                 consumed.extend(more_consumed)
@@ -263,7 +261,7 @@ class ClaimTracker:
             if flying is not None:
                 flying[1] += 1
                 return
-            self._in_flight[uid] = [claim, 1]
+            self._in_flight[uid] = [claim, 1, allocated_devices_of(claim, self.consumable_capacity)]
             self._in_flight_revision += 1
             self._touch(claim)
 

@@ -59,6 +59,14 @@ log = logging.getLogger("scheduler_runtime.scheduler")
 # their own, so neither the scheduling loop nor the bindings wait for them.
 BINDING_WORKERS = 64
 REPORTING_WORKERS = 8
+# Past this many pods waiting for a binding thread the loop waits (at most BACKLOG_WAIT
+# seconds per pod) before its next cycle. When the API server is the bottleneck, a loop that
+# runs ahead only lengthens the wait between a pod's Reserve and its PreBind: what it holds
+# (a claim's allocation in flight, which makes every other pod sharing the claim
+# unschedulable until written; the cycle's state) is held that much longer, for nothing. The
+# wait is bounded so pods parked at Permit in every thread cannot stall the loop.
+BINDING_BACKLOG = BINDING_WORKERS
+BACKLOG_WAIT_SECONDS = 1.0
 PREEMPTION = "DefaultPreemption"
 GROUPS_KEPT = 10_000  # the pod groups whose last cycle /explain can tell
 # The PodGroupScheduled condition's reasons when a group is not placed.
@@ -105,6 +113,7 @@ class Scheduler:
             self.backend.snapshot, config.percentage_of_nodes_to_score, self.rng
         )
         self.binding = ThreadPoolExecutor(BINDING_WORKERS, thread_name_prefix="binding")
+        self._backlog = threading.Semaphore(BINDING_BACKLOG)
         self.reporting = ThreadPoolExecutor(REPORTING_WORKERS, thread_name_prefix="reporting")
         self.stopping = threading.Event()
         self._scheduled_groups: set[tuple[GroupKey, str]] = set()  # PodGroups (by uid) set True
@@ -215,8 +224,15 @@ class Scheduler:
         self.explanations.add(explanation)
 
     def _start_binding(self, binding_cycle: BindingCycle, attempt: Attempt) -> None:
+        waiting = self._backlog.acquire(timeout=BACKLOG_WAIT_SECONDS)
+
+        def bind() -> None:
+            if waiting:
+                self._backlog.release()  # it has a thread now
+            binding_cycle(attempt)
+
         try:
-            self.binding.submit(binding_cycle, attempt)
+            self.binding.submit(bind)
         except RuntimeError:  # the pool shut down: only after a cycle outlived stop()'s wait
             if not self.stopping.is_set():
                 raise

@@ -223,10 +223,10 @@ def test_render_says_why_a_run_left_pods_unbound() -> None:
     upstream.failure_messages = [("0/500 nodes are available: 500 timed out.", 40)]
     text = render(stalled)
     assert (
-        "basic upstream left 40 pods unbound; FailedScheduling 40x: "
+        "basic upstream (40 left unbound): FailedScheduling 40x: "
         "0/500 nodes are available: 500 timed out." in text
     )
-    assert "unbound" not in render(report())
+    assert "FailedScheduling" not in render(report())
 
 
 def test_render_shows_the_profile_of_a_profiled_run() -> None:
