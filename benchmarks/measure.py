@@ -103,7 +103,7 @@ async def claims_check(api: Api, namespace: str) -> dra.ClaimsCheck:
 
 async def failure_messages(api: Api, namespace: str, top: int = 2) -> list[tuple[str, int]]:
     """The namespace's most frequent FailedScheduling messages, with how often each was given:
-    why a scheduler left pods unbound."""
+    why a scheduler tried pods again or left them unbound."""
     path = f"/api/v1/namespaces/{namespace}/events?fieldSelector=reason%3DFailedScheduling"
     counts: Counter[str] = Counter()
     for event in (await api.get(path))["items"]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from pydantic import BaseModel, ConfigDict, computed_field
 
@@ -29,6 +29,11 @@ class Machine(BaseModel):
     cpu_model: str
     load_average_before: float
     note: str
+
+
+def tried_again(attempts: Mapping[str, float], bound: int) -> bool:
+    """Attempts (by result) beyond the one each bound pod needed."""
+    return sum(attempts.values()) > bound
 
 
 class SchedulerRun(BaseModel):
@@ -71,6 +76,10 @@ class SchedulerRun(BaseModel):
     # Runs that left pods unbound or tried some again: the most frequent FailedScheduling
     # messages of the scheduler's events.
     failure_messages: list[tuple[str, int]] = []
+
+    def tried_again(self) -> bool:
+        """Whether some pod needed more than one attempt."""
+        return tried_again(self.attempts, self.bound)
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -586,7 +595,7 @@ def attempts_line(scale: Scale) -> str:
         f"{run.workload} {run.scheduler} "
         + ", ".join(f"{count:.0f} {result}" for result, count in sorted(run.attempts.items()))
         for run in scale.runs
-        if sum(run.attempts.values()) > run.bound
+        if run.tried_again()
     ]
     return (
         "scheduling attempts, where pods were tried more than once: " + "; ".join(retried)

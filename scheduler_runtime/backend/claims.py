@@ -108,6 +108,18 @@ class _Entry:
         self.api = obj
 
 
+class _InFlight:
+    """An allocation Reserve made and PreBind has not written: the claim holding it, the pods
+    sharing it, and what it takes (worked out once: every cycle gathers all of them)."""
+
+    __slots__ = ("claim", "sharers", "takes")
+
+    def __init__(self, claim: Object, consumable_capacity: bool) -> None:
+        self.claim = claim
+        self.sharers = 1
+        self.takes = allocated_devices_of(claim, consumable_capacity)
+
+
 class ClaimTracker:
     """The ResourceClaims: the assume cache, the allocated devices and the in-flight
     allocations (upstream's claimTracker)."""
@@ -127,9 +139,7 @@ class ClaimTracker:
         # (driver, pool) -> when what is taken of it last changed (a counter, never reused).
         self._pool_stamps: dict[tuple[str, str], int] = {}
         self._stamp = 0
-        # claim UID -> [the claim with its pending allocation, pods sharing it, what the
-        # allocation takes (worked out once: every cycle gathers all the allocations in flight)]
-        self._in_flight: dict[str, list[Any]] = {}
+        self._in_flight: dict[str, _InFlight] = {}  # by claim UID
         self._in_flight_revision = 0
 
     # ----- the informer's side (upstream's assume cache add/update/delete)
@@ -238,7 +248,8 @@ class ClaimTracker:
             devices = set(self._devices)
             shared = set(self._shared)
             consumed = [c for per_claim in self._consumed.values() for c in per_claim]
-            for _, _, (more, more_shared, more_consumed) in self._in_flight.values():
+            for flying in self._in_flight.values():
+                more, more_shared, more_consumed = flying.takes
                 devices.update(more)
                 shared.update(more_shared)
                 consumed.extend(more_consumed)
@@ -253,15 +264,15 @@ class ClaimTracker:
     def pending_allocation(self, uid: str) -> Object | None:
         with self._lock:
             flying = self._in_flight.get(uid)
-            return None if flying is None else _allocation(flying[0])
+            return None if flying is None else _allocation(flying.claim)
 
     def signal_pending_allocation(self, uid: str, claim: Object) -> None:
         with self._lock:
             flying = self._in_flight.get(uid)
             if flying is not None:
-                flying[1] += 1
+                flying.sharers += 1
                 return
-            self._in_flight[uid] = [claim, 1, allocated_devices_of(claim, self.consumable_capacity)]
+            self._in_flight[uid] = _InFlight(claim, self.consumable_capacity)
             self._in_flight_revision += 1
             self._touch(claim)
 
@@ -270,12 +281,12 @@ class ClaimTracker:
             flying = self._in_flight.get(uid)
             if flying is None:
                 return False
-            if force or flying[1] == 1:
+            if force or flying.sharers == 1:
                 del self._in_flight[uid]
                 self._in_flight_revision += 1
-                self._touch(flying[0])
+                self._touch(flying.claim)
                 return True
-            flying[1] -= 1
+            flying.sharers -= 1
             return False
 
     def assume_after_api_call(self, claim: Object) -> None:

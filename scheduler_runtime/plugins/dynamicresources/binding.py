@@ -200,8 +200,7 @@ def _write(
 
 def _newest(plugin: PluginContext, claim: Object) -> Object:
     """The assume cache's claim when it is the same one: at least as new as the pod's copy."""
-    meta = claim.get("metadata") or {}
-    cached = plugin.dra.claims.get(str(meta.get("namespace") or ""), str(meta.get("name") or ""))
+    cached = plugin.dra.claims.get(*rc.where(claim))
     return cached if cached is not None and rc.uid(cached) == rc.uid(claim) else claim
 
 
@@ -209,8 +208,7 @@ def _write_retried(
     plugin: PluginContext, claim: Object, allocation: Mapping[str, Any] | None, pod: PodInfo
 ) -> Object:
     client = plugin.client
-    meta = claim.get("metadata") or {}
-    namespace, name = str(meta.get("namespace") or ""), str(meta.get("name") or "")
+    namespace, name = rc.where(claim)
     current: Object = claim
     for step in range(RETRY_STEPS):
         if step:
@@ -270,8 +268,7 @@ def _write_once(
 def _pod_ready(plugin: PluginContext, data: StateData) -> bool:
     """isPodReadyForBinding: the claims as the cache holds them now, every one ready."""
     for index, claim in data.claims.all():
-        meta = claim.get("metadata") or {}
-        namespace, name = str(meta.get("namespace") or ""), str(meta.get("name") or "")
+        namespace, name = rc.where(claim)
         current = plugin.dra.claims.get(namespace, name)
         if current is None:
             raise BindError(f'could not find ResourceClaim "{namespace}/{name}"')

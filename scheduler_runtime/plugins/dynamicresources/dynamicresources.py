@@ -644,8 +644,7 @@ class DynamicResources(PluginBase[DynamicResourcesArgs]):
         tracker = self.dra.claims
         for _, claim in data.claims.user_claims():
             if tracker.maybe_remove_pending_allocation(rc.uid(claim), False):
-                meta = claim.get("metadata") or {}
-                tracker.restore(str(meta.get("namespace") or ""), str(meta.get("name") or ""))
+                tracker.restore(*rc.where(claim))
             if rc.allocation(claim) is not None and rc.is_reserved_for_pod(pod, claim):
                 self._unreserve_claim(claim, pod)
         extendedclaim.unreserve(self, data)
@@ -653,15 +652,12 @@ class DynamicResources(PluginBase[DynamicResourcesArgs]):
     def _unreserve_claim(self, claim: Object, pod: PodInfo) -> None:
         """Removes the pod from the claim's reservedFor (a strategic-merge patch, so the
         latest claim is not needed); a failure is logged: the next attempt comes here again."""
-        meta = claim.get("metadata") or {}
         patch = {
-            "metadata": {"uid": meta.get("uid")},
+            "metadata": {"uid": rc.metadata(claim).get("uid")},
             "status": {"reservedFor": [{"$patch": "delete", "uid": pod.uid}]},
         }
         try:
-            self.client.patch_claim_status(
-                str(meta.get("namespace") or ""), str(meta.get("name") or ""), patch
-            )
+            self.client.patch_claim_status(*rc.where(claim), patch)
         except ClaimAPIError as error:
             log.error("unreserve resourceclaim %s: %s", rc.key(claim), error)
 

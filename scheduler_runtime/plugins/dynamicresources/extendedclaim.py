@@ -208,8 +208,6 @@ def wait_in_cache(plugin: PluginContext, claim: Object) -> None:
     watch; until then it cannot be assumed. Giving up is only logged, as upstream does.
     Upstream looks every second; this wakes when the watch reports the claim, so a binding
     does not sit out the rest of a second (nor hold a binding thread meanwhile)."""
-    meta = claim.get("metadata") or {}
-    namespace, name = str(meta.get("namespace") or ""), str(meta.get("name") or "")
     deadline = time.monotonic() + CACHE_WAIT_SECONDS
     while True:
         try:
@@ -219,13 +217,12 @@ def wait_in_cache(plugin: PluginContext, claim: Object) -> None:
             if "could not find" not in str(error) or time.monotonic() >= deadline:
                 log.info("claim %s not stored in assume cache: %s", rc.key(claim), error)
                 return
-        plugin.dra.claims.wait_known(namespace, name, max(0.0, deadline - time.monotonic()))
+        plugin.dra.claims.wait_known(*rc.where(claim), max(0.0, deadline - time.monotonic()))
 
 
 def delete_claim(client: ResourceClaimClient, claim: Object) -> None:
     """deleteClaim: the finalizer off (retried on conflicts), then the claim deleted."""
-    meta = claim.get("metadata") or {}
-    namespace, name = str(meta.get("namespace") or ""), str(meta.get("name") or "")
+    namespace, name = rc.where(claim)
     current: Mapping[str, Any] = claim
     for step in range(RETRY_STEPS):
         if step:
@@ -260,8 +257,7 @@ def unreserve(plugin: PluginContext, data: StateData) -> None:
         return
     tracker = plugin.dra.claims
     if tracker.maybe_remove_pending_allocation(data.claims.initial_extended_uid, False):
-        meta = claim.get("metadata") or {}
-        tracker.restore(str(meta.get("namespace") or ""), str(meta.get("name") or ""))
+        tracker.restore(*rc.where(claim))
     if in_memory(claim):
         return
     try:

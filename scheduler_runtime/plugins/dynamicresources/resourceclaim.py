@@ -62,6 +62,12 @@ def key(obj: Object) -> str:
     return f"{namespace}/{meta.get('name', '')}" if namespace else str(meta.get("name", ""))
 
 
+def where(obj: Object) -> tuple[str, str]:
+    """The object's namespace and name, as the API paths and the assume cache take them."""
+    meta = metadata(obj)
+    return str(meta.get("namespace") or ""), str(meta.get("name") or "")
+
+
 def uid(obj: Object) -> str:
     return str(metadata(obj).get("uid") or "")
 
@@ -120,4 +126,5 @@ __all__ = [
     "pod_reference",
     "reserved_for",
     "uid",
+    "where",
 ]
