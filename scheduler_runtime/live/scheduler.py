@@ -15,7 +15,7 @@ import logging
 import random
 import threading
 import time
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -115,6 +115,9 @@ class Scheduler:
         self.binding = ThreadPoolExecutor(BINDING_WORKERS, thread_name_prefix="binding")
         self._backlog = threading.Semaphore(BINDING_BACKLOG)
         self.reporting = ThreadPoolExecutor(REPORTING_WORKERS, thread_name_prefix="reporting")
+        # Writes about a pod waiting for the one under way about it, by pod key.
+        self._reports: dict[str, deque[tuple[Any, tuple[Any, ...], dict[str, Any]]]] = {}
+        self._reports_lock = threading.Lock()
         self.stopping = threading.Event()
         self._scheduled_groups: set[tuple[GroupKey, str]] = set()  # PodGroups (by uid) set True
         # How each group's last cycle ended, for /explain (the newest GROUPS_KEPT groups).
@@ -405,13 +408,39 @@ class Scheduler:
         self.kube.patch(path, annotation_patch(text), before_send=self.outcomes.fence)
 
     def _report(self, write: Any, *args: Any, **kwargs: Any) -> None:
-        """Runs an API write on the reporting pool; a failure is logged, never raised."""
+        """Runs an API write about the pod `args[0]` on the reporting pool, after the writes
+        about the same pod reported before it (so an older refusal never lands over a newer
+        one); a failure is logged, never raised."""
+        key = args[0].key
+        with self._reports_lock:
+            queued = self._reports.get(key)
+            if queued is not None:  # a write about this pod is under way: this one follows it
+                queued.append((write, args, kwargs))
+                return
+            self._reports[key] = deque()
         try:
-            self.reporting.submit(self._write, write, *args, **kwargs)
+            self.reporting.submit(self._report_in_order, key, write, args, kwargs)
         except RuntimeError:  # the pool shut down: only after a cycle outlived stop()'s wait
+            with self._reports_lock:
+                self._reports.pop(key, None)
             if not self.stopping.is_set():
                 raise
-            log.warning("Not reporting the outcome for pod %s: stopping", args[0].key)
+            log.warning("Not reporting the outcome for pod %s: stopping", key)
+
+    def _report_in_order(
+        self, key: str, write: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> None:
+        while True:
+            try:
+                self._write(write, *args, **kwargs)
+            except Exception:  # a bug in one write must not hold back the pod's next ones
+                log.exception("reporting the outcome for pod %s failed", key)
+            with self._reports_lock:
+                queued = self._reports[key]
+                if not queued:
+                    del self._reports[key]
+                    return
+                write, args, kwargs = queued.popleft()
 
     @staticmethod
     def _write(write: Any, *args: Any, **kwargs: Any) -> None:

@@ -1,6 +1,7 @@
-"""The loop waits while the binding pool has a full backlog (so Reserve and PreBind stay
-close together when the API server is the bottleneck), but only so long: pods parked at
-Permit in every binding thread cannot stall it."""
+"""Handing work to the pools: the loop waits while the binding pool has a full backlog (so
+Reserve and PreBind stay close together when the API server is the bottleneck), but only so
+long, so pods parked at Permit in every binding thread cannot stall it; writes about one pod
+land in the order they were reported."""
 
 from __future__ import annotations
 
@@ -55,3 +56,33 @@ def test_the_loop_waits_for_a_full_backlog_only_so_long(scheduler: live.Schedule
     scheduler.binding.shutdown(wait=True)
     assert handed_two < 0.3 <= handed_three
     assert ran == ["a", "b", "c"]
+
+
+def test_writes_about_one_pod_land_in_the_order_they_were_reported(
+    scheduler: live.Scheduler,
+) -> None:
+    """An older refusal must never land over a newer outcome (the reporting pool has several
+    threads): writes about the same pod wait for the one under way; other pods' do not."""
+    landed: list[str] = []
+    first_started = threading.Event()
+
+    def write(pod: Any, what: str) -> None:
+        if what == "refused, 1 member":
+            first_started.set()
+            time.sleep(0.2)  # a slow API server
+        landed.append(f"{pod.key}: {what}")
+
+    class Pod:
+        def __init__(self, key: str) -> None:
+            self.key = key
+
+    scheduler._report(write, Pod("ns/a"), "refused, 1 member")
+    first_started.wait(5)
+    scheduler._report(write, Pod("ns/a"), "refused, 2 members")
+    scheduler._report(write, Pod("ns/b"), "scheduled")
+    scheduler.reporting.shutdown(wait=True)
+    assert [w for w in landed if w.startswith("ns/a")] == [
+        "ns/a: refused, 1 member",
+        "ns/a: refused, 2 members",
+    ]
+    assert landed[0] == "ns/b: scheduled"  # not held behind another pod's slow write
