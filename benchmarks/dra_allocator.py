@@ -17,8 +17,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from scheduler_runtime.plugins.dynamicresources import allocator as alloc
-from scheduler_runtime.plugins.dynamicresources import cel, model
+from scheduler_runtime.dra import allocator as alloc
+from scheduler_runtime.dra import cel, model
 
 DRIVER = "test-driver.cdi.k8s.io"
 

@@ -1,6 +1,6 @@
-"""DynamicResources: Dynamic Resource Allocation as kube-scheduler 1.36 does it. The plugin
-is in `dynamicresources.py`; the structured allocator, the CEL environment and the object
-model it runs on are beside it."""
+"""DynamicResources: Dynamic Resource Allocation as kube-scheduler does it. The plugin is in
+`dynamicresources.py`; the structured allocator, the CEL environment and the object model it
+runs on are the library `scheduler_runtime.dra`."""
 
 from __future__ import annotations
 

@@ -14,8 +14,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from scheduler_runtime.plugins.dynamicresources.allocator import Features, Node, SliceIndex
-from scheduler_runtime.plugins.dynamicresources.model import DeviceClass
+from scheduler_runtime.dra.allocator import Features, Node, SliceIndex
+from scheduler_runtime.dra.model import DeviceClass
 
 Results = list[dict[str, Any]] | None
 Stamps = Mapping[tuple[str, str], int]

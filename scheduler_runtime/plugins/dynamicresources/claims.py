@@ -11,9 +11,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from scheduler_runtime.dra.allocator import Allocator, Features
+from scheduler_runtime.dra.model import Claim, NodeSelector
 from scheduler_runtime.framework.dra import Object, ResourceClaimClient, SharedDRAManager
-from scheduler_runtime.plugins.dynamicresources.allocator import Allocator, Features
-from scheduler_runtime.plugins.dynamicresources.model import Claim, NodeSelector
 from scheduler_runtime.plugins.dynamicresources.resourceclaim import allocation
 
 # The name of the claim for extended resources while it only exists in memory: not a valid

@@ -23,6 +23,21 @@ import numpy as np
 from pydantic import BaseModel
 
 from scheduler_runtime.config.args import DynamicResourcesArgs
+from scheduler_runtime.dra.allocator import (
+    AllocationError,
+    AllocationTimeoutError,
+    Allocator,
+    Features,
+    Node,
+    NodeAllocationError,
+)
+from scheduler_runtime.dra.cel import Cache as CelCache
+from scheduler_runtime.dra.model import (
+    Claim,
+    ModelError,
+    _node_selector,
+    parse_claim,
+)
 from scheduler_runtime.framework.dra import (
     ClaimAPIError,
     Object,
@@ -59,16 +74,7 @@ from scheduler_runtime.framework.status import SKIP, SUCCESS, Code, NodeVerdicts
 from scheduler_runtime.framework.types import Diagnosis
 from scheduler_runtime.plugins.dynamicresources import binding, explaining, extendedclaim
 from scheduler_runtime.plugins.dynamicresources import resourceclaim as rc
-from scheduler_runtime.plugins.dynamicresources.allocator import (
-    AllocationError,
-    AllocationTimeoutError,
-    Allocator,
-    Features,
-    Node,
-    NodeAllocationError,
-)
 from scheduler_runtime.plugins.dynamicresources.answers import Miss, NodeAnswers
-from scheduler_runtime.plugins.dynamicresources.cel import Cache as CelCache
 from scheduler_runtime.plugins.dynamicresources.claims import (
     ClaimInfo,
     ClaimStore,
@@ -77,12 +83,6 @@ from scheduler_runtime.plugins.dynamicresources.claims import (
     PlainClaims,
     StateData,
     Variant,
-)
-from scheduler_runtime.plugins.dynamicresources.model import (
-    Claim,
-    ModelError,
-    _node_selector,
-    parse_claim,
 )
 from scheduler_runtime.plugins.dynamicresources.parsed import NoDRA, ParsedDRA
 

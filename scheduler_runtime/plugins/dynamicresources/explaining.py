@@ -13,10 +13,10 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
+from scheduler_runtime.dra.allocator import AllocationError, Allocator, Node
+from scheduler_runtime.dra.model import Claim
 from scheduler_runtime.plugins.dynamicresources import resourceclaim as rc
-from scheduler_runtime.plugins.dynamicresources.allocator import AllocationError, Allocator, Node
 from scheduler_runtime.plugins.dynamicresources.claims import StateData
-from scheduler_runtime.plugins.dynamicresources.model import Claim
 
 DIAGNOSED = 8
 CANNOT_ALLOCATE = "cannot allocate all claims"

@@ -14,6 +14,7 @@ import uuid
 from collections.abc import Mapping
 from typing import Any
 
+from scheduler_runtime.dra.model import parse_claim
 from scheduler_runtime.framework.dra import (
     ClaimAPIError,
     ClaimCacheError,
@@ -36,7 +37,6 @@ from scheduler_runtime.plugins.dynamicresources.extended import (
     is_dra_extended_resource_name,
     requests_and_mappings,
 )
-from scheduler_runtime.plugins.dynamicresources.model import parse_claim
 
 log = logging.getLogger(__name__)
 

@@ -9,27 +9,27 @@ import logging
 import threading
 from collections.abc import Mapping, Sequence
 
-from scheduler_runtime.framework.dra import (
-    AllocatedDevices,
-    ClaimCacheError,
-    Object,
-    SharedDRAManager,
-)
-from scheduler_runtime.plugins.dynamicresources.allocator import (
+from scheduler_runtime.dra.allocator import (
     AllocatedState,
     Capacity,
     SliceIndex,
     insert_capacity,
 )
-from scheduler_runtime.plugins.dynamicresources.model import (
+from scheduler_runtime.dra.model import (
     DeviceClass,
     ModelError,
     Slice,
     parse_class,
     parse_slice,
 )
-from scheduler_runtime.plugins.dynamicresources.quantity import QuantityError
-from scheduler_runtime.plugins.dynamicresources.quantity import parse as parse_quantity
+from scheduler_runtime.dra.quantity import QuantityError
+from scheduler_runtime.dra.quantity import parse as parse_quantity
+from scheduler_runtime.framework.dra import (
+    AllocatedDevices,
+    ClaimCacheError,
+    Object,
+    SharedDRAManager,
+)
 
 log = logging.getLogger(__name__)
 

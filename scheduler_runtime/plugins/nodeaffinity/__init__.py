@@ -20,10 +20,7 @@ from scheduler_runtime.framework.interface import (
     default_normalize_score,
 )
 from scheduler_runtime.framework.nodeinfo import NodeInfo
-from scheduler_runtime.framework.podinfo import PodInfo
-from scheduler_runtime.framework.snapshot import Int64s, Slots, Snapshot
-from scheduler_runtime.framework.status import SKIP, SUCCESS, NodeVerdicts, Status
-from scheduler_runtime.plugins.nodeaffinity.selector import (
+from scheduler_runtime.framework.nodeselector import (
     NAME_FIELD,
     Term,
     WeightedTerm,
@@ -36,6 +33,9 @@ from scheduler_runtime.plugins.nodeaffinity.selector import (
     terms_mask,
     terms_match,
 )
+from scheduler_runtime.framework.podinfo import PodInfo
+from scheduler_runtime.framework.snapshot import Int64s, Slots, Snapshot
+from scheduler_runtime.framework.status import SKIP, SUCCESS, NodeVerdicts, Status
 
 REASON_POD = "node(s) didn't match Pod's node affinity/selector"
 REASON_ENFORCED = "node(s) didn't match scheduler-enforced node affinity"

@@ -11,6 +11,7 @@ from typing import Any
 
 from scheduler_runtime.framework.labelselector import SelectorError, parse_selector
 from scheduler_runtime.framework.nodeinfo import NodeInfo
+from scheduler_runtime.framework.nodeselector import parse_terms, terms_match
 from scheduler_runtime.framework.podinfo import PodInfo
 from scheduler_runtime.framework.quantity import QuantityError, amount
 from scheduler_runtime.framework.volumes import (
@@ -20,7 +21,6 @@ from scheduler_runtime.framework.volumes import (
     not_found,
     volume_name,
 )
-from scheduler_runtime.plugins.nodeaffinity.selector import parse_terms, terms_match
 
 BIND_COMPLETED = "pv.kubernetes.io/bind-completed"
 SELECTED_NODE = "volume.kubernetes.io/selected-node"

@@ -31,8 +31,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from scheduler_runtime.plugins.dynamicresources import cel
-from scheduler_runtime.plugins.dynamicresources.model import (
+from scheduler_runtime.dra import cel
+from scheduler_runtime.dra.model import (
     ALL,
     ALLOCATION_RESULTS_MAX_SIZE,
     EXACT_COUNT,
@@ -46,7 +46,7 @@ from scheduler_runtime.plugins.dynamicresources.model import (
     Slice,
     Taint,
 )
-from scheduler_runtime.plugins.dynamicresources.quantity import Quantity, parse
+from scheduler_runtime.dra.quantity import Quantity, parse
 
 Capacity = dict[str, Quantity]
 

@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from scheduler_runtime.plugins.dynamicresources import allocator as alloc
-from scheduler_runtime.plugins.dynamicresources import cel, model
-from scheduler_runtime.plugins.dynamicresources.quantity import parse
+from scheduler_runtime.dra import allocator as alloc
+from scheduler_runtime.dra import cel, model
+from scheduler_runtime.dra.quantity import parse
 
 RECORDS = json.loads(
     Path(__file__).with_name("testdata").joinpath("allocatortesting_golden.json").read_text()

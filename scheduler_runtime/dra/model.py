@@ -10,10 +10,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from scheduler_runtime.plugins.dynamicresources import cel
-from scheduler_runtime.plugins.dynamicresources.quantity import Quantity, QuantityError
-from scheduler_runtime.plugins.dynamicresources.quantity import parse as parse_quantity
-from scheduler_runtime.plugins.nodeaffinity.selector import Term, parse_terms, terms_match
+from scheduler_runtime.dra import cel
+from scheduler_runtime.dra.quantity import Quantity, QuantityError
+from scheduler_runtime.dra.quantity import parse as parse_quantity
+from scheduler_runtime.framework.nodeselector import Term, parse_terms, terms_match
 
 # resourceapi.AllocationResultsMaxSize
 ALLOCATION_RESULTS_MAX_SIZE = 32

@@ -32,10 +32,10 @@ from typing import Any
 from cel_expr_python import cel as _cel
 from cel_expr_python.ext import ext_bindings, ext_optional
 
-from scheduler_runtime.plugins.dynamicresources import celast
-from scheduler_runtime.plugins.dynamicresources.celast import NULL, Expr, NullValue, Uint
-from scheduler_runtime.plugins.dynamicresources.quantity import Quantity, QuantityError
-from scheduler_runtime.plugins.dynamicresources.quantity import parse as parse_quantity
+from scheduler_runtime.dra import celast
+from scheduler_runtime.dra.celast import NULL, Expr, NullValue, Uint
+from scheduler_runtime.dra.quantity import Quantity, QuantityError
+from scheduler_runtime.dra.quantity import parse as parse_quantity
 
 # resourceapi.CELSelectorExpressionMaxCost, and the list limit of the `includes` function.
 SELECTOR_MAX_COST = 1_000_000

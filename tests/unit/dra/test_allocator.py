@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from scheduler_runtime.plugins.dynamicresources import allocator as alloc
-from scheduler_runtime.plugins.dynamicresources import cel, model
+from scheduler_runtime.dra import allocator as alloc
+from scheduler_runtime.dra import cel, model
 
 DATA = Path(__file__).with_name("testdata")
 CASES = json.loads((DATA / "alloc_cases.json").read_text())

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from scheduler_runtime.plugins.dynamicresources import cel
-from scheduler_runtime.plugins.dynamicresources.quantity import parse
+from scheduler_runtime.dra import cel
+from scheduler_runtime.dra.quantity import parse
 
 DATA = Path(__file__).with_name("testdata")
 CASES = json.loads((DATA / "cel_cases.json").read_text())

@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from scheduler_runtime.plugins.dynamicresources import quantity
-from scheduler_runtime.plugins.dynamicresources.quantity import NANO, Quantity, QuantityError
+from scheduler_runtime.dra import quantity
+from scheduler_runtime.dra.quantity import NANO, Quantity, QuantityError
 
 
 @pytest.mark.parametrize(
