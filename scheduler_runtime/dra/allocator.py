@@ -46,7 +46,7 @@ from scheduler_runtime.dra.model import (
     Slice,
     Taint,
 )
-from scheduler_runtime.dra.quantity import Quantity, parse
+from scheduler_runtime.framework.quantity import Quantity, parse
 
 Capacity = dict[str, Quantity]
 

@@ -11,9 +11,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from scheduler_runtime.dra import cel
-from scheduler_runtime.dra.quantity import Quantity, QuantityError
-from scheduler_runtime.dra.quantity import parse as parse_quantity
 from scheduler_runtime.framework.nodeselector import Term, parse_terms, terms_match
+from scheduler_runtime.framework.quantity import Quantity, QuantityError
+from scheduler_runtime.framework.quantity import parse as parse_quantity
 
 # resourceapi.AllocationResultsMaxSize
 ALLOCATION_RESULTS_MAX_SIZE = 32
@@ -195,10 +195,13 @@ def _get(obj: Mapping[str, Any], key: str, where: str) -> Any:
 
 
 def _quantity(raw: Any, where: str) -> Quantity:
+    """A quantity the allocator compares and adds: one too large for that is refused here."""
     try:
-        return parse_quantity(str(raw))
+        quantity = parse_quantity(str(raw))
+        _ = quantity.nanos
     except QuantityError as e:
         raise ModelError(f"{where}: {e}") from None
+    return quantity
 
 
 def _counters(raw: Mapping[str, Any] | None, where: str) -> Mapping[str, Quantity]:

@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from scheduler_runtime.dra.quantity import QuantityError
-from scheduler_runtime.dra.quantity import parse as parse_quantity
 from scheduler_runtime.framework.dra import DEVICE_CLASS_PREFIX, Object
+from scheduler_runtime.framework.quantity import QuantityError
+from scheduler_runtime.framework.quantity import parse as parse_quantity
 
 # Which DeviceClass backs an extended resource name (None: none does).
 ClassResolver = Callable[[str], Object | None]

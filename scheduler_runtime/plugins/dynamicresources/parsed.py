@@ -22,14 +22,14 @@ from scheduler_runtime.dra.model import (
     parse_class,
     parse_slice,
 )
-from scheduler_runtime.dra.quantity import QuantityError
-from scheduler_runtime.dra.quantity import parse as parse_quantity
 from scheduler_runtime.framework.dra import (
     AllocatedDevices,
     ClaimCacheError,
     Object,
     SharedDRAManager,
 )
+from scheduler_runtime.framework.quantity import QuantityError
+from scheduler_runtime.framework.quantity import parse as parse_quantity
 
 log = logging.getLogger(__name__)
 

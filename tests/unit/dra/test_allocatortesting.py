@@ -15,7 +15,7 @@ import pytest
 
 from scheduler_runtime.dra import allocator as alloc
 from scheduler_runtime.dra import cel, model
-from scheduler_runtime.dra.quantity import parse
+from scheduler_runtime.framework.quantity import parse
 
 RECORDS = json.loads(
     Path(__file__).with_name("testdata").joinpath("allocatortesting_golden.json").read_text()

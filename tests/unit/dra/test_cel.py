@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from scheduler_runtime.dra import cel
-from scheduler_runtime.dra.quantity import parse
+from scheduler_runtime.framework.quantity import parse
 
 DATA = Path(__file__).with_name("testdata")
 CASES = json.loads((DATA / "cel_cases.json").read_text())
