@@ -29,7 +29,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from scheduler_runtime.dra import cel
 from scheduler_runtime.dra.model import (
@@ -46,7 +46,7 @@ from scheduler_runtime.dra.model import (
     Slice,
     Taint,
 )
-from scheduler_runtime.framework.quantity import Quantity, parse
+from scheduler_runtime.framework.quantity import Quantity, QuantityError, parse
 
 Capacity = dict[str, Quantity]
 
@@ -138,6 +138,54 @@ def _remove_capacity(collection: dict[DeviceID, Capacity], device: DeviceID, sub
         del collection[device]
 
 
+class MatchCache:
+    """Each selector's outcome per device: True/False, or the CEL runtime error message, so
+    a Filter over many nodes evaluates each (expression, device) pair once while the slices
+    stay the same. Bounded: outcomes go into a young generation; when it holds
+    `max_bytes` (estimated), it becomes the old one and the previous old one is dropped. An
+    outcome found in the old generation moves back to the young one, so the pairs in use
+    stay while a claim with thousands of selectors passes through; at most 2 x `max_bytes`."""
+
+    # Measured (tracemalloc): about 100 bytes per outcome in a per-expression dict keyed by
+    # device, and an expression's string and dict besides.
+    ENTRY_BYTES = 100
+    EXPRESSION_BYTES = 300
+    MAX_BYTES = 16 * 2**20
+
+    def __init__(self, max_bytes: int = MAX_BYTES) -> None:
+        self.max_bytes = max_bytes
+        self.young: dict[str, dict[int, bool | str]] = {}
+        self.old: dict[str, dict[int, bool | str]] = {}
+        self.young_bytes = 0
+
+    def __len__(self) -> int:
+        return sum(map(len, self.young.values())) + sum(map(len, self.old.values()))
+
+    def get(self, expression: str, device: Device) -> bool | str | None:
+        per_device = self.young.get(expression)
+        if per_device is not None:
+            found = per_device.get(id(device))
+            if found is not None:
+                return found
+        per_device = self.old.get(expression)
+        if per_device is None:
+            return None
+        found = per_device.pop(id(device), None)
+        if found is not None:
+            self.put(expression, device, found)
+        return found
+
+    def put(self, expression: str, device: Device, outcome: bool | str) -> None:
+        per_device = self.young.get(expression)
+        if per_device is None:
+            self.young_bytes += self.EXPRESSION_BYTES + len(expression)
+            per_device = self.young[expression] = {}
+        per_device[id(device)] = outcome
+        self.young_bytes += self.ENTRY_BYTES + (len(outcome) if type(outcome) is str else 0)
+        if self.young_bytes > self.max_bytes:
+            self.old, self.young, self.young_bytes = self.young, {}, 0
+
+
 @dataclass(frozen=True, slots=True)
 class Node:
     """The parts of a Node the allocator looks at."""
@@ -195,8 +243,7 @@ class SliceIndex:
             self.by_pool.setdefault((s.driver, s.pool), []).append(s)
         self._pools: dict[tuple[str, tuple[tuple[str, str], ...], bool], list[Pool]] = {}
         self._searchable: dict[int, list[Pool]] = {}
-        # (expression, id(device)) -> True/False, or the CEL runtime error message.
-        self.matches: dict[tuple[str, int], bool | str] = {}
+        self.matches = MatchCache()
         self._built: dict[tuple[Any, ...], Pool] = {}
         self._has_labels_dependency = bool(self.shared) or any(
             s.per_device_node_selection for s in self.all
@@ -668,9 +715,7 @@ class _Attempt:
         for claim_index, claim in enumerate(self.claims):
             self._prepare_claim(claim_index, claim)
         try:
-            done = self._allocate_one(
-                claim_index=0, request_index=0, sub=0, device_index=0, in_sub=False, start=(0, 0, 0)
-            )
+            done = self._search_all()
         except _MaxSizeExceededError:
             raise AllocationError("allocation max size exceeded") from None
         if not done:
@@ -790,6 +835,7 @@ class _Attempt:
                 )
             for s in pool.slices:
                 for device in s.devices:
+                    self._check_deadline()
                     if not self._selectable(key[0], data, s, device):
                         continue
                     if self.features.consumable_capacity and not self._fits_capacity(
@@ -826,12 +872,11 @@ class _Attempt:
         cache = self.a.index.matches
         for i, expression in enumerate(selectors):
             assert expression is not None  # checked in _validate
-            key = (expression, id(device))
-            outcome = cache.get(key)
+            outcome = cache.get(expression, device)
             if outcome is None:
                 outcome = self._evaluate(expression, device, cls, claim_index, i)
                 if outcome is not None:
-                    cache[key] = outcome
+                    cache.put(expression, device, outcome)
             if type(outcome) is str:
                 owner = f"class {cls.name}" if cls else f"claim {self.claims[claim_index].key}"
                 raise AllocationError(f"{owner}: selector #{i}: CEL runtime error: {outcome}")
@@ -847,8 +892,13 @@ class _Attempt:
             owner = f"class {cls.name}" if cls else f"claim {self.claims[claim_index].key}"
             raise AllocationError(f"{owner}: selector #{i}: CEL compile error: {compiled.error}")
         try:
-            return compiled.device_matches(device.cel_input(self.a.cel_features))
-        except cel.CelRuntimeError as e:
+            return compiled.device_matches(
+                device.cel_input(self.a.cel_features), deadline=self.deadline
+            )
+        except (cel.CelRuntimeError, QuantityError) as e:
+            # CEL does not say why it was interrupted: the deadline passing says it (as
+            # upstream's DeviceMatches deduces it), and the outcome is not the device's.
+            self._check_deadline()
             return str(e)
 
     def _fits_capacity(self, request: Request, device: Device) -> bool:
@@ -863,133 +913,65 @@ class _Attempt:
 
     # -- the search -----------------------------------------------------------------------
 
-    def _allocate_one(  # noqa: PLR0911, PLR0917 (upstream's allocateOne, step by step)
-        self,
-        claim_index: int,
-        request_index: int,
-        sub: int,
-        device_index: int,
-        in_sub: bool,
-        start: tuple[int, int, int],
-    ) -> bool:
-        if self.deadline is not None and time.monotonic() > self.deadline:
-            raise AllocationTimeoutError("filter operation aborted: context deadline exceeded")
+    def _search_all(self) -> bool:
+        """allocateOne from the first claim, its recursion run on an explicit stack (as deep
+        as the devices being allocated: a pod's claims may ask for hundreds). Each frame waits
+        for the answer of the call it made: True, False, or _EXCEEDED (upstream's
+        errAllocationResultMaxSizeExceeded); other errors abandon the search."""
+        stack: list[_Frame] = []
+        step: _Call | bool | object = _Call(0, 0, 0, 0, False, _ORIGIN)
+        try:
+            while True:
+                if type(step) is _Call:
+                    step = self._enter(step, stack)
+                elif stack:
+                    step = stack[-1].resume(step, stack)
+                elif step is _EXCEEDED:
+                    raise _MaxSizeExceededError
+                else:
+                    return bool(step)
+        except BaseException:
+            for frame in reversed(stack):
+                frame.abandon()
+            raise
+
+    def _enter(self, call: _Call, stack: list[_Frame]) -> _Call | bool | object:  # noqa: PLR0911 (upstream's allocateOne, step by step)
+        """The start of allocateOne: an answer, or the next call (with a frame pushed when
+        this call has to see its answer)."""
+        self._check_deadline()
+        claim_index, request_index, sub, device_index, in_sub, _ = call
         if claim_index >= len(self.claims):
             return True
-        claim = self.claims[claim_index]
-        if request_index >= len(claim.requests):
-            try:
-                return self._allocate_one(claim_index + 1, 0, 0, 0, False, (0, 0, 0))
-            except _MaxSizeExceededError:
-                return False
-        key = (claim_index, request_index, sub)
-        data = self.request_data[key]
+        if request_index >= len(self.claims[claim_index].requests):
+            stack.append(_NextClaim())
+            return _Call(claim_index + 1, 0, 0, 0, False, _ORIGIN)
+        data = self.request_data[(claim_index, request_index, sub)]
         if not in_sub and data.parent is not None:
-            return self._allocate_subrequests(claim_index, request_index, device_index)
-        request = data.request
-        all_mode = request.allocation_mode == ALL
-        if all_mode and not data.all_devices:
+            subrequests = _Subrequests(self, claim_index, request_index, device_index)
+            stack.append(subrequests)
+            return subrequests.next_call(stack)
+        if data.request.allocation_mode == ALL and not data.all_devices:
             return False
         if device_index >= data.num_devices:
-            return self._allocate_one(claim_index, request_index + 1, 0, 0, False, (0, 0, 0))
+            return _Call(claim_index, request_index + 1, 0, 0, False, _ORIGIN)
         if len(self.results[claim_index]) + data.num_devices - device_index > (
             ALLOCATION_RESULTS_MAX_SIZE
         ):
-            raise _MaxSizeExceededError
-        if all_mode:
-            assert data.all_devices is not None
+            return _EXCEEDED
+        if data.all_devices is not None and data.request.allocation_mode == ALL:
             device, s, pool = data.all_devices[device_index]
             undo = self._allocate_device(claim_index, data, device, s, pool, must=True)
             if undo is None:
                 return False
-            try:
-                done = self._allocate_one(
-                    claim_index, request_index, sub, device_index + 1, in_sub, (0, 0, 0)
-                )
-            except BaseException:
-                undo()
-                raise
-            if not done:
-                undo()
-            return done
-        return self._search(claim_index, request_index, sub, device_index, in_sub, start, data)
+            stack.append(_AllDevices(undo))
+            return _Call(claim_index, request_index, sub, device_index + 1, in_sub, _ORIGIN)
+        frame = _Search(self, call, data)
+        stack.append(frame)
+        return frame.scan(stack)
 
-    def _allocate_subrequests(
-        self, claim_index: int, request_index: int, device_index: int
-    ) -> bool:
-        all_exceeded = True
-        sub = 0
-        while (claim_index, request_index, sub) in self.request_data:
-            try:
-                done = self._allocate_one(
-                    claim_index, request_index, sub, device_index, True, (0, 0, 0)
-                )
-            except _MaxSizeExceededError:
-                sub += 1
-                continue
-            all_exceeded = False
-            if done:
-                self.request_data[(claim_index, request_index, 0)].selected_sub = sub
-                return True
-            sub += 1
-        if all_exceeded:
-            raise _MaxSizeExceededError
-        return False
-
-    def _search(  # noqa: PLR0917 (the position in the search, as upstream passes it)
-        self,
-        claim_index: int,
-        request_index: int,
-        sub: int,
-        device_index: int,
-        in_sub: bool,
-        start: tuple[int, int, int],
-        data: _RequestData,
-    ) -> bool:
-        request = data.request
-        admin = bool(request.admin_access)
-        state = self.a.state
-        consumable = self.features.consumable_capacity
-        pools = self.search_pools
-        for pool_index in range(start[0], len(pools)):
-            pool = pools[pool_index]
-            slice_start = start[1] if pool_index == start[0] else 0
-            for slice_index in range(slice_start, len(pool.slices)):
-                s = pool.slices[slice_index]
-                device_start = start[2] if (pool_index, slice_index) == start[:2] else 0
-                devices = s.devices
-                for dev_index in range(device_start, len(devices)):
-                    device = devices[dev_index]
-                    device_id = device.id
-                    claims_using = self.allocating.get(device_id)
-                    if admin:
-                        if claims_using and claim_index in claims_using:
-                            continue
-                    elif claims_using or device_id in state.allocated_devices:
-                        continue
-                    if not self._selectable(claim_index, data, s, device):
-                        continue
-                    if consumable and not self._fits_capacity(request, device):
-                        continue
-                    undo = self._allocate_device(claim_index, data, device, s, pool, must=False)
-                    if undo is None:
-                        continue
-                    try:
-                        done = self._allocate_one(
-                            claim_index,
-                            request_index,
-                            sub,
-                            device_index + 1,
-                            in_sub,
-                            (pool_index, slice_index, dev_index + 1),
-                        )
-                    except BaseException:
-                        undo()
-                        raise
-                    if done:
-                        return True
-                    undo()
-        return False
+    def _check_deadline(self) -> None:
+        if self.deadline is not None and time.monotonic() > self.deadline:
+            raise AllocationTimeoutError("filter operation aborted: context deadline exceeded")
 
     def _allocate_device(  # noqa: PLR0911, PLR0912, PLR0917 (upstream's allocateDevice)
         self,
@@ -1192,6 +1174,179 @@ class _Attempt:
         return {"nodeSelectorTerms": [term]}
 
 
+# ---------------------------------------------------------------------------------------------
+# The search's frames: allocateOne's recursion, one frame per call still waiting for an answer.
+
+
+class _Call(NamedTuple):
+    """allocateOne's arguments: the device to find, and where the search for it starts."""
+
+    claim_index: int
+    request_index: int
+    sub: int
+    device_index: int
+    in_sub: bool
+    start: tuple[int, int, int]
+
+
+_ORIGIN = (0, 0, 0)
+_EXCEEDED = object()  # errAllocationResultMaxSizeExceeded, as an answer
+
+
+class _Frame:
+    """A call waiting for the answer of the call it made."""
+
+    __slots__ = ()
+
+    def resume(self, answer: object, stack: list[_Frame]) -> _Call | bool | object:
+        """Go on with the answer: the next call, or (popped) this call's own answer."""
+        raise NotImplementedError
+
+    def abandon(self) -> None:
+        """The search stops with an error: undo what this call took."""
+
+
+class _NextClaim(_Frame):
+    """Done with a claim: a later claim exceeding the size limit is only a failure here."""
+
+    __slots__ = ()
+
+    def resume(self, answer: object, stack: list[_Frame]) -> _Call | bool | object:
+        stack.pop()
+        return False if answer is _EXCEEDED else answer
+
+
+class _Subrequests(_Frame):
+    """A request with subrequests: the first one that can be allocated."""
+
+    __slots__ = ("all_exceeded", "attempt", "claim_index", "device_index", "request_index", "sub")
+
+    def __init__(
+        self, attempt: _Attempt, claim_index: int, request_index: int, device_index: int
+    ) -> None:
+        self.attempt = attempt
+        self.claim_index = claim_index
+        self.request_index = request_index
+        self.device_index = device_index
+        self.sub = 0
+        self.all_exceeded = True
+
+    def next_call(self, stack: list[_Frame]) -> _Call | bool | object:
+        key = (self.claim_index, self.request_index, self.sub)
+        if key not in self.attempt.request_data:
+            stack.pop()
+            return _EXCEEDED if self.all_exceeded else False
+        return _Call(
+            self.claim_index, self.request_index, self.sub, self.device_index, True, _ORIGIN
+        )
+
+    def resume(self, answer: object, stack: list[_Frame]) -> _Call | bool | object:
+        if answer is not _EXCEEDED:
+            self.all_exceeded = False
+            if answer:
+                key = (self.claim_index, self.request_index, 0)
+                self.attempt.request_data[key].selected_sub = self.sub
+                stack.pop()
+                return True
+        self.sub += 1
+        return self.next_call(stack)
+
+
+class _AllDevices(_Frame):
+    """allocationMode All: the device taken, and the rest of the request after it."""
+
+    __slots__ = ("undo",)
+
+    def __init__(self, undo: Callable[[], None]) -> None:
+        self.undo = undo
+
+    def resume(self, answer: object, stack: list[_Frame]) -> _Call | bool | object:
+        stack.pop()
+        if answer is not True:
+            self.undo()
+        return answer
+
+    def abandon(self) -> None:
+        self.undo()
+
+
+class _Search(_Frame):
+    """allocationMode ExactCount: the devices in upstream's order, from the start location,
+    each taken in turn while the rest of the search is tried after it."""
+
+    __slots__ = ("attempt", "call", "data", "device", "pool", "slice", "undo")
+
+    def __init__(self, attempt: _Attempt, call: _Call, data: _RequestData) -> None:
+        self.attempt = attempt
+        self.call = call
+        self.data = data
+        self.pool, self.slice, self.device = call.start
+        self.undo: Callable[[], None] | None = None
+
+    def resume(self, answer: object, stack: list[_Frame]) -> _Call | bool | object:
+        if answer is True:
+            stack.pop()
+            return True
+        assert self.undo is not None
+        self.undo()
+        self.undo = None
+        if answer is _EXCEEDED:
+            stack.pop()
+            return _EXCEEDED
+        self.device += 1
+        return self.scan(stack)
+
+    def abandon(self) -> None:
+        if self.undo is not None:
+            self.undo()
+
+    def scan(self, stack: list[_Frame]) -> _Call | bool | object:
+        """From the current location on: the call after the next device taken, or False."""
+        attempt, data, call = self.attempt, self.data, self.call
+        claim_index = call.claim_index
+        request = data.request
+        admin = bool(request.admin_access)
+        allocated = attempt.a.state.allocated_devices
+        allocating = attempt.allocating
+        consumable = attempt.features.consumable_capacity
+        pools = attempt.search_pools
+        while self.pool < len(pools):
+            pool = pools[self.pool]
+            while self.slice < len(pool.slices):
+                s = pool.slices[self.slice]
+                devices = s.devices
+                while self.device < len(devices):
+                    attempt._check_deadline()
+                    device = devices[self.device]
+                    device_id = device.id
+                    using = allocating.get(device_id)
+                    if admin:
+                        taken = bool(using) and claim_index in using  # type: ignore[operator]
+                    else:
+                        taken = bool(using) or device_id in allocated
+                    if taken:
+                        self.device += 1
+                        continue
+                    if not attempt._selectable(claim_index, data, s, device) or (
+                        consumable and not attempt._fits_capacity(request, device)
+                    ):
+                        self.device += 1
+                        continue
+                    undo = attempt._allocate_device(claim_index, data, device, s, pool, False)
+                    if undo is None:
+                        self.device += 1
+                        continue
+                    self.undo = undo
+                    location = (self.pool, self.slice, self.device + 1)
+                    return call._replace(device_index=call.device_index + 1, start=location)
+                self.slice += 1
+                self.device = 0
+            self.pool += 1
+            self.slice = 0
+        stack.pop()
+        return False
+
+
 def _drop_last(results: list[_Result]) -> None:
     results.pop()
 
@@ -1220,6 +1375,7 @@ __all__ = [
     "Allocator",
     "Capacity",
     "Features",
+    "MatchCache",
     "Node",
     "NodeAllocationError",
     "Pool",

@@ -1540,7 +1540,13 @@ class CompilationResult:
         self._fn = fn
         self._tracked = tracked
 
-    def device_matches(self, device: DeviceInput, cost_limit: int = SELECTOR_MAX_COST) -> bool:
+    def device_matches(
+        self,
+        device: DeviceInput,
+        cost_limit: int = SELECTOR_MAX_COST,
+        *,
+        deadline: float | None = None,
+    ) -> bool:
         """CompilationResult.DeviceMatches: True/False, or CelRuntimeError with its message."""
         if device.error is not None:
             raise CelRuntimeError(device.error)
