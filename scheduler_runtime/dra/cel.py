@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from functools import cmp_to_key
 from typing import Any
 
+import re2
 from cel_expr_python import cel as _cel
 from cel_expr_python.ext import ext_bindings, ext_optional
 
@@ -431,24 +432,118 @@ def _str_args(*args: Any) -> None:
         raise _err(_NO_OVERLOAD)
 
 
-_REGEX_CACHE: dict[str, re.Pattern[str]] = {}
+# Regular expressions: RE2 (linear time, as Go's regexp that cel-go uses), never a backtracking
+# engine, with Go's error texts. Constant patterns are compiled once with the expression;
+# re2.compile keeps a bounded cache (128 patterns) for the dynamic ones.
+_RE2_OPTIONS = re2.Options()
+_RE2_OPTIONS.log_errors = False
+# RE2's error codes as Go's regexp/syntax names them.
+_GO_REGEXP_ERRORS = {
+    "unexpected error": "regexp/syntax: internal error",
+    "missing ]": "missing closing ]",
+    "missing )": "missing closing )",
+    "trailing \\": "trailing backslash at end of expression",
+    "no argument for repetition operator": "missing argument to repetition operator",
+    "invalid repetition size": "invalid repeat count",
+    "bad repetition operator": "invalid nested repetition operator",
+    "invalid perl operator": "invalid or unsupported Perl syntax",
+    "invalid named capture group": "invalid named capture",
+    "pattern too large - compile failed": "expression too large",
+    "pattern too large - reverse compile failed": "expression too large",
+}
 
 
-def _regex(pattern: str) -> re.Pattern[str]:
-    compiled = _REGEX_CACHE.get(pattern)
-    if compiled is None:
+class RegexError(Exception):
+    """A pattern Go's regexp refuses; str() is Go's message without the `error parsing
+    regexp: ` prefix each caller adds in its own way."""
+
+
+class Regex:
+    """A compiled pattern with Go's regexp semantics (leftmost-first, UTF-8 byte offsets)."""
+
+    __slots__ = ("_re",)
+
+    def __init__(self, pattern: str) -> None:
+        encoded = pattern.encode("utf-8", "surrogatepass")
+        if _has_any_byte_escape(encoded):
+            raise RegexError("invalid escape sequence: `\\C`")
         try:
-            compiled = re.compile(pattern)
-        except re.error as e:
-            raise _err(f"error parsing regexp: {e}") from None
-        if len(_REGEX_CACHE) < 1024:
-            _REGEX_CACHE[pattern] = compiled
-    return compiled
+            self._re = re2.compile(encoded, _RE2_OPTIONS)
+        except re2.error as e:
+            raise RegexError(_go_regexp_error(_text(e.args[0]) if e.args else "")) from None
+
+    def search(self, text: str) -> bool:
+        return self._re.search(text.encode("utf-8", "surrogatepass")) is not None
+
+    def find(self, text: str) -> str:
+        m = self._re.search(text.encode("utf-8", "surrogatepass"))
+        return "" if m is None else m.group(0).decode("utf-8", "replace")
+
+    def find_all(self, text: str, limit: int) -> list[str]:
+        """Go's FindAllString: an empty match right after a match is skipped."""
+        data = text.encode("utf-8", "surrogatepass")
+        out: list[str] = []
+        pos, prev_end, end = 0, -1, len(data)
+        while (limit < 0 or len(out) < limit) and pos <= end:
+            m = self._re.search(data, pos)
+            if m is None:
+                break
+            start, stop = m.span()
+            accept = True
+            if stop == pos:
+                accept = start != prev_end
+                pos += _utf8_width(data, pos)
+            else:
+                pos = stop
+            prev_end = stop
+            if accept:
+                out.append(data[start:stop].decode("utf-8", "replace"))
+        return out
+
+
+def _has_any_byte_escape(pattern: bytes) -> bool:
+    """RE2 accepts `\\C` (any byte), Go's parser refuses it (outside `\\Q...\\E`)."""
+    i, n = 0, len(pattern)
+    while i < n - 1:
+        if pattern[i] != 0x5C:  # backslash
+            i += 1
+        elif pattern[i + 1] == 0x43:  # C
+            return True
+        elif pattern[i + 1] == 0x51:  # Q: literal text up to \E
+            close = pattern.find(b"\\E", i + 2)
+            i = n if close < 0 else close + 2
+        else:
+            i += 2
+    return False
+
+
+def _utf8_width(data: bytes, pos: int) -> int:
+    if pos >= len(data):
+        return 1
+    lead = data[pos]
+    return 1 if lead < 0xC0 else 2 if lead < 0xE0 else 3 if lead < 0xF0 else 4
+
+
+def _text(arg: Any) -> str:
+    return arg.decode("utf-8", "replace") if isinstance(arg, bytes) else str(arg)
+
+
+def _go_regexp_error(re2_message: str) -> str:
+    """RE2's `<code>: <offending text>` as Go's `<code>: `<offending text>``."""
+    code, _, arg = re2_message.partition(": ")
+    return f"{_GO_REGEXP_ERRORS.get(code, code)}: `{arg}`"
+
+
+def _regex(pattern: str) -> Regex:
+    try:
+        return Regex(pattern)
+    except RegexError as e:
+        raise _err(f"error parsing regexp: {e}") from None
 
 
 def _matches(s: Any, pattern: Any) -> bool:
     _str_args(s, pattern)
-    return _regex(pattern).search(s) is not None
+    return _regex(pattern).search(s)
 
 
 def _contains(s: Any, sub: Any) -> bool:
@@ -762,18 +857,22 @@ def _sets_intersects(a: Any, b: Any) -> bool:
     return any(_in(x, _list_arg(a)) for x in _list_arg(b))
 
 
+def _k8s_regex(pattern: str) -> Regex:
+    """The Kubernetes regex library's compile: its own error prefix."""
+    try:
+        return Regex(pattern)
+    except RegexError as e:
+        raise _err(f"Illegal regex: error parsing regexp: {e}") from None
+
+
 def _find(s: Any, pattern: Any) -> str:
     _str_args(s, pattern)
-    m = _regex(pattern).search(s)
-    return m.group(0) if m else ""
+    return _k8s_regex(pattern).find(s)
 
 
 def _find_all(s: Any, pattern: Any, limit: Any = -1) -> list[str]:
     _str_args(s, pattern)
-    if limit == 0:
-        return []
-    found = [m.group(0) for m in _regex(pattern).finditer(s)]
-    return found[:limit] if limit > 0 else found
+    return _k8s_regex(pattern).find_all(s, limit)
 
 
 # Quantity and semver libraries.
@@ -1175,10 +1274,26 @@ _DEVICE_VARS: tuple[str, ...] = ("device.driver", "device.allowMultipleAllocatio
 _DEVICE_VARS += ("device.attributes", "device.capacity")
 
 
+_REGEX_FUNCTIONS = frozenset(("matches", "find", "findAll"))
+
+
+def _string(v: Any) -> str:
+    if type(v) is not str:
+        raise _err(_NO_OVERLOAD)
+    return v  # type: ignore[no-any-return]
+
+
+def _int(v: Any) -> int:
+    if type(v) is not int:
+        raise _err(_NO_OVERLOAD)
+    return v  # type: ignore[no-any-return]
+
+
 class _Builder:
     def __init__(self, checked: celast.Checked, tracked: bool) -> None:
         self.refs = checked.references
         self.tracked = tracked
+        self.program_error: str | None = None
 
     def build(self, e: Expr) -> Fn:
         fn = self._build(e)
@@ -1261,6 +1376,10 @@ class _Builder:
         special = self._special(name, args)
         if special is not None:
             return special
+        nodes = ([e.operand] if e.operand is not None else []) + e.args
+        pattern = nodes[1].value if len(nodes) > 1 and nodes[1].kind == celast.CONST else None
+        if name in _REGEX_FUNCTIONS and type(pattern) is str:
+            return self._constant_regex(name, pattern, args)
         impl = _FUNCTIONS.get(name)
         if impl is None:
             return lambda env: _raise(f"no such overload: {name}")
@@ -1271,6 +1390,24 @@ class _Builder:
             a0, a1 = args
             return lambda env: impl(a0(env), a1(env))
         return lambda env: impl(*[a(env) for a in args])
+
+    def _constant_regex(self, name: str, pattern: str, args: list[Fn]) -> Fn:
+        """cel-go's regex optimization: a literal pattern is compiled with the program, and
+        one Go refuses fails the program's instantiation."""
+        try:
+            compiled = Regex(pattern)
+        except RegexError as e:
+            self.program_error = f"program instantiation failed: error parsing regexp: {e}"
+            return lambda env: _raise(self.program_error or "")
+        text, rest = args[0], args[2:]
+        if name == "matches":
+            return lambda env: compiled.search(_string(text(env)))
+        if name == "find":
+            return lambda env: compiled.find(_string(text(env)))
+        if not rest:
+            return lambda env: compiled.find_all(_string(text(env)), -1)
+        limit = rest[0]
+        return lambda env: compiled.find_all(_string(text(env)), _int(limit(env)))
 
     def _special(self, name: str, args: list[Fn]) -> Fn | None:
         if name == "_&&_":
@@ -1658,19 +1795,46 @@ def compile_expression(expression: str, features: Features = Features()) -> Comp
         compiled = env.compile(expression, disable_check=True)
         checked_ok = False
     checked = celast.decode(compiled.serialize())
+    issue = None
+    if checked_ok and not features.list_type_attributes:
+        issue = _any_range_issue(checked, expression)  # a checker error: reported first
+    issue = issue or _regex_literal_issues(checked, expression)
+    if issue is not None:
+        return CompilationResult(expression, "compilation failed: " + issue, None, False)
     if checked_ok:
         output = checked.types.get(checked.expr.id, "dyn")
         if output not in ("bool", "any", "dyn"):
             message = f"must evaluate to bool or the unknown type, not {output}"
             return CompilationResult(expression, message, None, False)
-        issue = None if features.list_type_attributes else _any_range_issue(checked, expression)
-        if issue is not None:
-            return CompilationResult(expression, "compilation failed: " + issue, None, False)
     else:
         checked.references.update(_device_references(checked.expr))
     tracked = _has_comprehension(checked.expr)
-    fn = _Builder(checked, tracked).build(checked.expr)
+    builder = _Builder(checked, tracked)
+    fn = builder.build(checked.expr)
+    if builder.program_error is not None:
+        return CompilationResult(expression, builder.program_error, None, False)
     return CompilationResult(expression, None, fn, tracked)
+
+
+def _regex_literal_issues(checked: celast.Checked, expression: str) -> str | None:
+    """cel-go's ValidateRegexLiterals: the first argument (after the receiver) of each
+    `matches` call, when a literal, must be a pattern Go's regexp accepts."""
+    offsets: list[int] = []
+    for node in _walk(checked.expr):
+        if node.kind != celast.CALL or node.name != "matches" or not node.args:
+            continue
+        arg = node.args[0]
+        if arg.kind != celast.CONST or type(arg.value) is not str:
+            continue
+        try:
+            Regex(arg.value)
+        except RegexError:
+            offsets.append(checked.positions.get(arg.id, 0))
+    issues = []
+    for offset in sorted(offsets):
+        where, snippet = _location(expression, offset)
+        issues.append(f"ERROR: <input>:{where}: invalid matches argument{snippet}")
+    return "\n".join(issues) or None
 
 
 def _device_references(root: Expr) -> dict[int, str]:
