@@ -23,6 +23,7 @@ from __future__ import annotations
 import math
 import re
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -55,6 +56,10 @@ class Features:
 
 class CelRuntimeError(Exception):
     """An evaluation failed; str() is cel-go's message."""
+
+
+class CelDeadlineError(CelRuntimeError):
+    """The evaluation's deadline passed (upstream: its context's, `context deadline exceeded`)."""
 
 
 class _CostLimitExceededError(Exception):
@@ -344,6 +349,8 @@ def _mod(a: Any, b: Any) -> Any:
         raise _err(_NO_OVERLOAD)
     if b == 0:
         raise _err("modulus by zero")
+    if ta is int and a == INT64_MIN and b == -1:
+        raise _err("integer overflow")  # Go's MinInt64 % -1 would trap: cel-go checks first
     r = abs(a) % abs(b) * (1 if a >= 0 else -1)
     return r if ta is int else Uint(r)
 
@@ -470,7 +477,8 @@ class Regex:
         try:
             self._re = re2.compile(encoded, _RE2_OPTIONS)
         except re2.error as e:
-            raise RegexError(_go_regexp_error(_text(e.args[0]) if e.args else "")) from None
+            message = _text(e.args[0]) if e.args else ""
+            raise RegexError(_go_regexp_error(message, pattern)) from None
 
     def search(self, text: str) -> bool:
         return self._re.search(text.encode("utf-8", "surrogatepass")) is not None
@@ -528,9 +536,15 @@ def _text(arg: Any) -> str:
     return arg.decode("utf-8", "replace") if isinstance(arg, bytes) else str(arg)
 
 
-def _go_regexp_error(re2_message: str) -> str:
+def _go_regexp_error(re2_message: str, pattern: str) -> str:
     """RE2's `<code>: <offending text>` as Go's `<code>: `<offending text>``."""
     code, _, arg = re2_message.partition(": ")
+    if code == "invalid perl operator" and arg.startswith("(?<"):
+        # Go reads every `(?<` as a named capture: a look-behind has an invalid name, or
+        # no closing `>` at all (then Go shows the rest of the pattern).
+        rest = pattern[max(pattern.find(arg), 0) :]
+        end = rest.find(">")
+        return f"invalid named capture: `{rest if end < 0 else rest[: end + 1]}`"
     return f"{_GO_REGEXP_ERRORS.get(code, code)}: `{arg}`"
 
 
@@ -623,19 +637,34 @@ def _to_string(v: Any) -> str:
 
 
 def _go_float(v: float) -> str:
-    """strconv.FormatFloat(v, 'g', -1, 64) for the common cases."""
-    if math.isinf(v):
-        return "+Inf" if v > 0 else "-Inf"
-    if math.isnan(v):
-        return "NaN"
-    text = repr(v)
-    if "e" in text:
-        mantissa, _, exponent = text.partition("e")
-        mantissa = mantissa.removesuffix(".0")
-        sign = "-" if exponent.startswith("-") else "+"
-        digits = exponent.lstrip("+-").rjust(2, "0")
-        return f"{mantissa}e{sign}{digits}"
-    return text.removesuffix(".0")
+    """fmt.Sprintf("%g", v), as cel-go's string(double): the shortest digits that read back
+    as v, in exponent form when the exponent is below -4 or at least 6 (Go's %g with the
+    shortest precision)."""
+    if not math.isfinite(v) or v == 0:
+        special = {math.inf: "+Inf", -math.inf: "-Inf"}.get(v, "NaN" if math.isnan(v) else "0")
+        return "-0" if special == "0" and math.copysign(1, v) < 0 else special
+    sign = "-" if v < 0 else ""
+    digits, exp = _shortest_digits(abs(v))
+    if exp < -4 or exp >= 6:
+        tail = f".{digits[1:]}" if len(digits) > 1 else ""
+        return f"{sign}{digits[0]}{tail}e{'-' if exp < 0 else '+'}{abs(exp):02d}"
+    point = exp + 1
+    if point <= 0:
+        return f"{sign}0.{'0' * -point}{digits}"
+    if point >= len(digits):
+        return f"{sign}{digits}{'0' * (point - len(digits))}"
+    return f"{sign}{digits[:point]}.{digits[point:]}"
+
+
+def _shortest_digits(v: float) -> tuple[str, int]:
+    """The shortest round-tripping decimal digits of a positive finite v (Python's repr,
+    which is the same shortest representation Go computes) and the exponent of the first."""
+    mantissa, _, exponent = repr(v).partition("e")
+    whole, _, fraction = mantissa.partition(".")
+    every = whole + fraction
+    significant = every.lstrip("0")
+    exp = int(exponent or 0) + len(whole) - 1 - (len(every) - len(significant))
+    return significant.rstrip("0") or "0", exp
 
 
 def _to_bool(v: Any) -> bool:
@@ -1280,13 +1309,13 @@ _REGEX_FUNCTIONS = frozenset(("matches", "find", "findAll"))
 def _string(v: Any) -> str:
     if type(v) is not str:
         raise _err(_NO_OVERLOAD)
-    return v  # type: ignore[no-any-return]
+    return v
 
 
 def _int(v: Any) -> int:
     if type(v) is not int:
         raise _err(_NO_OVERLOAD)
-    return v  # type: ignore[no-any-return]
+    return v
 
 
 class _Builder:
@@ -1449,6 +1478,7 @@ class _Builder:
                     f"got '{_GO_TYPES.get(type(items), 'types.Val')}', expected iterable type"
                 )
             saved = {n: env.get(n, _MISSING) for n in (iter_var, iter_var2, accu_var) if n}
+            interrupt: _Interrupt | None = env.get(_INTERRUPT)
             try:
                 env[accu_var] = init(env)
                 for first, second in pairs:
@@ -1458,6 +1488,8 @@ class _Builder:
                     if iter_var2:
                         env[iter_var2] = second
                     env[accu_var] = step(env)
+                    if interrupt is not None and interrupt.due():
+                        raise _err(INTERRUPTED)
                 return result(env)
             finally:
                 for n, v in saved.items():
@@ -1567,6 +1599,25 @@ class _Cost:
 
 
 _COST = "@cost"
+_INTERRUPT = "@interrupt"
+# cel-go's error for a comprehension stopped by its context, and how often it looks
+# (celconfig.CheckFrequency: every 100th iteration, counted over the whole evaluation).
+INTERRUPTED = "operation interrupted"
+INTERRUPT_CHECK_FREQUENCY = 100
+
+
+class _Interrupt:
+    """The deadline of one evaluation, looked at every INTERRUPT_CHECK_FREQUENCY iterations."""
+
+    __slots__ = ("count", "deadline")
+
+    def __init__(self, deadline: float) -> None:
+        self.deadline = deadline
+        self.count = 0
+
+    def due(self) -> bool:
+        self.count += 1
+        return self.count % INTERRUPT_CHECK_FREQUENCY == 0 and time.monotonic() >= self.deadline
 
 
 def _costed(fn: Fn, units: int) -> Fn:
@@ -1677,8 +1728,16 @@ class CompilationResult:
         self._fn = fn
         self._tracked = tracked
 
-    def device_matches(self, device: DeviceInput, cost_limit: int = SELECTOR_MAX_COST) -> bool:
-        """CompilationResult.DeviceMatches: True/False, or CelRuntimeError with its message."""
+    def device_matches(
+        self,
+        device: DeviceInput,
+        cost_limit: int = SELECTOR_MAX_COST,
+        *,
+        deadline: float | None = None,
+    ) -> bool:
+        """CompilationResult.DeviceMatches: True/False, or CelRuntimeError with its message.
+        `deadline` (a time.monotonic() instant) plays the context's part: comprehensions stop
+        once it has passed, and the error is CelDeadlineError."""
         if device.error is not None:
             raise CelRuntimeError(device.error)
         assert self._fn is not None, self.error
@@ -1686,10 +1745,17 @@ class CompilationResult:
         if self._tracked:
             env = dict(env)
             env[_COST] = _Cost(cost_limit)
+            if deadline is not None:
+                env[_INTERRUPT] = _Interrupt(deadline)
         try:
             result = self._fn(env)
         except _CostLimitExceededError:
             raise CelRuntimeError("operation cancelled: actual cost limit exceeded") from None
+        except CelRuntimeError as e:
+            if str(e) == INTERRUPTED and deadline is not None and time.monotonic() >= deadline:
+                # Upstream adds the context's cause to cel-go's error.
+                raise CelDeadlineError(f"{INTERRUPTED}: context deadline exceeded") from None
+            raise
         except RecursionError:
             raise CelRuntimeError("max recursion depth exceeded") from None
         if type(result) is bool:
@@ -1882,6 +1948,7 @@ class Cache:
 __all__ = [
     "SELECTOR_MAX_COST",
     "Cache",
+    "CelDeadlineError",
     "CelRuntimeError",
     "CompilationResult",
     "DeviceInput",

@@ -6,6 +6,7 @@ byte."""
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -64,3 +65,56 @@ def test_cost_limit_is_configurable() -> None:
     assert result.device_matches(device)
     with pytest.raises(cel.CelRuntimeError, match="actual cost limit exceeded"):
         result.device_matches(device, cost_limit=3)
+
+
+@pytest.mark.timeout(60)
+def test_regexes_take_linear_time() -> None:
+    """A pattern that backtracks exponentially in Python's `re` (2**10000 paths here) is
+    answered at once by RE2, on a literal, an attribute and a pattern known only at run time."""
+    subject = "a" * 10_000 + "!"
+    device = cel.device_input("d", None, {"s": {"string": subject}}, {}, cel.Features())
+    for expression in (
+        'device.attributes["d"].s.matches("^(a+)+$")',
+        'device.attributes["d"].s.matches("^(" + "a|a" + ")*$")',
+        'device.attributes["d"].s.find("(a*)*b") == ""',
+        'device.attributes["d"].s.findAll("(a|aa)+$").size() == 0',
+    ):
+        result = cel.compile_expression(expression)
+        assert result.error is None
+        assert result.device_matches(device) is expression.endswith(("0", '""')), expression
+
+
+NESTED = "[1, 2, 3].exists(x, lists.range(300).exists(y, x * y == -1))"
+
+
+def test_deadline_stops_comprehensions() -> None:
+    """cel-go's interrupt check: every 100th iteration a comprehension looks at the deadline
+    and stops with `operation interrupted`, which the context's cause completes."""
+    device = cel.device_input("", None, {}, {}, cel.Features())
+    result = cel.compile_expression(NESTED)
+    assert result.device_matches(device, deadline=time.monotonic() + 3600) is False
+    with pytest.raises(cel.CelDeadlineError) as caught:
+        result.device_matches(device, deadline=time.monotonic() - 1)
+    assert str(caught.value) == "operation interrupted: context deadline exceeded"
+    assert isinstance(caught.value, cel.CelRuntimeError)
+
+
+def test_deadline_is_looked_at_every_hundred_iterations() -> None:
+    device = cel.device_input("", None, {}, {}, cel.Features())
+    past = time.monotonic() - 1
+    assert not cel.compile_expression("lists.range(99).exists(x, x < 0)").device_matches(
+        device, deadline=past
+    )
+    with pytest.raises(cel.CelDeadlineError):
+        cel.compile_expression("lists.range(100).exists(x, x < 0)").device_matches(
+            device, deadline=past
+        )
+    # Without a comprehension nothing looks at it, as upstream.
+    assert cel.compile_expression("1 < 2").device_matches(device, deadline=past)
+
+
+def test_interrupted_comprehension_is_an_error_value() -> None:
+    """As a CEL error, the interruption can be absorbed by `||` like any other."""
+    device = cel.device_input("", None, {}, {}, cel.Features())
+    result = cel.compile_expression(f"{NESTED} || true")
+    assert result.device_matches(device, deadline=time.monotonic() - 1) is True
