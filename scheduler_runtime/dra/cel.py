@@ -1785,7 +1785,12 @@ def _compile_error_text(raw: str) -> str:
     return _UNDEFINED_FIELD.sub(lambda m: f"undefined field '{m.group(1)}'", text)
 
 
-_ISSUE = re.compile(r"ERROR: <input>:\d+:\d+: ")
+_ISSUE = re.compile(r"ERROR: <input>:-?\d+:-?\d+: ")
+_RECURSION = re.compile(
+    r"(?:Expression recursion limit exceeded\. limit: |Exceeded max recursion depth of )(\d+)"
+)
+# cel-go's parser.ExpressionSizeCodePointLimit default.
+EXPRESSION_CODE_POINT_LIMIT = 100_000
 _NUMERIC = ("int", "uint", "double")
 _CROSS_NUMERIC = re.compile(
     r"found no matching overload for '_(?:<|<=|>|>=)_' applied to '\((\w+), (\w+)\)'"
@@ -1794,7 +1799,18 @@ _CROSS_NUMERIC = re.compile(
 
 def _issues(text: str) -> list[str]:
     starts = [m.start() for m in _ISSUE.finditer(text)]
-    return [text[a:b].rstrip("\n") for a, b in zip(starts, [*starts[1:], len(text)], strict=True)]
+    ends = [*starts[1:], len(text)]
+    return [text[a:b].rstrip("\n") for a, b in zip(starts, ends[: len(starts)], strict=True)]
+
+
+def _recursion_issue(raw: str) -> str | None:
+    """The parser's nesting limit, in cel-go's words. cel-go allows 250 levels; the C++ parser
+    we use stops at 32 (not configurable from Python), so deeper legal selectors are refused
+    here with this message (a known difference)."""
+    m = _RECURSION.search(raw)
+    if m is None:
+        return None
+    return f"ERROR: <input>:-1:0: expression recursion limit exceeded: {m.group(1)}"
 
 
 def _upstream_issue(issue: str) -> bool:
@@ -1848,25 +1864,10 @@ def _location(expression: str, offset: int) -> tuple[str, str]:
 
 def compile_expression(expression: str, features: Features = Features()) -> CompilationResult:
     """CompileCELExpression for the scheduler (StoredExpressions, no cost estimation)."""
-    env = _env()
-    checked_ok = True
-    try:
-        compiled = env.compile(expression)
-    except RuntimeError as e:
-        issues = _issues(_compile_error_text(str(e)))
-        remaining = [i for i in issues if _upstream_issue(i)]
-        if remaining or not issues:
-            text = "\n".join(remaining) or _compile_error_text(str(e))
-            return CompilationResult(expression, "compilation failed: " + text, None, False)
-        compiled = env.compile(expression, disable_check=True)
-        checked_ok = False
-    checked = celast.decode(compiled.serialize())
-    issue = None
-    if checked_ok and not features.list_type_attributes:
-        issue = _any_range_issue(checked, expression)  # a checker error: reported first
-    issue = issue or _regex_literal_issues(checked, expression)
-    if issue is not None:
-        return CompilationResult(expression, "compilation failed: " + issue, None, False)
+    parsed = _parse_and_check(expression, features)
+    if isinstance(parsed, str):
+        return CompilationResult(expression, parsed, None, False)
+    checked, checked_ok = parsed
     if checked_ok:
         output = checked.types.get(checked.expr.id, "dyn")
         if output not in ("bool", "any", "dyn"):
@@ -1880,6 +1881,38 @@ def compile_expression(expression: str, features: Features = Features()) -> Comp
     if builder.program_error is not None:
         return CompilationResult(expression, builder.program_error, None, False)
     return CompilationResult(expression, None, fn, tracked)
+
+
+def _parse_and_check(expression: str, features: Features) -> tuple[celast.Checked, bool] | str:
+    """env.Compile: the checked tree and whether the C++ checker accepted it (it refuses some
+    cross-type comparisons cel-go's environment allows), or upstream's compile error."""
+    if len(expression) > EXPRESSION_CODE_POINT_LIMIT:
+        return (
+            "compilation failed: ERROR: <input>:-1:0: expression code point size exceeds limit: "
+            f"size: {len(expression)}, limit {EXPRESSION_CODE_POINT_LIMIT}"
+        )
+    env = _env()
+    checked_ok = True
+    try:
+        compiled = env.compile(expression)
+    except RuntimeError as e:
+        recursion = _recursion_issue(str(e))
+        if recursion is not None:
+            return "compilation failed: " + recursion
+        issues = _issues(_compile_error_text(str(e)))
+        remaining = [i for i in issues if _upstream_issue(i)]
+        if remaining or not issues:
+            return "compilation failed: " + ("\n".join(remaining) or _compile_error_text(str(e)))
+        compiled = env.compile(expression, disable_check=True)
+        checked_ok = False
+    checked = celast.decode(compiled.serialize())
+    issue = None
+    if checked_ok and not features.list_type_attributes:
+        issue = _any_range_issue(checked, expression)  # a checker error: reported first
+    issue = issue or _regex_literal_issues(checked, expression)
+    if issue is not None:
+        return "compilation failed: " + issue
+    return checked, checked_ok
 
 
 def _regex_literal_issues(checked: celast.Checked, expression: str) -> str | None:

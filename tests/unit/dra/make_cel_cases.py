@@ -478,6 +478,24 @@ cases = [
     # Evaluation cost: a nested comprehension upstream admits and evaluates to the end.
     case("cost-nested-exists-300", f"{L300}.exists(x, {L300}.exists(y, x * y == -1))"),
     case("cost-nested-exists-1000", f"{DEEP_L}.exists(x, {DEEP_L}.exists(y, x * y == -1))"),
+    # Nesting: cel-go's parser allows a recursion depth of 250 and 100,000 code points.
+    *(
+        case(f"nested-parens-{d}", "(" * d + "true" + ")" * d)
+        for d in (32, 33, 100, 249, 250, 251, 300)
+    ),
+    *(case(f"nested-lists-{d}", "[" * d + "1" + "]" * d + " != []") for d in (32, 33, 250, 251)),
+    *(case(f"nested-adds-{d}", "+".join(["1"] * d) + f" == {d}") for d in (32, 33, 250, 251)),
+    *(
+        case(f"nested-members-{d}", "device.driver" + ".lowerAscii()" * d + ' == ""')
+        for d in (32, 33, 249, 250)
+    ),
+    *(case(f"nested-not-{d}", "!" * d + "true") for d in (250, 251, 5000)),
+    *(case(f"nested-ands-{d}", " && ".join(["true"] * d)) for d in (250, 251, 2000)),
+    case(
+        "nested-comprehensions-40",
+        "[1].all(x0, " + "".join(f"[1].all(x{i}, " for i in range(1, 40)) + "true" + ")" * 40,
+    ),
+    case("expression-too-long", "true || " * 12500 + "true"),
     case(
         "comparison-type-error",
         'device.attributes["dra.example.com"].n > "a"',
