@@ -150,3 +150,13 @@ def test_interrupted_comprehension_is_an_error_value() -> None:
     device = cel.device_input("", None, {}, {}, cel.Features())
     result = cel.compile_expression(f"{NESTED} || true")
     assert result.device_matches(device, deadline=time.monotonic() - 1) is True
+
+
+def test_dynamic_patterns_are_cached_with_a_bound() -> None:
+    result = cel.compile_expression('"x1".matches("^x" + device.driver)')
+    for n in range(300):
+        device = cel.device_input(str(n), None, {}, {}, cel.Features())
+        assert result.device_matches(device) is (n == 1)
+    info = cel._cached_regex.cache_info()
+    assert info.maxsize is not None
+    assert 0 < info.currsize <= info.maxsize
