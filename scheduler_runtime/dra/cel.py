@@ -20,9 +20,11 @@ API (what the allocator and the plugin use):
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -31,11 +33,12 @@ from typing import Any
 
 from cel_expr_python import cel as _cel
 from cel_expr_python.ext import ext_bindings, ext_optional
+from re2 import _re2  # type: ignore[attr-defined]
 
 from scheduler_runtime.dra import celast
 from scheduler_runtime.dra.celast import NULL, Expr, NullValue, Uint
-from scheduler_runtime.framework.quantity import Quantity, QuantityError
-from scheduler_runtime.framework.quantity import parse as parse_quantity
+from scheduler_runtime.dra.quantity import Quantity, QuantityError
+from scheduler_runtime.dra.quantity import parse as parse_quantity
 
 # resourceapi.CELSelectorExpressionMaxCost, and the list limit of the `includes` function.
 SELECTOR_MAX_COST = 1_000_000
@@ -54,6 +57,10 @@ class Features:
 
 class CelRuntimeError(Exception):
     """An evaluation failed; str() is cel-go's message."""
+
+
+class CelDeadlineError(CelRuntimeError):
+    """The evaluation's deadline passed (upstream: its context's, `context deadline exceeded`)."""
 
 
 class _CostLimitExceededError(Exception):
@@ -343,6 +350,8 @@ def _mod(a: Any, b: Any) -> Any:
         raise _err(_NO_OVERLOAD)
     if b == 0:
         raise _err("modulus by zero")
+    if ta is int and a == INT64_MIN and b == -1:
+        raise _err("integer overflow")  # Go's MinInt64 % -1 would trap: cel-go checks first
     r = abs(a) % abs(b) * (1 if a >= 0 else -1)
     return r if ta is int else Uint(r)
 
@@ -431,24 +440,136 @@ def _str_args(*args: Any) -> None:
         raise _err(_NO_OVERLOAD)
 
 
-_REGEX_CACHE: dict[str, re.Pattern[str]] = {}
+# Regular expressions: RE2 (linear time, as Go's regexp that cel-go uses), never a backtracking
+# engine, with Go's error texts. Constant patterns are compiled once with the expression, the
+# others through a bounded cache. The binding's own C++ layer (`_re2`) is used directly: the
+# `re2` module's Python wrapper around it costs four times the match itself.
+_RE2_OPTIONS = _re2.RE2.Options()
+_RE2_OPTIONS.log_errors = False
+_RE2_OPTIONS.never_capture = True  # only the whole match is ever used
+_UNANCHORED = _re2.RE2.Anchor.UNANCHORED
+_REGEX_CACHE_SIZE = 256
+# RE2's error codes as Go's regexp/syntax names them.
+_GO_REGEXP_ERRORS = {
+    "unexpected error": "regexp/syntax: internal error",
+    "missing ]": "missing closing ]",
+    "missing )": "missing closing )",
+    "trailing \\": "trailing backslash at end of expression",
+    "no argument for repetition operator": "missing argument to repetition operator",
+    "invalid repetition size": "invalid repeat count",
+    "bad repetition operator": "invalid nested repetition operator",
+    "invalid perl operator": "invalid or unsupported Perl syntax",
+    "invalid named capture group": "invalid named capture",
+    "pattern too large - compile failed": "expression too large",
+    "pattern too large - reverse compile failed": "expression too large",
+}
 
 
-def _regex(pattern: str) -> re.Pattern[str]:
-    compiled = _REGEX_CACHE.get(pattern)
-    if compiled is None:
-        try:
-            compiled = re.compile(pattern)
-        except re.error as e:
-            raise _err(f"error parsing regexp: {e}") from None
-        if len(_REGEX_CACHE) < 1024:
-            _REGEX_CACHE[pattern] = compiled
-    return compiled
+class RegexError(Exception):
+    """A pattern Go's regexp refuses; str() is Go's message without the `error parsing
+    regexp: ` prefix each caller adds in its own way."""
+
+
+class Regex:
+    """A compiled pattern with Go's regexp semantics (leftmost-first, UTF-8 byte offsets)."""
+
+    __slots__ = ("_match",)
+
+    def __init__(self, pattern: str) -> None:
+        encoded = pattern.encode("utf-8", "surrogatepass")
+        if _has_any_byte_escape(encoded):
+            raise RegexError("invalid escape sequence: `\\C`")
+        compiled = _re2.RE2(encoded, _RE2_OPTIONS)
+        if not compiled.ok():
+            raise RegexError(_go_regexp_error(_text(compiled.error()), pattern))
+        self._match: Callable[[Any, bytes, int, int], list[tuple[int, int]]] = compiled.Match
+
+    def _span(self, data: bytes, pos: int = 0) -> tuple[int, int]:
+        return self._match(_UNANCHORED, data, pos, len(data))[0]
+
+    def search(self, text: str) -> bool:
+        return self._span(text.encode("utf-8", "surrogatepass"))[0] >= 0
+
+    def find(self, text: str) -> str:
+        data = text.encode("utf-8", "surrogatepass")
+        start, stop = self._span(data)
+        return data[start:stop].decode("utf-8", "replace") if start >= 0 else ""
+
+    def find_all(self, text: str, limit: int) -> list[str]:
+        """Go's FindAllString: an empty match right after a match is skipped."""
+        data = text.encode("utf-8", "surrogatepass")
+        out: list[str] = []
+        pos, prev_end, end = 0, -1, len(data)
+        while (limit < 0 or len(out) < limit) and pos <= end:
+            start, stop = self._span(data, pos)
+            if start < 0:
+                break
+            accept = True
+            if stop == pos:
+                accept = start != prev_end
+                pos += _utf8_width(data, pos)
+            else:
+                pos = stop
+            prev_end = stop
+            if accept:
+                out.append(data[start:stop].decode("utf-8", "replace"))
+        return out
+
+
+def _has_any_byte_escape(pattern: bytes) -> bool:
+    """RE2 accepts `\\C` (any byte), Go's parser refuses it (outside `\\Q...\\E`)."""
+    i, n = 0, len(pattern)
+    while i < n - 1:
+        if pattern[i] != 0x5C:  # backslash
+            i += 1
+        elif pattern[i + 1] == 0x43:  # C
+            return True
+        elif pattern[i + 1] == 0x51:  # Q: literal text up to \E
+            close = pattern.find(b"\\E", i + 2)
+            i = n if close < 0 else close + 2
+        else:
+            i += 2
+    return False
+
+
+def _utf8_width(data: bytes, pos: int) -> int:
+    if pos >= len(data):
+        return 1
+    lead = data[pos]
+    return 1 if lead < 0xC0 else 2 if lead < 0xE0 else 3 if lead < 0xF0 else 4
+
+
+def _text(arg: Any) -> str:
+    return arg.decode("utf-8", "replace") if isinstance(arg, bytes) else str(arg)
+
+
+def _go_regexp_error(re2_message: str, pattern: str) -> str:
+    """RE2's `<code>: <offending text>` as Go's `<code>: `<offending text>``."""
+    code, _, arg = re2_message.partition(": ")
+    if code == "invalid perl operator" and arg.startswith("(?<"):
+        # Go reads every `(?<` as a named capture: a look-behind has an invalid name, or
+        # no closing `>` at all (then Go shows the rest of the pattern).
+        rest = pattern[max(pattern.find(arg), 0) :]
+        end = rest.find(">")
+        return f"invalid named capture: `{rest if end < 0 else rest[: end + 1]}`"
+    return f"{_GO_REGEXP_ERRORS.get(code, code)}: `{arg}`"
+
+
+@functools.lru_cache(maxsize=_REGEX_CACHE_SIZE)
+def _cached_regex(pattern: str) -> Regex:
+    return Regex(pattern)  # a refused pattern raises, and is not kept
+
+
+def _regex(pattern: str) -> Regex:
+    try:
+        return _cached_regex(pattern)
+    except RegexError as e:
+        raise _err(f"error parsing regexp: {e}") from None
 
 
 def _matches(s: Any, pattern: Any) -> bool:
     _str_args(s, pattern)
-    return _regex(pattern).search(s) is not None
+    return _regex(pattern).search(s)
 
 
 def _contains(s: Any, sub: Any) -> bool:
@@ -528,19 +649,34 @@ def _to_string(v: Any) -> str:
 
 
 def _go_float(v: float) -> str:
-    """strconv.FormatFloat(v, 'g', -1, 64) for the common cases."""
-    if math.isinf(v):
-        return "+Inf" if v > 0 else "-Inf"
-    if math.isnan(v):
-        return "NaN"
-    text = repr(v)
-    if "e" in text:
-        mantissa, _, exponent = text.partition("e")
-        mantissa = mantissa.removesuffix(".0")
-        sign = "-" if exponent.startswith("-") else "+"
-        digits = exponent.lstrip("+-").rjust(2, "0")
-        return f"{mantissa}e{sign}{digits}"
-    return text.removesuffix(".0")
+    """fmt.Sprintf("%g", v), as cel-go's string(double): the shortest digits that read back
+    as v, in exponent form when the exponent is below -4 or at least 6 (Go's %g with the
+    shortest precision)."""
+    if not math.isfinite(v) or v == 0:
+        special = {math.inf: "+Inf", -math.inf: "-Inf"}.get(v, "NaN" if math.isnan(v) else "0")
+        return "-0" if special == "0" and math.copysign(1, v) < 0 else special
+    sign = "-" if v < 0 else ""
+    digits, exp = _shortest_digits(abs(v))
+    if exp < -4 or exp >= 6:
+        tail = f".{digits[1:]}" if len(digits) > 1 else ""
+        return f"{sign}{digits[0]}{tail}e{'-' if exp < 0 else '+'}{abs(exp):02d}"
+    point = exp + 1
+    if point <= 0:
+        return f"{sign}0.{'0' * -point}{digits}"
+    if point >= len(digits):
+        return f"{sign}{digits}{'0' * (point - len(digits))}"
+    return f"{sign}{digits[:point]}.{digits[point:]}"
+
+
+def _shortest_digits(v: float) -> tuple[str, int]:
+    """The shortest round-tripping decimal digits of a positive finite v (Python's repr,
+    which is the same shortest representation Go computes) and the exponent of the first."""
+    mantissa, _, exponent = repr(v).partition("e")
+    whole, _, fraction = mantissa.partition(".")
+    every = whole + fraction
+    significant = every.lstrip("0")
+    exp = int(exponent or 0) + len(whole) - 1 - (len(every) - len(significant))
+    return significant.rstrip("0") or "0", exp
 
 
 def _to_bool(v: Any) -> bool:
@@ -762,18 +898,22 @@ def _sets_intersects(a: Any, b: Any) -> bool:
     return any(_in(x, _list_arg(a)) for x in _list_arg(b))
 
 
+def _k8s_regex(pattern: str) -> Regex:
+    """The Kubernetes regex library's compile: its own error prefix."""
+    try:
+        return _cached_regex(pattern)
+    except RegexError as e:
+        raise _err(f"Illegal regex: error parsing regexp: {e}") from None
+
+
 def _find(s: Any, pattern: Any) -> str:
     _str_args(s, pattern)
-    m = _regex(pattern).search(s)
-    return m.group(0) if m else ""
+    return _k8s_regex(pattern).find(s)
 
 
 def _find_all(s: Any, pattern: Any, limit: Any = -1) -> list[str]:
     _str_args(s, pattern)
-    if limit == 0:
-        return []
-    found = [m.group(0) for m in _regex(pattern).finditer(s)]
-    return found[:limit] if limit > 0 else found
+    return _k8s_regex(pattern).find_all(s, limit)
 
 
 # Quantity and semver libraries.
@@ -1175,10 +1315,26 @@ _DEVICE_VARS: tuple[str, ...] = ("device.driver", "device.allowMultipleAllocatio
 _DEVICE_VARS += ("device.attributes", "device.capacity")
 
 
+_REGEX_FUNCTIONS = frozenset(("matches", "find", "findAll"))
+
+
+def _string(v: Any) -> str:
+    if type(v) is not str:
+        raise _err(_NO_OVERLOAD)
+    return v
+
+
+def _int(v: Any) -> int:
+    if type(v) is not int:
+        raise _err(_NO_OVERLOAD)
+    return v
+
+
 class _Builder:
     def __init__(self, checked: celast.Checked, tracked: bool) -> None:
         self.refs = checked.references
         self.tracked = tracked
+        self.program_error: str | None = None
 
     def build(self, e: Expr) -> Fn:
         fn = self._build(e)
@@ -1261,6 +1417,10 @@ class _Builder:
         special = self._special(name, args)
         if special is not None:
             return special
+        nodes = ([e.operand] if e.operand is not None else []) + e.args
+        pattern = nodes[1].value if len(nodes) > 1 and nodes[1].kind == celast.CONST else None
+        if name in _REGEX_FUNCTIONS and type(pattern) is str:
+            return self._constant_regex(name, pattern, args)
         impl = _FUNCTIONS.get(name)
         if impl is None:
             return lambda env: _raise(f"no such overload: {name}")
@@ -1271,6 +1431,24 @@ class _Builder:
             a0, a1 = args
             return lambda env: impl(a0(env), a1(env))
         return lambda env: impl(*[a(env) for a in args])
+
+    def _constant_regex(self, name: str, pattern: str, args: list[Fn]) -> Fn:
+        """cel-go's regex optimization: a literal pattern is compiled with the program, and
+        one Go refuses fails the program's instantiation."""
+        try:
+            compiled = Regex(pattern)
+        except RegexError as e:
+            self.program_error = f"program instantiation failed: error parsing regexp: {e}"
+            return lambda env: _raise(self.program_error or "")
+        text, rest = args[0], args[2:]
+        if name == "matches":
+            return lambda env: compiled.search(_string(text(env)))
+        if name == "find":
+            return lambda env: compiled.find(_string(text(env)))
+        if not rest:
+            return lambda env: compiled.find_all(_string(text(env)), -1)
+        limit = rest[0]
+        return lambda env: compiled.find_all(_string(text(env)), _int(limit(env)))
 
     def _special(self, name: str, args: list[Fn]) -> Fn | None:
         if name == "_&&_":
@@ -1312,6 +1490,7 @@ class _Builder:
                     f"got '{_GO_TYPES.get(type(items), 'types.Val')}', expected iterable type"
                 )
             saved = {n: env.get(n, _MISSING) for n in (iter_var, iter_var2, accu_var) if n}
+            interrupt: _Interrupt | None = env.get(_INTERRUPT)
             try:
                 env[accu_var] = init(env)
                 for first, second in pairs:
@@ -1321,6 +1500,8 @@ class _Builder:
                     if iter_var2:
                         env[iter_var2] = second
                     env[accu_var] = step(env)
+                    if interrupt is not None and interrupt.due():
+                        raise _err(INTERRUPTED)
                 return result(env)
             finally:
                 for n, v in saved.items():
@@ -1430,6 +1611,25 @@ class _Cost:
 
 
 _COST = "@cost"
+_INTERRUPT = "@interrupt"
+# cel-go's error for a comprehension stopped by its context, and how often it looks
+# (celconfig.CheckFrequency: every 100th iteration, counted over the whole evaluation).
+INTERRUPTED = "operation interrupted"
+INTERRUPT_CHECK_FREQUENCY = 100
+
+
+class _Interrupt:
+    """The deadline of one evaluation, looked at every INTERRUPT_CHECK_FREQUENCY iterations."""
+
+    __slots__ = ("count", "deadline")
+
+    def __init__(self, deadline: float) -> None:
+        self.deadline = deadline
+        self.count = 0
+
+    def due(self) -> bool:
+        self.count += 1
+        return self.count % INTERRUPT_CHECK_FREQUENCY == 0 and time.monotonic() >= self.deadline
 
 
 def _costed(fn: Fn, units: int) -> Fn:
@@ -1547,7 +1747,9 @@ class CompilationResult:
         *,
         deadline: float | None = None,
     ) -> bool:
-        """CompilationResult.DeviceMatches: True/False, or CelRuntimeError with its message."""
+        """CompilationResult.DeviceMatches: True/False, or CelRuntimeError with its message.
+        `deadline` (a time.monotonic() instant) plays the context's part: comprehensions stop
+        once it has passed, and the error is CelDeadlineError."""
         if device.error is not None:
             raise CelRuntimeError(device.error)
         assert self._fn is not None, self.error
@@ -1555,10 +1757,17 @@ class CompilationResult:
         if self._tracked:
             env = dict(env)
             env[_COST] = _Cost(cost_limit)
+            if deadline is not None:
+                env[_INTERRUPT] = _Interrupt(deadline)
         try:
             result = self._fn(env)
         except _CostLimitExceededError:
             raise CelRuntimeError("operation cancelled: actual cost limit exceeded") from None
+        except CelRuntimeError as e:
+            if str(e) == INTERRUPTED and deadline is not None and time.monotonic() >= deadline:
+                # Upstream adds the context's cause to cel-go's error.
+                raise CelDeadlineError(f"{INTERRUPTED}: context deadline exceeded") from None
+            raise
         except RecursionError:
             raise CelRuntimeError("max recursion depth exceeded") from None
         if type(result) is bool:
@@ -1588,7 +1797,12 @@ def _compile_error_text(raw: str) -> str:
     return _UNDEFINED_FIELD.sub(lambda m: f"undefined field '{m.group(1)}'", text)
 
 
-_ISSUE = re.compile(r"ERROR: <input>:\d+:\d+: ")
+_ISSUE = re.compile(r"ERROR: <input>:-?\d+:-?\d+: ")
+_RECURSION = re.compile(
+    r"(?:Expression recursion limit exceeded\. limit: |Exceeded max recursion depth of )(\d+)"
+)
+# cel-go's parser.ExpressionSizeCodePointLimit default.
+EXPRESSION_CODE_POINT_LIMIT = 100_000
 _NUMERIC = ("int", "uint", "double")
 _CROSS_NUMERIC = re.compile(
     r"found no matching overload for '_(?:<|<=|>|>=)_' applied to '\((\w+), (\w+)\)'"
@@ -1597,7 +1811,18 @@ _CROSS_NUMERIC = re.compile(
 
 def _issues(text: str) -> list[str]:
     starts = [m.start() for m in _ISSUE.finditer(text)]
-    return [text[a:b].rstrip("\n") for a, b in zip(starts, [*starts[1:], len(text)], strict=True)]
+    ends = [*starts[1:], len(text)]
+    return [text[a:b].rstrip("\n") for a, b in zip(starts, ends[: len(starts)], strict=True)]
+
+
+def _recursion_issue(raw: str) -> str | None:
+    """The parser's nesting limit, in cel-go's words. cel-go allows 250 levels; the C++ parser
+    we use stops at 32 (not configurable from Python), so deeper legal selectors are refused
+    here with this message (a known difference)."""
+    m = _RECURSION.search(raw)
+    if m is None:
+        return None
+    return f"ERROR: <input>:-1:0: expression recursion limit exceeded: {m.group(1)}"
 
 
 def _upstream_issue(issue: str) -> bool:
@@ -1651,32 +1876,76 @@ def _location(expression: str, offset: int) -> tuple[str, str]:
 
 def compile_expression(expression: str, features: Features = Features()) -> CompilationResult:
     """CompileCELExpression for the scheduler (StoredExpressions, no cost estimation)."""
-    env = _env()
-    checked_ok = True
-    try:
-        compiled = env.compile(expression)
-    except RuntimeError as e:
-        issues = _issues(_compile_error_text(str(e)))
-        remaining = [i for i in issues if _upstream_issue(i)]
-        if remaining or not issues:
-            text = "\n".join(remaining) or _compile_error_text(str(e))
-            return CompilationResult(expression, "compilation failed: " + text, None, False)
-        compiled = env.compile(expression, disable_check=True)
-        checked_ok = False
-    checked = celast.decode(compiled.serialize())
+    parsed = _parse_and_check(expression, features)
+    if isinstance(parsed, str):
+        return CompilationResult(expression, parsed, None, False)
+    checked, checked_ok = parsed
     if checked_ok:
         output = checked.types.get(checked.expr.id, "dyn")
         if output not in ("bool", "any", "dyn"):
             message = f"must evaluate to bool or the unknown type, not {output}"
             return CompilationResult(expression, message, None, False)
-        issue = None if features.list_type_attributes else _any_range_issue(checked, expression)
-        if issue is not None:
-            return CompilationResult(expression, "compilation failed: " + issue, None, False)
     else:
         checked.references.update(_device_references(checked.expr))
     tracked = _has_comprehension(checked.expr)
-    fn = _Builder(checked, tracked).build(checked.expr)
+    builder = _Builder(checked, tracked)
+    fn = builder.build(checked.expr)
+    if builder.program_error is not None:
+        return CompilationResult(expression, builder.program_error, None, False)
     return CompilationResult(expression, None, fn, tracked)
+
+
+def _parse_and_check(expression: str, features: Features) -> tuple[celast.Checked, bool] | str:
+    """env.Compile: the checked tree and whether the C++ checker accepted it (it refuses some
+    cross-type comparisons cel-go's environment allows), or upstream's compile error."""
+    if len(expression) > EXPRESSION_CODE_POINT_LIMIT:
+        return (
+            "compilation failed: ERROR: <input>:-1:0: expression code point size exceeds limit: "
+            f"size: {len(expression)}, limit {EXPRESSION_CODE_POINT_LIMIT}"
+        )
+    env = _env()
+    checked_ok = True
+    try:
+        compiled = env.compile(expression)
+    except RuntimeError as e:
+        recursion = _recursion_issue(str(e))
+        if recursion is not None:
+            return "compilation failed: " + recursion
+        issues = _issues(_compile_error_text(str(e)))
+        remaining = [i for i in issues if _upstream_issue(i)]
+        if remaining or not issues:
+            return "compilation failed: " + ("\n".join(remaining) or _compile_error_text(str(e)))
+        compiled = env.compile(expression, disable_check=True)
+        checked_ok = False
+    checked = celast.decode(compiled.serialize())
+    issue = None
+    if checked_ok and not features.list_type_attributes:
+        issue = _any_range_issue(checked, expression)  # a checker error: reported first
+    issue = issue or _regex_literal_issues(checked, expression)
+    if issue is not None:
+        return "compilation failed: " + issue
+    return checked, checked_ok
+
+
+def _regex_literal_issues(checked: celast.Checked, expression: str) -> str | None:
+    """cel-go's ValidateRegexLiterals: the first argument (after the receiver) of each
+    `matches` call, when a literal, must be a pattern Go's regexp accepts."""
+    offsets: list[int] = []
+    for node in _walk(checked.expr):
+        if node.kind != celast.CALL or node.name != "matches" or not node.args:
+            continue
+        arg = node.args[0]
+        if arg.kind != celast.CONST or type(arg.value) is not str:
+            continue
+        try:
+            Regex(arg.value)
+        except RegexError:
+            offsets.append(checked.positions.get(arg.id, 0))
+    issues = []
+    for offset in sorted(offsets):
+        where, snippet = _location(expression, offset)
+        issues.append(f"ERROR: <input>:{where}: invalid matches argument{snippet}")
+    return "\n".join(issues) or None
 
 
 def _device_references(root: Expr) -> dict[int, str]:
@@ -1724,6 +1993,7 @@ class Cache:
 __all__ = [
     "SELECTOR_MAX_COST",
     "Cache",
+    "CelDeadlineError",
     "CelRuntimeError",
     "CompilationResult",
     "DeviceInput",

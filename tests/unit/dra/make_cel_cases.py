@@ -41,6 +41,46 @@ EXPENSIVE = (
     "int('1'.find('[0-9]*')) < 100)))))))"
 )
 LONG = [f"value-{i}" for i in range(49)]
+HOSTILE = "a" * 26 + "!"
+L300 = "[" + ", ".join(str(i) for i in range(1, 301)) + "]"
+DEEP_L = "[" + ", ".join(str(i) for i in range(1, 1001)) + "]"
+
+
+def pattern(name, pattern_text, subject="ab"):
+    """A pattern given at run time (an attribute), so the program compiles and matches() meets
+    it only when evaluated: cel-go's runtime error for a pattern Go's regexp refuses."""
+    return case(
+        f"regex-dynamic-{name}",
+        f'"{subject}".matches(device.attributes["dra.example.com"].p)',
+        D,
+        {"p": {"string": pattern_text}},
+    )
+
+
+REFUSED = {
+    "missing-paren": "(a",
+    "unexpected-paren": "a)",
+    "missing-bracket": "[a",
+    "trailing-backslash": "a\\",
+    "nested-repetition": "a**",
+    "missing-argument": "*",
+    "repeat-count": "a{1001}",
+    "nested-repeat-count": "(a{1000}){1000}",
+    "stacked-repeat": "x{2}{3}",
+    "lookahead": "a(?=b)",
+    "lookbehind": "(?<=a)b",
+    "backreference": "(a)\\1",
+    "named-capture": "(?P<n",
+    "duplicate-name": "(?P<n>a)(?P<n>b)",
+    "class-range": "[z-a]",
+    "escape-digit": "\\8",
+    "escape-any-byte": "\\C",
+    "escape-end-of-text": "a\\Z",
+    "posix-class": "[[:foo:]]",
+    "unicode-class": "\\pX",
+    "perl-flag": "(?z)a",
+    "possessive": "a++",
+}
 
 cases = [
     case("true", "true"),
@@ -358,6 +398,104 @@ cases = [
         D,
         {"n": {"int": 1}},
     ),
+    # Regular expressions: RE2 syntax and semantics (linear time), Go's error texts.
+    case("regex-hostile-literal", f'"{HOSTILE}".matches("^(a+)+$")'),
+    case(
+        "regex-hostile-attribute",
+        'device.attributes["dra.example.com"].s.matches("^(a+)+$")',
+        D,
+        {"s": {"string": HOSTILE}},
+    ),
+    case(
+        "regex-hostile-dynamic-pattern",
+        f'"{HOSTILE}".matches(device.attributes["dra.example.com"].p)',
+        D,
+        {"p": {"string": "^(a|a)*$"}},
+    ),
+    case(
+        "regex-hostile-find",
+        f'"{HOSTILE}".find("(a*)*b") == "" && "{HOSTILE}".findAll("(a|aa)+$").size() == 0',
+    ),
+    case("regex-dollar-before-newline", '"abc\\n".matches("abc$")'),
+    case("regex-multiline-dollar", '"abc\\nd".matches("(?m)abc$")'),
+    case("regex-unicode-digit", '"\\u0663".matches("^\\\\d$")'),
+    case("regex-unicode-word", '"\\u00e9".matches("^\\\\w$")'),
+    case("regex-unicode-class", '"\\u00e9".matches("^\\\\pL$")'),
+    case("regex-word-boundary-unicode", '"\\u00e9a".matches("\\\\ba")'),
+    case("regex-any-char-rune", '"\\u00e9".matches("^.$")'),
+    case("regex-literal-lookahead", '"ab".matches("a(?=b)")'),
+    case("regex-literal-missing-paren", '"ab".matches("(a") || true'),
+    case("regex-literal-two-refused", '"ab".matches("(a") || "ab".matches("[")'),
+    case("regex-global-matches-literal-text", 'matches("(", "a")'),
+    case("regex-global-matches-literal-pattern", 'matches("a", "(")'),
+    case("regex-find-literal-refused", '"ab".find("(") == ""'),
+    case("regex-findall-literal-refused", '"ab".findAll("(").size() == 0'),
+    case(
+        "regex-find-dynamic-refused",
+        '"ab".find(device.attributes["dra.example.com"].p) == ""',
+        D,
+        {"p": {"string": "(?=a)"}},
+    ),
+    case(
+        "regex-findall-dynamic-refused",
+        '"ab".findAll(device.attributes["dra.example.com"].p, 1).size() == 0',
+        D,
+        {"p": {"string": "a{2,1}"}},
+    ),
+    case("regex-findall-empty-after-match", '"abc".findAll("a*") == ["a", "", ""]'),
+    case("regex-findall-empty-runes", '"\\u00e9\\u00e9".findAll("") == ["", "", ""]'),
+    case("regex-findall-limit", '"a1b2c3".findAll("[0-9]", 2) == ["1", "2"]'),
+    case("regex-findall-limit-zero", '"a1b2c3".findAll("[0-9]", 0) == []'),
+    case("regex-find-leftmost-first", '"abcd".find("a|ab|abc") == "a"'),
+    case("regex-find-unicode", '"x\\u00e9\\u00e9y".find("\\u00e9+") == "\\u00e9\\u00e9"'),
+    case("regex-nongreedy-flag", '"aaa".find("(?U)a+") == "a"'),
+    case("regex-quote", '"a.b".matches("^\\\\Qa.b\\\\E$") && !"axb".matches("^\\\\Qa.b\\\\E$")'),
+    *(pattern(name, text) for name, text in REFUSED.items()),
+    # Integer edge cases and string(double), as cel-go computes and prints them.
+    case(
+        "int-min-modulo-minus-one",
+        'device.attributes["dra.example.com"].n % -1 == 0',
+        D,
+        {"n": {"int": -9223372036854775808}},
+    ),
+    case(
+        "int-min-divide-minus-one",
+        'device.attributes["dra.example.com"].n / -1 == 0',
+        D,
+        {"n": {"int": -9223372036854775808}},
+    ),
+    case("int-min-literal-modulo", "-9223372036854775808 % -1 == 0"),
+    case(
+        "string-of-double",
+        'string(1.0) == "1" && string(1.5) == "1.5" && string(123456.0) == "123456" && '
+        'string(1234567.0) == "1.234567e+06" && string(1e6) == "1e+06" && '
+        'string(0.0001) == "0.0001" && string(0.00001) == "1e-05" && '
+        'string(1.5e-7) == "1.5e-07" && string(1e21) == "1e+21" && string(-2.5) == "-2.5" && '
+        'string(123.456) == "123.456" && string(-0.0) == "-0" && string(1e100) == "1e+100" && '
+        'string(0.1 + 0.2) == "0.30000000000000004" && string(5e-324) == "5e-324"',
+    ),
+    case("string-of-double-shown", 'string(1234567.0) == "x"'),
+    # Evaluation cost: a nested comprehension upstream admits and evaluates to the end.
+    case("cost-nested-exists-300", f"{L300}.exists(x, {L300}.exists(y, x * y == -1))"),
+    case("cost-nested-exists-1000", f"{DEEP_L}.exists(x, {DEEP_L}.exists(y, x * y == -1))"),
+    # Nesting: cel-go's parser allows a recursion depth of 250 and 100,000 code points.
+    *(
+        case(f"nested-parens-{d}", "(" * d + "true" + ")" * d)
+        for d in (32, 33, 100, 249, 250, 251, 300)
+    ),
+    *(case(f"nested-lists-{d}", "[" * d + "1" + "]" * d + " != []") for d in (32, 33, 250, 251)),
+    *(case(f"nested-adds-{d}", "+".join(["1"] * d) + f" == {d}") for d in (32, 33, 250, 251)),
+    *(
+        case(f"nested-members-{d}", "device.driver" + ".lowerAscii()" * d + ' == ""')
+        for d in (32, 33, 249, 250)
+    ),
+    *(case(f"nested-not-{d}", "!" * d + "true") for d in (250, 251, 5000)),
+    *(case(f"nested-ands-{d}", " && ".join(["true"] * d)) for d in (250, 251, 2000)),
+    case(
+        "nested-comprehensions-40",
+        "[1].all(x0, " + "".join(f"[1].all(x{i}, " for i in range(1, 40)) + "true" + ")" * 40,
+    ),
+    case("expression-too-long", "true || " * 12500 + "true"),
     case(
         "comparison-type-error",
         'device.attributes["dra.example.com"].n > "a"',
