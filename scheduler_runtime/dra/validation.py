@@ -1597,7 +1597,7 @@ def _resource_mappings(v: _Validator, raw: Any, capacity: Mapping[str, Any], pat
 
 
 def _metadata(v: _Validator, raw: Any, kind: str) -> None:
-    """ValidateObjectMeta's name and namespace (and a template's labels and annotations)."""
+    """ValidateObjectMeta's name and namespace, and the types of the fields read elsewhere."""
     metadata = _obj(v, raw, "metadata")
     if metadata is None:
         return
@@ -1614,6 +1614,36 @@ def _metadata(v: _Validator, raw: Any, kind: str) -> None:
     elif namespace:
         v.names(dns1123_label(namespace), "metadata.namespace", namespace)
     _labels(v, metadata, "metadata")
+    _meta_types(v, metadata)
+
+
+_META_STRINGS: Final = (
+    "uid",
+    "resourceVersion",
+    "generateName",
+    "creationTimestamp",
+    "deletionTimestamp",
+)
+
+
+def _meta_types(v: _Validator, metadata: Mapping[str, Any]) -> None:
+    """What decoding ObjectMeta refuses: the fields the runtime reads, of the wrong type."""
+    for field in _META_STRINGS:
+        v.string(metadata.get(field), f"metadata.{field}")
+    v.strings(metadata.get("finalizers"), "metadata.finalizers")
+    v.each(
+        metadata.get("ownerReferences"),
+        -1,
+        "metadata.ownerReferences",
+        lambda r, at: _typed_strings(v, r, at, ("apiVersion", "kind", "name", "uid")),
+    )
+
+
+def _typed_strings(v: _Validator, raw: Any, path: str, fields: Iterable[str]) -> None:
+    item = _obj(v, raw, path)
+    if item is not None:
+        for field in fields:
+            v.string(item.get(field), f"{path}.{field}")
 
 
 def _labels(v: _Validator, metadata: Mapping[str, Any], path: str) -> None:
@@ -1628,9 +1658,14 @@ def _labels(v: _Validator, metadata: Mapping[str, Any], path: str) -> None:
         v.string(value, f"{path}.annotations[{_truncated(key)}]")
 
 
-def validate(obj: Mapping[str, Any], features: cel.Features = DEFAULT_FEATURES) -> list[FieldError]:
-    """Every error the API server would report creating `obj` (none for other kinds)."""
-    kind = obj.get("kind")
+def validate(
+    obj: Mapping[str, Any], features: cel.Features = DEFAULT_FEATURES, kind: str | None = None
+) -> list[FieldError]:
+    """Every error the API server would report creating `obj` (none for other kinds); `kind`
+    for an object that does not say (a list's item)."""
+    kind = kind or obj.get("kind")
+    if kind == "Pod":
+        return validate_pod(obj)
     if kind not in KINDS:
         return []
     v = _Validator(features)
@@ -1656,21 +1691,103 @@ def validate(obj: Mapping[str, Any], features: cel.Features = DEFAULT_FEATURES) 
     return v.errors
 
 
-def describe(obj: Mapping[str, Any]) -> str:
+def validate_pod(pod: Mapping[str, Any]) -> list[FieldError]:
+    """A Pod's DRA fields: `spec.resourceClaims` (validatePodResourceClaims) and the claims
+    named in its status (validatePodResourceClaimStatuses)."""
+    v = _Validator(DEFAULT_FEATURES)
+    spec = v.mapping(pod.get("spec"), "spec") or {}
+    status = v.mapping(pod.get("status"), "status") or {}
+    claims = v.items(spec.get("resourceClaims"), "spec.resourceClaims") or ()
+    names: set[str] = set()
+    for index, claim in enumerate(claims):
+        _pod_claim(v, claim, f"spec.resourceClaims[{index}]", names)
+    statuses = v.items(status.get("resourceClaimStatuses"), "status.resourceClaimStatuses")
+    seen: set[str] = set()
+    for index, raw in enumerate(statuses or ()):
+        where = f"status.resourceClaimStatuses[{index}]"
+        entry = _obj(v, raw, where)
+        if entry is None:
+            continue
+        name = v.string(entry.get("name"), f"{where}.name")
+        if name is None and entry.get("name") is not None:
+            continue
+        name = name or ""
+        if name not in names:
+            v.add(
+                invalid(
+                    f"{where}.name",
+                    name,
+                    "must match the name of an entry in `spec.resourceClaims`",
+                )
+            )
+        if name in seen:
+            v.add(duplicate(f"{where}.name", name))
+        seen.add(name)
+        if entry.get("resourceClaimName") is not None:
+            v.dns_subdomain(entry["resourceClaimName"], f"{where}.resourceClaimName")
+    extended = _obj(
+        v, status.get("extendedResourceClaimStatus"), "status.extendedResourceClaimStatus"
+    )
+    if extended:
+        where = "status.extendedResourceClaimStatus.resourceClaimName"
+        v.dns_subdomain(extended.get("resourceClaimName", ""), where)
+    return v.errors
+
+
+def _pod_claim(v: _Validator, raw: Any, path: str, names: set[str]) -> None:
+    claim = _obj(v, raw, path)
+    if claim is None:
+        return
+    name = v.string(claim.get("name"), f"{path}.name")
+    if not name:
+        if name is not None or claim.get("name") is None:
+            v.add(required(f"{path}.name"))
+    elif name in names:
+        v.add(duplicate(f"{path}.name", name))
+    else:
+        v.dns_label(name, f"{path}.name")
+        names.add(name)
+    given = [
+        f for f in ("resourceClaimName", "resourceClaimTemplateName") if claim.get(f) is not None
+    ]
+    if len(given) > 1:
+        v.add(
+            invalid(
+                path,
+                dict(claim),
+                "at most one of `resourceClaimName` or `resourceClaimTemplateName` may be "
+                "specified",
+            )
+        )
+    elif not given:
+        v.add(
+            invalid(
+                path,
+                dict(claim),
+                "must specify one of: `resourceClaimName`, `resourceClaimTemplateName`",
+            )
+        )
+    for field in given:
+        v.dns_subdomain(claim[field], f"{path}.{field}")
+
+
+def describe(obj: Mapping[str, Any], kind: str | None = None) -> str:
     """`Kind namespace/name`, as the errors name an object."""
     metadata = obj.get("metadata")
     metadata = metadata if isinstance(metadata, Mapping) else {}
     namespace, name = metadata.get("namespace"), metadata.get("name")
     where = f"{namespace}/" if isinstance(namespace, str) and namespace else ""
     shown = name if isinstance(name, str) and name else "<unnamed>"
-    return f"{obj.get('kind')} {where}{shown}"
+    return f"{kind or obj.get('kind')} {where}{shown}"
 
 
-def check(obj: Mapping[str, Any], features: cel.Features = DEFAULT_FEATURES) -> None:
+def check(
+    obj: Mapping[str, Any], features: cel.Features = DEFAULT_FEATURES, kind: str | None = None
+) -> None:
     """Raises InvalidObjectError naming the object when the API server would refuse it."""
-    errors = validate(obj, features)
+    errors = validate(obj, features, kind)
     if errors:
-        raise InvalidObjectError(describe(obj), errors)
+        raise InvalidObjectError(describe(obj, kind), errors)
 
 
 __all__ = [
@@ -1681,4 +1798,5 @@ __all__ = [
     "check",
     "describe",
     "validate",
+    "validate_pod",
 ]
