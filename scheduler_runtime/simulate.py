@@ -19,6 +19,8 @@ from scheduler_runtime.backend.podgroups import GroupReport, report
 from scheduler_runtime.backend.schedule_one import Attempt, BindingCycle, GroupOutcome
 from scheduler_runtime.backend.schedule_one_podgroup import PodGroupSequence
 from scheduler_runtime.config import DocumentError, SchedulerConfiguration, read_documents
+from scheduler_runtime.dra import cel
+from scheduler_runtime.dra import validation as resource_validation
 from scheduler_runtime.framework.admission import check_object
 from scheduler_runtime.framework.algorithm import SchedulingAlgorithm
 from scheduler_runtime.framework.dra import ClaimAPIError
@@ -265,6 +267,7 @@ class Simulation:
         """Nodes and the other objects first, then bound pods, then pending pods in the order
         they were created (the order the queue first saw them)."""
         objects = list(objects)
+        self._check_resources(objects)
         events = self.backend.events
         pods: list[dict[str, Any]] = []
         for obj in objects:
@@ -291,6 +294,17 @@ class Simulation:
                 events.upsert(PODS, pod)
             except (QuantityError, KeyError, TypeError, ValueError) as error:
                 raise StateError(f"{_describe(pod)}: {error}") from None
+
+    def _check_resources(self, objects: Iterable[dict[str, Any]]) -> None:
+        """Refuses the first resource.k8s.io object the API server would refuse, before
+        anything is loaded: a run never starts on half of a state."""
+        features = self.backend.config.features
+        gates = cel.Features(
+            consumable_capacity=features.dra_consumable_capacity,
+            list_type_attributes=features.dra_list_type_attributes,
+        )
+        for obj in objects:
+            resource_validation.check(obj, gates)
 
     def _make_claims(self, pod: dict[str, Any]) -> None:
         """What the API server and kube-controller-manager do for a pending pod before the

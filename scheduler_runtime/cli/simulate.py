@@ -11,6 +11,7 @@ import orjson
 from scheduler_runtime.cli.command import Command, ExitCode, add_feature_gates_argument
 from scheduler_runtime.config import ConfigError, DocumentError, load_configuration_file
 from scheduler_runtime.config.features import FLAG, parse_feature_gates
+from scheduler_runtime.dra.validation import InvalidObjectError
 from scheduler_runtime.framework.admission import RefusedObjectError
 from scheduler_runtime.framework.registry import PluginLoadError
 from scheduler_runtime.framework.runtime import FrameworkError
@@ -44,7 +45,13 @@ def simulate_command(args: argparse.Namespace) -> int:
         placements, groups = simulate_with_groups(
             config, objects, seed=args.seed, explaining=args.output == "json"
         )
-    except (StateError, RefusedObjectError, FrameworkError, PluginLoadError) as error:
+    except (
+        StateError,
+        RefusedObjectError,
+        InvalidObjectError,
+        FrameworkError,
+        PluginLoadError,
+    ) as error:
         print(f"error: {error}", file=sys.stderr)
         return ExitCode.USAGE_ERROR
     except Exception as error:  # a state the parsers did not foresee: still one line

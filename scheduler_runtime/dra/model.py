@@ -6,11 +6,12 @@ them. `ModelError` names the field and the reason when an object does not parse.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import functools
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
-from scheduler_runtime.dra import cel
+from scheduler_runtime.dra import cel, validation
 from scheduler_runtime.framework.nodeselector import Term, parse_terms, terms_match
 from scheduler_runtime.framework.quantity import Quantity, QuantityError
 from scheduler_runtime.framework.quantity import parse as parse_quantity
@@ -24,6 +25,31 @@ DeviceID = tuple[str, str, str]  # driver, pool, device
 
 class ModelError(ValueError):
     """An object that cannot be read: the message names the field and the reason."""
+
+
+_Parsed = TypeVar("_Parsed")
+
+
+def _typed(kind: str) -> Callable[[Callable[[Any], _Parsed]], Callable[[Any], _Parsed]]:
+    """A field of the wrong type fails the parse with a ModelError in the API server's words
+    (dra.validation), never with a TypeError from inside it."""
+
+    def wrap(parse: Callable[[Any], _Parsed]) -> Callable[[Any], _Parsed]:
+        @functools.wraps(parse)
+        def parsed(obj: Any) -> _Parsed:
+            try:
+                return parse(obj)
+            except ModelError:
+                raise
+            except (TypeError, ValueError, AttributeError, KeyError) as error:
+                obj = obj if isinstance(obj, Mapping) else {}
+                errors = validation.validate(obj, kind=kind)
+                reason = validation.aggregate(errors) if errors else f"cannot be read: {error}"
+                raise ModelError(f"{validation.describe(obj, kind)}: {reason}") from None
+
+        return parsed
+
+    return wrap
 
 
 @dataclass(frozen=True, slots=True)
@@ -270,6 +296,7 @@ def _device(raw: Mapping[str, Any], driver: str, pool: str, where: str) -> Devic
     )
 
 
+@_typed("ResourceSlice")
 def parse_slice(obj: Mapping[str, Any]) -> Slice:
     """A ResourceSlice (resource.k8s.io/v1) from its JSON form."""
     name = str((obj.get("metadata") or {}).get("name", ""))
@@ -311,6 +338,7 @@ def _selectors(raw: Sequence[Mapping[str, Any]] | None) -> tuple[str | None, ...
     )
 
 
+@_typed("DeviceClass")
 def parse_class(obj: Mapping[str, Any]) -> DeviceClass:
     """A DeviceClass (resource.k8s.io/v1) from its JSON form."""
     meta = obj.get("metadata") or {}
@@ -344,6 +372,7 @@ def _request(raw: Mapping[str, Any], where: str, admin: bool) -> Request:
     )
 
 
+@_typed("ResourceClaim")
 def parse_claim(obj: Mapping[str, Any]) -> Claim:
     """A ResourceClaim (resource.k8s.io/v1) from its JSON form; defaults as the API server
     sets them (allocationMode ExactCount, count 1)."""

@@ -612,7 +612,7 @@ def test_pods_sharing_a_claim_write_their_reservations_one_at_a_time() -> None:
     the claim again, and every pod ends up in reservedFor."""
     allocated = {
         "devices": {
-            "results": [{"request": "req-0", "driver": DRIVER, "pool": "n1", "device": "gpu-0"}]
+            "results": [{"request": "gpu", "driver": DRIVER, "pool": "n1", "device": "gpu-0"}]
         }
     }
     run = simulation(
