@@ -769,6 +769,47 @@ def test_a_gang_that_does_not_fit_releases_the_allocation_its_members_shared() -
     assert run.backend.dra.claims.uids_in_flight() == set()
 
 
+def test_a_member_with_a_claim_of_its_own_besides_the_shared_one_gets_each_its_allocation() -> None:
+    """Each member names the shared channel first and a GPU claim of its own second: the
+    second member's Reserve keeps the channel's shared allocation for the channel and gives
+    the GPU its new one (Filter lists new allocations first, shared ones last)."""
+    fabric = "fabric.example.com"
+    channel = claim("channel", exactly(cls=fabric))
+    members = []
+    for i in range(2):
+        made = gang_member(f"w{i}", i)
+        made["spec"]["resourceClaims"] = [
+            {"name": "channel", "resourceClaimName": "channel"},
+            {"name": "gpu", "resourceClaimTemplateName": "one-gpu"},
+        ]
+        members.append(made)
+    fabric_slice = interconnect_slice("n1", "n2")
+    fabric_slice["spec"]["driver"] = fabric
+    run = simulation(
+        node("n1"),
+        node("n2"),
+        device_class(),
+        device_class(fabric, f'device.driver == "{fabric}"'),
+        node_slice("n1", device("gpu-0")),
+        node_slice("n2", device("gpu-0")),
+        fabric_slice,
+        template(),
+        channel,
+        gang_group("g", 2),
+        *members,
+        gates=GANG_GATES,
+    )
+    found = {p.name: p for p in run.run()}
+    assert sorted(str(found[f"w{i}"].node) for i in range(2)) == ["n1", "n2"]
+    for placed in found.values():
+        assert devices_of(placed) == [
+            (fabric, "fabric", "channel-0"),
+            (DRIVER, placed.node, "gpu-0"),
+        ]
+    written = run.claims.get_claim("default", "channel")
+    assert sorted(r["name"] for r in written["status"]["reservedFor"]) == ["w0", "w1"]
+
+
 NO_CPU_2 = (  # a pod with claims: DynamicResources' PostFilter has nothing to deallocate
     "0/2 nodes are available: 2 Insufficient cpu. still not schedulable, preemption: "
     "0/2 nodes are available: 2 No preemption victims found for incoming pod."
