@@ -6,7 +6,10 @@ placed; Permit only says whether the group would be complete. Then everything is
 only when the group is feasible are its placed members assumed again, reserved and permitted
 for real and sent to binding together: all or nothing, nothing reserved by a group that does
 not fit. With placement plugins (TopologyAwareWorkloadScheduling) the group is tried within
-each placement and the best placement wins.
+each placement and the best placement wins. Each cycle has a state of its own for plugins
+(PodGroupCycleState, upstream's podGroupCycleState): the placement plugins get it, and every
+member's CycleState points to it while the member is tried (DynamicResources keeps there the
+claims' allocations the members share); members sent to binding no longer see it.
 
 Where this goes past upstream: a group that does not fit waits, as one, for the cluster events
 that could help any of its members (their rejecting plugins' events, and its Permit plugin's:
