@@ -271,9 +271,11 @@ class DynamicResources(PluginBase[DynamicResourcesArgs]):
                 status = self._available_on(data, index, allocation)
             else:
                 to_allocate += 1
-                if self._share_pending(data, index, claim, group):
-                    continue  # the allocator is still made: PreBind must write this one
-                status = self._check_unallocated(claim, extended)
+                shared = self._share_pending(data, index, claim, group)
+                if shared is not None:  # the allocator is still made: PreBind writes it
+                    status = self._reachable_from(data, index, shared)
+                else:
+                    status = self._check_unallocated(claim, extended)
             if status is not None:
                 return status
         if to_allocate:
@@ -282,20 +284,36 @@ class DynamicResources(PluginBase[DynamicResourcesArgs]):
 
     def _share_pending(
         self, data: StateData, index: int, claim: Object, group: PodGroupStateData | None
-    ) -> bool:
-        """Whether the claim's allocation is in flight for a member tried before in this
-        group's cycle: then this member takes it as its own (Filter offers it on every node,
-        Reserve shares it, PreBind writes it) instead of waiting until it is written, or the
-        gang, waiting at Permit for this member, would never be complete."""
+    ) -> Mapping[str, Any] | None:
+        """The claim's allocation in flight for a member tried before in this group's cycle,
+        which this member takes as its own (Reserve shares it, PreBind writes it) instead of
+        waiting until it is written: the gang, waiting at Permit for this member, would never
+        be complete. None when there is none."""
         uid = rc.uid(claim)
         if group is None or uid not in group.pending_allocations:
-            return False
+            return None
         pending = self.dra.claims.pending_allocation(uid)
         if pending is None:
-            return False
+            return None
         data.infos[index].allocation = pending
         log.debug("reusing pending allocation of resourceclaim %s for pod", rc.key(claim))
-        return True
+        return pending
+
+    def _reachable_from(
+        self, data: StateData, index: int, shared: Mapping[str, Any]
+    ) -> Status | None:
+        """Filter keeps the member sharing an allocation on the nodes its node selector
+        names, as for an allocated claim. Past upstream, whose Filter lets such a member on
+        any node: one where the devices are out of reach, which the binding member that
+        writes the allocation first may then keep."""
+        raw = shared.get("nodeSelector")
+        if raw is None:
+            return None
+        try:
+            data.infos[index].available_on = _node_selector(raw)
+        except (ValueError, TypeError) as error:
+            return Status.as_error(error)
+        return None
 
     def _check_unallocated(self, claim: Object, extended: Object | None) -> Status | None:
         if self.dra.claims.pending_allocation(rc.uid(claim)) is not None:
@@ -571,6 +589,8 @@ class DynamicResources(PluginBase[DynamicResourcesArgs]):
                 if extended_stale:
                     break
                 continue
+            if rc.allocation(claim) is None:
+                continue  # an allocation shared in flight, out of reach: nothing to undo
             reserved = rc.reserved_for(claim)
             if not reserved or (len(reserved) == 1 and reserved[0].get("uid") == pod.uid):
                 return self._deallocate(claim)

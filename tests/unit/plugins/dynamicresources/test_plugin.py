@@ -810,6 +810,33 @@ def test_a_member_with_a_claim_of_its_own_besides_the_shared_one_gets_each_its_a
     assert sorted(r["name"] for r in written["status"]["reservedFor"]) == ["w0", "w1"]
 
 
+def test_a_member_sharing_an_allocation_is_kept_where_its_devices_are_reachable() -> None:
+    """The channel is on n1 alone and two members do not fit on one node: the second may
+    not share the allocation from n2, where the channel is out of reach (upstream's Filter
+    lets it), so the gang does not fit, the claim is left as it was and nothing is
+    deallocated."""
+    run = simulation(
+        node("n1"),
+        node("n2"),
+        device_class(),
+        node_slice("n1", device("channel-0")),
+        claim("channel", exactly()),
+        gang_group("g", 2),
+        *(gang_member(f"w{i}", i) for i in range(2)),
+        gates=GANG_GATES,
+    )
+    found = {p.name: p for p in run.run()}
+    assert {p.node for p in found.values()} == {None}
+    assert sorted(str(p.message) for p in found.values()) == [
+        "0/2 nodes are available: 1 Insufficient cpu, 1 resourceclaim not available on the "
+        "node. still not schedulable, preemption: 0/2 nodes are available: 1 No preemption "
+        "victims found for incoming pod, 1 Preemption is not helpful for scheduling.",
+        GANG_WAITING,
+    ]
+    assert rc_status(run, "channel") == {}
+    assert run.backend.dra.claims.uids_in_flight() == set()
+
+
 NO_CPU_2 = (  # a pod with claims: DynamicResources' PostFilter has nothing to deallocate
     "0/2 nodes are available: 2 Insufficient cpu. still not schedulable, preemption: "
     "0/2 nodes are available: 2 No preemption victims found for incoming pod."
