@@ -6,7 +6,10 @@ placed; Permit only says whether the group would be complete. Then everything is
 only when the group is feasible are its placed members assumed again, reserved and permitted
 for real and sent to binding together: all or nothing, nothing reserved by a group that does
 not fit. With placement plugins (TopologyAwareWorkloadScheduling) the group is tried within
-each placement and the best placement wins.
+each placement and the best placement wins. Each cycle has a state of its own for plugins
+(PodGroupCycleState, upstream's podGroupCycleState): the placement plugins get it, and every
+member's CycleState points to it while the member is tried (DynamicResources keeps there the
+claims' allocations the members share); members sent to binding no longer see it.
 
 Where this goes past upstream: a group that does not fit waits, as one, for the cluster events
 that could help any of its members (their rejecting plugins' events, and its Permit plugin's:
@@ -33,7 +36,7 @@ from scheduler_runtime.backend.schedule_one import (
     permit_rejection,
 )
 from scheduler_runtime.framework.explain import explain
-from scheduler_runtime.framework.interface import CycleState
+from scheduler_runtime.framework.interface import CycleState, PodGroupCycleState
 from scheduler_runtime.framework.isolation import FrameworkError
 from scheduler_runtime.framework.podgroups import GroupKey, Placement, PodGroupAssignments
 from scheduler_runtime.framework.runtime import Framework
@@ -101,7 +104,9 @@ class PodGroupSequence(ScheduleOne):
                 result = GroupResult([], problem)
             else:
                 try:
-                    result = self._group_algorithm(framework, key, members)
+                    # The group's cycle state (upstream's podGroupCycleState), one per cycle.
+                    cycle = PodGroupCycleState(key)
+                    result = self._group_algorithm(framework, cycle, members)
                 except Exception as bug:
                     if not self.contains_bugs:
                         raise
@@ -149,24 +154,22 @@ class PodGroupSequence(ScheduleOne):
         return framework, Status(Code.ERROR, (message,))
 
     def _group_algorithm(
-        self, framework: Framework, key: GroupKey, members: list[QueuedPod]
+        self, framework: Framework, cycle: PodGroupCycleState, members: list[QueuedPod]
     ) -> GroupResult:
         """podGroupSchedulingAlgorithm: with TopologyAwareWorkloadScheduling, within each
         placement the placement plugins make (all nodes when none run), the best placement
         where the group fits; without it, within all nodes."""
         if not framework.handle.features.topology_aware_workload_scheduling:
-            return self._default_algorithm(framework, key, members)
-        state = CycleState()
-        state.pod_group = key
+            return self._default_algorithm(framework, cycle, members)
         snapshot = self.backend.snapshot
         names = tuple(snapshot.names(snapshot.order()))
-        placements, status = framework.run_placement_generate(state, key, names)
+        placements, status = framework.run_placement_generate(cycle, cycle.key, names)
         if not status.is_success:
             return GroupResult([], status)
         first: GroupResult | None = None
         fitting: list[tuple[Placement, GroupResult]] = []
         for placement in placements:
-            result = self._within(framework, key, members, placement)
+            result = self._within(framework, cycle, members, placement)
             if result.status.code == Code.ERROR:
                 return result
             first = first or result
@@ -184,24 +187,27 @@ class PodGroupSequence(ScheduleOne):
             return first
         if len(fitting) == 1:
             return fitting[0][1]
-        return self._best_placement(framework, key, state, fitting)
+        return self._best_placement(framework, cycle, fitting)
 
     def _within(
-        self, framework: Framework, key: GroupKey, members: list[QueuedPod], placement: Placement
+        self,
+        framework: Framework,
+        cycle: PodGroupCycleState,
+        members: list[QueuedPod],
+        placement: Placement,
     ) -> GroupResult:
         snapshot = self.backend.snapshot
         slots = [snapshot.slot(name) for name in placement.nodes]
         self.algorithm.placement = np.array([s for s in slots if s is not None], dtype=np.intp)
         try:
-            return self._default_algorithm(framework, key, members)
+            return self._default_algorithm(framework, cycle, members)
         finally:
             self.algorithm.placement = None
 
     def _best_placement(
         self,
         framework: Framework,
-        key: GroupKey,
-        state: CycleState,
+        cycle: PodGroupCycleState,
         fitting: list[tuple[Placement, GroupResult]],
     ) -> GroupResult:
         """findBestPlacement: the highest PlacementScore total; ties broken at random."""
@@ -217,14 +223,14 @@ class PodGroupSequence(ScheduleOne):
             for placement, result in fitting
         ]
         try:
-            totals = framework.run_placement_score(state, key, assignments)
+            totals = framework.run_placement_score(cycle, cycle.key, assignments)
         except FrameworkError as error:
             return GroupResult([], Status.as_error(error))
         best = [index for index, total in enumerate(totals) if total == max(totals)]
         return fitting[best[self.algorithm.rng.randrange(len(best))]][1]
 
     def _default_algorithm(
-        self, framework: Framework, key: GroupKey, members: list[QueuedPod]
+        self, framework: Framework, cycle: PodGroupCycleState, members: list[QueuedPod]
     ) -> GroupResult:
         """podGroupSchedulingDefaultAlgorithm: each member in order, seeing the ones before
         it placed; the group fits once a member's Permit says the group is complete. All that
@@ -233,7 +239,7 @@ class PodGroupSequence(ScheduleOne):
         preemption = False
         try:
             for queued in members:
-                member = self._try_member(framework, key, queued)
+                member = self._try_member(framework, cycle, queued)
                 result.members.append(member)
                 if not member.status.is_success and not member.requires_preemption:
                     if member.status.is_rejected:
@@ -257,11 +263,13 @@ class PodGroupSequence(ScheduleOne):
                     member.reserved = False
         return result
 
-    def _try_member(self, framework: Framework, key: GroupKey, queued: QueuedPod) -> MemberResult:
+    def _try_member(
+        self, framework: Framework, cycle: PodGroupCycleState, queued: QueuedPod
+    ) -> MemberResult:
         """podGroupPodSchedulingAlgorithm: find a node (or the node preemption would free),
-        assume and reserve the member there, and ask Permit."""
-        state = CycleState()
-        state.pod_group = key
+        assume and reserve the member there, and ask Permit; its plugins see the group's
+        cycle state (what the members before it kept there)."""
+        state = CycleState(cycle)
         queued.unschedulable_plugins = set()  # what rejects it now, not in an earlier try
         attempt = Attempt(queued, framework, state, self.clock())
         member = MemberResult(attempt)
@@ -335,7 +343,7 @@ class PodGroupSequence(ScheduleOne):
             attempt = member.attempt
             status = self._member_status(member, result)
             if status is None:
-                attempt.state.pod_group = None  # for real now
+                attempt.state.pod_group_cycle = None  # for real now: binding never sees it
                 status = self.reserve_and_permit(attempt)
                 if status.is_success:
                     prepared.append(attempt)

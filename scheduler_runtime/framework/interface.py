@@ -47,18 +47,51 @@ DEFAULT_PLUGIN_TIME_BUDGET = 1.0  # seconds an out-of-tree plugin may take per c
 MIN_NODE_SCORE = 0
 
 
+class PodGroupCycleState:
+    """Data plugins share across one pod group scheduling cycle (upstream's
+    PodGroupCycleState): the PodGroup scheduling sequence makes one per cycle of a group and
+    hands it to the placement plugins and, through each member's CycleState, to every plugin
+    trying a member; so what one member's plugins keep (DynamicResources' allocations in
+    flight) the next member's can use. It ends with the cycle: binding never sees it."""
+
+    __slots__ = ("_data", "key")
+
+    def __init__(self, key: GroupKey) -> None:
+        self._data: dict[str, Any] = {}
+        self.key = key
+
+    def read(self, key: str) -> Any:
+        return self._data[key]
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self._data.get(key, default)
+
+    def write(self, key: str, value: Any) -> None:
+        self._data[key] = value
+
+    def delete(self, key: str) -> None:
+        self._data.pop(key, None)
+
+
 class CycleState:
-    """Data plugins share within one scheduling cycle (upstream CycleState). `pod_group` is
-    set while the cycle only tries a member of that group in its pod group cycle (upstream's
-    IsPodGroupSchedulingCycle): what it assumes and reserves there is undone at its end."""
+    """Data plugins share within one scheduling cycle (upstream CycleState).
+    `pod_group_cycle` is set while the cycle only tries a member in its group's cycle
+    (upstream's IsPodGroupSchedulingCycle): what it assumes and reserves there is undone at
+    the group cycle's end, and it is cleared before the member goes on to binding."""
 
-    __slots__ = ("_data", "pod_group", "skip_filter_plugins", "skip_score_plugins")
+    __slots__ = ("_data", "pod_group_cycle", "skip_filter_plugins", "skip_score_plugins")
 
-    def __init__(self) -> None:
+    def __init__(self, pod_group_cycle: PodGroupCycleState | None = None) -> None:
         self._data: dict[str, Any] = {}
         self.skip_filter_plugins: set[str] = set()
         self.skip_score_plugins: set[str] = set()
-        self.pod_group: GroupKey | None = None
+        self.pod_group_cycle = pod_group_cycle
+
+    @property
+    def pod_group(self) -> GroupKey | None:
+        """The group whose cycle tries this pod; None outside a group cycle."""
+        cycle = self.pod_group_cycle
+        return None if cycle is None else cycle.key
 
     def read(self, key: str) -> Any:
         return self._data[key]
@@ -73,14 +106,13 @@ class CycleState:
         self._data.pop(key, None)
 
     def clone(self) -> CycleState:
-        copy = CycleState()
+        copy = CycleState(self.pod_group_cycle)  # the group's, shared as upstream's Clone does
         copy._data = {
             k: v.clone() if callable(getattr(v, "clone", None)) else v
             for k, v in self._data.items()
         }
         copy.skip_filter_plugins = set(self.skip_filter_plugins)
         copy.skip_score_plugins = set(self.skip_score_plugins)
-        copy.pod_group = self.pod_group
         return copy
 
 
@@ -380,7 +412,7 @@ class PlacementGeneratePlugin(Plugin, Protocol):
     """Splits the nodes a pod group may use into placements to try the group in."""
 
     def generate_placements(
-        self, state: CycleState, group: GroupKey, parent: Placement
+        self, state: PodGroupCycleState, group: GroupKey, parent: Placement
     ) -> tuple[list[Placement], Status]: ...
 
 
@@ -390,7 +422,7 @@ class PlacementScorePlugin(Plugin, Protocol):
     rescales the scores of all placements (a list, in place) to 0-100."""
 
     def score_placement(
-        self, state: CycleState, group: GroupKey, assignments: PodGroupAssignments
+        self, state: PodGroupCycleState, group: GroupKey, assignments: PodGroupAssignments
     ) -> tuple[int, Status]: ...
 
 

@@ -17,6 +17,7 @@ from scheduler_runtime.framework.interface import (
     MIN_NODE_SCORE,
     CycleState,
     Handle,
+    PodGroupCycleState,
     PostFilterResult,
     PreFilterResult,
     missing_state_failure,
@@ -513,7 +514,7 @@ class Framework:
 
     @extension_point("PlacementGenerate")
     def run_placement_generate(
-        self, state: CycleState, group: GroupKey, nodes: tuple[str, ...]
+        self, state: PodGroupCycleState, group: GroupKey, nodes: tuple[str, ...]
     ) -> tuple[list[Placement], Status]:
         """RunPlacementGeneratePlugins: the first plugin splits all nodes into placements
         (none: all nodes are the one placement)."""
@@ -531,7 +532,7 @@ class Framework:
 
     @extension_point("PlacementScore")
     def run_placement_score(
-        self, state: CycleState, group: GroupKey, assignments: Sequence[PodGroupAssignments]
+        self, state: PodGroupCycleState, group: GroupKey, assignments: Sequence[PodGroupAssignments]
     ) -> list[int]:
         """RunPlacementScorePlugins: each placement's weighted sum of normalized scores.
         Raises FrameworkError with upstream's words when a plugin fails."""

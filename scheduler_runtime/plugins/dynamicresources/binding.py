@@ -9,11 +9,19 @@ reservations race from the same resourceVersion, so all but one conflict, read t
 again and retry (five tries, then the pod goes back to the queue). Here the scheduler's writes
 of one claim go one at a time, each from the newest claim the assume cache holds (the one the
 write before it returned), so they do not conflict with one another; a change made by someone
-else is still a conflict, handled as upstream handles it."""
+else is still a conflict, handled as upstream handles it.
+
+And members of a pod group that shared one allocation in flight (their group's cycle reserved
+it once for all of them): the first to bind writes it, the others find it written and only add
+their reservation. Upstream's intent (its claim tracker keeps the allocation in flight for all
+of them "and the allocation will be written for the first pod that succeeds"), not what its
+bindClaim does: there every member but the first fails PreBind with "got allocated elsewhere
+in the meantime", goes back to the queue and is placed by a later cycle."""
 
 from __future__ import annotations
 
 import datetime
+import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -238,6 +246,8 @@ def _write_once(
     if metadata.get("deletionTimestamp"):
         raise BindError(f"claim {key} got deleted in the meantime")
     status = updated.setdefault("status", {})
+    if allocation is not None and _written_by_a_sharer(status.get("allocation"), allocation):
+        allocation = None  # a sibling sharing it wrote it: only the reservation is left
     if allocation is not None:
         if status.get("allocation") is not None:
             raise BindError(f"claim {key} got allocated elsewhere in the meantime")
@@ -263,6 +273,20 @@ def _write_once(
     except ClaimAPIError as error:
         what = "allocation and reservation" if allocation is not None else "reservation"
         raise BindError(f"add {what} to claim {key}: {error}", conflict=error.conflict) from error
+
+
+def _written_by_a_sharer(written: Mapping[str, Any] | None, ours: Mapping[str, Any]) -> bool:
+    """Whether the claim holds the very allocation this pod shares: the same devices on the
+    same nodes, as JSON (the allocator's tuples are the API's lists); PreBind only adds when
+    it was written."""
+    if written is None:
+        return False
+
+    def as_json(allocation: Mapping[str, Any]) -> str:
+        kept = {k: v for k, v in allocation.items() if k != "allocationTimestamp"}
+        return json.dumps(kept, sort_keys=True, default=str)
+
+    return as_json(written) == as_json(ours)
 
 
 def _pod_ready(plugin: PluginContext, data: StateData) -> bool:

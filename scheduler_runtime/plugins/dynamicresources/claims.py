@@ -177,6 +177,16 @@ class StateData:
         return self  # as upstream's: shared by the cycle's copies
 
 
+@dataclass(slots=True)
+class PodGroupStateData:
+    """podGroupStateData, kept in a pod group's cycle state: the UIDs of the claims whose
+    allocation a member reserved in this cycle. The next members share those allocations
+    (the claim tracker counts who shares each); a claim leaves the set when the last sharer
+    is unreserved. Only the group's synchronous cycle sees it, so it needs no lock."""
+
+    pending_allocations: set[str] = field(default_factory=set)
+
+
 __all__ = [
     "SPECIAL_CLAIM_NAME",
     "ClaimInfo",
@@ -184,5 +194,6 @@ __all__ = [
     "NodeAllocation",
     "PlainClaims",
     "PluginContext",
+    "PodGroupStateData",
     "StateData",
 ]

@@ -81,6 +81,7 @@ from scheduler_runtime.plugins.dynamicresources.claims import (
     ClaimWrites,
     NodeAllocation,
     PlainClaims,
+    PodGroupStateData,
     StateData,
     Variant,
 )
@@ -239,7 +240,11 @@ class DynamicResources(PluginBase[DynamicResourcesArgs]):
         claims = ClaimStore(user_claims, extendedclaim.pre_filter(self, pod, data))
         if claims.empty():
             return None, SKIP
-        status = self._check_claims(data, claims)
+        try:
+            group = pod_group_state(state)
+        except TypeError as error:
+            return None, Status.as_error(error)
+        status = self._check_claims(data, claims, group)
         if status is not None:
             return None, status
         data.claims = claims
@@ -250,9 +255,12 @@ class DynamicResources(PluginBase[DynamicResourcesArgs]):
         )
         return None, SUCCESS
 
-    def _check_claims(self, data: StateData, claims: ClaimStore) -> Status | None:
+    def _check_claims(
+        self, data: StateData, claims: ClaimStore, group: PodGroupStateData | None
+    ) -> Status | None:
         """Where allocated claims are available; that claims to allocate are not being
-        allocated for another pod and name classes that exist; then the allocator."""
+        allocated for another pod (an allocation a member before this one reserved in the
+        group's cycle is shared instead) and name classes that exist; then the allocator."""
         data.infos = [ClaimInfo() for _ in range(len(claims))]
         extended = claims.extended_claim()
         to_allocate = 0
@@ -263,11 +271,48 @@ class DynamicResources(PluginBase[DynamicResourcesArgs]):
                 status = self._available_on(data, index, allocation)
             else:
                 to_allocate += 1
-                status = self._check_unallocated(claim, extended)
+                shared = self._share_pending(data, index, claim, group)
+                if shared is not None:  # the allocator is still made: PreBind writes it
+                    status = self._reachable_from(data, index, shared)
+                else:
+                    status = self._check_unallocated(claim, extended)
             if status is not None:
                 return status
         if to_allocate:
             return self._prepare_allocator(data, claims, extended)
+        return None
+
+    def _share_pending(
+        self, data: StateData, index: int, claim: Object, group: PodGroupStateData | None
+    ) -> Mapping[str, Any] | None:
+        """The claim's allocation in flight for a member tried before in this group's cycle,
+        which this member takes as its own (Reserve shares it, PreBind writes it) instead of
+        waiting until it is written: the gang, waiting at Permit for this member, would never
+        be complete. None when there is none."""
+        uid = rc.uid(claim)
+        if group is None or uid not in group.pending_allocations:
+            return None
+        pending = self.dra.claims.pending_allocation(uid)
+        if pending is None:
+            return None
+        data.infos[index].allocation = pending
+        log.debug("reusing pending allocation of resourceclaim %s for pod", rc.key(claim))
+        return pending
+
+    def _reachable_from(
+        self, data: StateData, index: int, shared: Mapping[str, Any]
+    ) -> Status | None:
+        """Filter keeps the member sharing an allocation on the nodes its node selector
+        names, as for an allocated claim. Past upstream, whose Filter lets such a member on
+        any node: one where the devices are out of reach, which the binding member that
+        writes the allocation first may then keep."""
+        raw = shared.get("nodeSelector")
+        if raw is None:
+            return None
+        try:
+            data.infos[index].available_on = _node_selector(raw)
+        except (ValueError, TypeError) as error:
+            return Status.as_error(error)
         return None
 
     def _check_unallocated(self, claim: Object, extended: Object | None) -> Status | None:
@@ -337,9 +382,10 @@ class DynamicResources(PluginBase[DynamicResourcesArgs]):
     def _prepare_allocator(
         self, data: StateData, claims: ClaimStore, extended: Object | None
     ) -> Status | None:
-        """The allocator for this pod: the devices taken now, the slices and classes."""
+        """The allocator for this pod: the devices taken now, the slices and classes; it is
+        asked only for the claims without an allocation in flight to share."""
         for index, claim in claims.to_allocate():
-            if claim is extended:
+            if claim is extended or data.infos[index].allocation is not None:
                 continue
             try:
                 data.parsed[index] = parse_claim(claim)
@@ -353,6 +399,7 @@ class DynamicResources(PluginBase[DynamicResourcesArgs]):
         data.fingerprints = {
             index: sys.intern(repr((claim.get("spec") or {}).get("devices")))
             for index, claim in claims.to_allocate()
+            if data.infos[index].allocation is None
         }
         if extended is None and len(data.parsed) == len(claims):
             order = sorted(data.parsed)
@@ -542,6 +589,8 @@ class DynamicResources(PluginBase[DynamicResourcesArgs]):
                 if extended_stale:
                     break
                 continue
+            if rc.allocation(claim) is None:
+                continue  # an allocation shared in flight, out of reach: nothing to undo
             reserved = rc.reserved_for(claim)
             if not reserved or (len(reserved) == 1 and reserved[0].get("uid") == pod.uid):
                 return self._deallocate(claim)
@@ -624,8 +673,29 @@ class DynamicResources(PluginBase[DynamicResourcesArgs]):
                     f"{len(to_allocate)} claims to allocate, want {with_allocator} claims"
                 )
             )
-        for position, (index, claim) in enumerate(to_allocate):
-            allocation = found.results[position]
+        return self._take(state, data, to_allocate, found)
+
+    def _take(
+        self,
+        state: CycleState,
+        data: StateData,
+        to_allocate: list[tuple[int, Object]],
+        found: NodeAllocation,
+    ) -> Status:
+        """Puts the node's allocations in flight, each claim's (a shared one is counted
+        once more); in a group's cycle, notes them for the members after this one. Filter
+        lists the new allocations first and the shared ones last, so a shared claim keeps
+        the allocation PreFilter found for it (upstream pairs them by position alone, which
+        mixes them up when a pod has both kinds)."""
+        try:
+            group = pod_group_state(state)
+        except TypeError as error:
+            return Status.as_error(error)
+        extended = data.claims.extended_claim()
+        fresh = iter(found.results)
+        for index, claim in to_allocate:
+            shared = data.infos[index].allocation
+            allocation = shared if shared is not None else next(fresh)
             data.infos[index].allocation = allocation
             allocated = (found.extended_claim or claim) if claim is extended else claim
             pending = copied(allocated)
@@ -635,16 +705,25 @@ class DynamicResources(PluginBase[DynamicResourcesArgs]):
                 metadata["finalizers"] = [*finalizers, rc.FINALIZER]
             pending["status"] = {**(pending.get("status") or {}), "allocation": allocation}
             self.dra.claims.signal_pending_allocation(rc.uid(allocated), pending)
+            if group is not None:  # the group's next members share it
+                group.pending_allocations.add(rc.uid(allocated))
         return SUCCESS
 
     def unreserve(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
         data: StateData | None = state.get(STATE_KEY)
         if data is None or data.claims.empty():
             return
+        try:
+            group = pod_group_state(state)
+        except TypeError:
+            return
         tracker = self.dra.claims
         for _, claim in data.claims.user_claims():
+            # The allocation stays in flight while another member still shares it.
             if tracker.maybe_remove_pending_allocation(rc.uid(claim), False):
                 tracker.restore(*rc.where(claim))
+                if group is not None:
+                    group.pending_allocations.discard(rc.uid(claim))
             if rc.allocation(claim) is not None and rc.is_reserved_for_pod(pod, claim):
                 self._unreserve_claim(claim, pod)
         extendedclaim.unreserve(self, data)
@@ -697,6 +776,21 @@ class DynamicResources(PluginBase[DynamicResourcesArgs]):
         if not self.features.binding_and_status or not binding.has_binding_conditions(data):
             return SUCCESS
         return binding.wait_for_binding_conditions(self, data, pod, node_name)
+
+
+def pod_group_state(state: CycleState) -> PodGroupStateData | None:
+    """getPodGroupStateData: the plugin's data in the group's cycle state, made on first
+    use; None outside a group's cycle. TypeError when another plugin took its key."""
+    cycle = state.pod_group_cycle
+    if cycle is None:
+        return None
+    found = cycle.get(STATE_KEY)
+    if found is None:
+        found = PodGroupStateData()
+        cycle.write(STATE_KEY, found)
+    if not isinstance(found, PodGroupStateData):
+        raise TypeError("state is not podGroupStateData")
+    return found
 
 
 def allocator_features(gates: GateFeatures) -> Features:

@@ -9,8 +9,8 @@ from typing import ClassVar
 from scheduler_runtime.framework.interface import (
     MAX_NODE_SCORE,
     MIN_NODE_SCORE,
-    CycleState,
     PluginBase,
+    PodGroupCycleState,
 )
 from scheduler_runtime.framework.podgroups import GroupKey, PodGroupAssignments
 from scheduler_runtime.framework.status import SUCCESS, Code, Status
@@ -20,7 +20,7 @@ class PodGroupPodsCount(PluginBase[None]):
     name: ClassVar[str] = "PodGroupPodsCount"
 
     def score_placement(
-        self, state: CycleState, group: GroupKey, assignments: PodGroupAssignments
+        self, state: PodGroupCycleState, group: GroupKey, assignments: PodGroupAssignments
     ) -> tuple[int, Status]:
         groups = self.handle.pod_groups
         members = groups.state(group) if groups is not None else None
@@ -29,7 +29,7 @@ class PodGroupPodsCount(PluginBase[None]):
         return members.scheduled_count + len(assignments.proposed), SUCCESS
 
     def normalize_placement_score(
-        self, state: CycleState, group: GroupKey, scores: list[int]
+        self, state: PodGroupCycleState, group: GroupKey, scores: list[int]
     ) -> Status:
         """Scaled by the highest count (not by minCount, so small differences in counts make
         small differences in scores)."""

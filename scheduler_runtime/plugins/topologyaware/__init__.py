@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from scheduler_runtime.framework.interface import CycleState, PluginBase
+from scheduler_runtime.framework.interface import PluginBase, PodGroupCycleState
 from scheduler_runtime.framework.podgroups import WORKLOAD_API, GroupKey, Placement
 from scheduler_runtime.framework.status import SUCCESS, Code, Status
 
@@ -17,7 +17,7 @@ class TopologyPlacementGenerator(PluginBase[None]):
     name: ClassVar[str] = "TopologyPlacementGenerator"
 
     def generate_placements(
-        self, state: CycleState, group: GroupKey, parent: Placement
+        self, state: PodGroupCycleState, group: GroupKey, parent: Placement
     ) -> tuple[list[Placement], Status]:
         groups = self.handle.pod_groups
         policy = groups.policy(group) if groups is not None else None

@@ -17,7 +17,7 @@ from scheduler_runtime.backend import NODES, PODS
 from scheduler_runtime.cli import main
 from scheduler_runtime.config import load_configuration, parse_feature_gates
 from scheduler_runtime.framework import registry as registry_module
-from scheduler_runtime.framework.interface import CycleState
+from scheduler_runtime.framework.interface import CycleState, PodGroupCycleState
 from scheduler_runtime.framework.podgroups import WORKLOAD_POD_GROUP
 from scheduler_runtime.framework.podinfo import PodInfo
 from scheduler_runtime.framework.status import SUCCESS, Status
@@ -412,6 +412,55 @@ def test_a_member_that_fails_before_binding_releases_its_waiting_siblings(
     # once (not after five minutes), and both were placed together when tried again.
     assert nodes_of(made) == {"g-0": "n0", "g-1": "n0"}
     assert made.clock() < 300
+
+
+class SeesGroupCycle:
+    """Notes the pod group cycle state each Reserve and PreBind is handed."""
+
+    name = "SeesGroupCycle"
+    seen: ClassVar[list[tuple[str, str, PodGroupCycleState | None]]] = []
+
+    def __init__(self, args: Any, handle: Any) -> None:
+        self.handle = handle
+
+    def reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status:
+        self.seen.append(("reserve", pod.name, state.pod_group_cycle))
+        return SUCCESS
+
+    def unreserve(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
+        pass
+
+    def pre_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status:
+        self.seen.append(("preBind", pod.name, state.pod_group_cycle))
+        return SUCCESS
+
+
+def test_the_members_tried_in_a_group_cycle_share_its_state_and_binding_never_sees_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    point = EntryPoint(
+        "SeesGroupCycle", f"{__name__}:SeesGroupCycle", registry_module.ENTRY_POINT_GROUP
+    )
+    monkeypatch.setattr(registry_module, "entry_points", lambda group: [point])
+    registry_module.registry.cache_clear()
+    SeesGroupCycle.seen.clear()
+    try:
+        made = simulation(
+            node("n0"), pod_group("g", 2), *gang("g", 2, "1"), plugins=("SeesGroupCycle",)
+        )
+        made.run()
+    finally:
+        registry_module.registry.cache_clear()
+    assert nodes_of(made) == {"g-0": "n0", "g-1": "n0"}
+    seen = SeesGroupCycle.seen
+    # Tried in the group's cycle, then reserved for real, then bound: each member once.
+    assert [point for point, _, _ in seen] == ["reserve"] * 4 + ["preBind"] * 2
+    assert all(sorted(name for _, name, _ in seen[i : i + 2]) == ["g-0", "g-1"] for i in (0, 2, 4))
+    tried = [cycle for _, _, cycle in seen[:2]]
+    assert tried[0] is not None
+    assert tried[0] is tried[1]  # the group's one state, shared
+    assert (tried[0].key.namespace, tried[0].key.name) == ("ns", "g")
+    assert [cycle for _, _, cycle in seen[2:]] == [None] * 4  # for real, binding: none
 
 
 # ----- TopologyAwareWorkloadScheduling

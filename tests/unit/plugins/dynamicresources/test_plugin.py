@@ -647,3 +647,201 @@ def test_pods_sharing_a_claim_write_their_reservations_one_at_a_time() -> None:
     assert reads == []
     final = api._claims["default/shared"]
     assert sorted(r["name"] for r in final["status"]["reservedFor"]) == [f"p{i}" for i in range(5)]
+
+
+# ----- a gang sharing one claim (the pod group's cycle state)
+
+GANG_GATES = {"GenericWorkload": True, "GangScheduling": True}
+GANG_WAITING = (
+    "pod group is unschedulable, waiting for minCount pods from a gang to be scheduled, "
+    "one or more plugins asked to wait and no plugin rejected pod"
+)
+
+
+def gang_group(name: str, min_count: int) -> dict[str, Any]:
+    return {
+        "apiVersion": "scheduling.k8s.io/v1alpha2",
+        "kind": "PodGroup",
+        "metadata": {"name": name, "namespace": "default", "uid": f"uid-{name}"},
+        "spec": {"schedulingPolicy": {"gang": {"minCount": min_count}}},
+    }
+
+
+def gang_member(name: str, created: int, claim_name: str = "channel") -> dict[str, Any]:
+    """A member of group "g" sharing the claim, needing 5 of a node's 8 CPUs: one a node."""
+    return pod(
+        name,
+        template_name=None,
+        claim_name=claim_name,
+        created=created,
+        requests={"cpu": "5"},
+        schedulingGroup={"podGroupName": "g"},
+    )
+
+
+def interconnect_slice(*nodes: str) -> dict[str, Any]:
+    """One channel device of a fabric the named nodes reach (a slice for several nodes)."""
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceSlice",
+        "metadata": {"name": "fabric", "resourceVersion": "1"},
+        "spec": {
+            "driver": DRIVER,
+            "nodeSelector": {
+                "nodeSelectorTerms": [
+                    {
+                        "matchExpressions": [
+                            {"key": "kubernetes.io/hostname", "operator": "In", "values": nodes}
+                        ]
+                    }
+                ]
+            },
+            "pool": {"name": "fabric", "generation": 1, "resourceSliceCount": 1},
+            "devices": [device("channel-0")],
+        },
+    }
+
+
+def test_a_gang_shares_the_allocation_of_one_claim_its_first_member_reserved() -> None:
+    """The second and third members find the claim's allocation the first one reserved in
+    the group's cycle and share it: the gang is placed whole (one member per node), the
+    claim allocated once and reserved for every member, nothing left in flight."""
+    run = simulation(
+        node("n1"),
+        node("n2"),
+        node("n3"),
+        device_class(),
+        interconnect_slice("n1", "n2", "n3"),
+        claim("channel", exactly()),
+        gang_group("g", 3),
+        *(gang_member(f"w{i}", i) for i in range(3)),
+        gates=GANG_GATES,
+    )
+    found = {p.name: p for p in run.run()}
+    assert sorted(str(found[f"w{i}"].node) for i in range(3)) == ["n1", "n2", "n3"]
+    written = run.claims.get_claim("default", "channel")
+    assert written["status"]["allocation"]["devices"]["results"] == [
+        {"request": "gpu", "driver": DRIVER, "pool": "fabric", "device": "channel-0"}
+    ]
+    assert sorted(r["name"] for r in written["status"]["reservedFor"]) == ["w0", "w1", "w2"]
+    assert run.backend.dra.claims.uids_in_flight() == set()
+
+
+def test_a_gang_whose_shared_claim_cannot_be_allocated_takes_no_node() -> None:
+    """No device for the claim: no member is placed and every one says why, as upstream."""
+    run = simulation(
+        node("n1"),
+        node("n2"),
+        device_class(),
+        node_slice("n1", device("gpu-0")),
+        claim("channel", exactly(count=2)),
+        gang_group("g", 2),
+        *(gang_member(f"w{i}", i) for i in range(2)),
+        gates=GANG_GATES,
+    )
+    found = {p.name: p for p in run.run()}
+    assert {p.node for p in found.values()} == {None}
+    assert {p.message for p in found.values()} == {not_available(2, "2 cannot allocate all claims")}
+    assert rc_status(run, "channel") == {}
+    assert run.backend.dra.claims.uids_in_flight() == set()
+
+
+def test_a_gang_that_does_not_fit_releases_the_allocation_its_members_shared() -> None:
+    """Two members share the claim's allocation, the third finds no node: the group's cycle
+    unreserves all three, so the allocation is no longer in flight and the claim stays
+    unallocated; the members wait as one, as upstream's do."""
+    run = simulation(
+        node("n1"),
+        node("n2"),
+        device_class(),
+        interconnect_slice("n1", "n2"),
+        claim("channel", exactly()),
+        gang_group("g", 3),
+        *(gang_member(f"w{i}", i) for i in range(3)),
+        gates=GANG_GATES,
+    )
+    found = {p.name: p for p in run.run()}
+    assert {p.node for p in found.values()} == {None}
+    assert sorted(str(p.message) for p in found.values()) == sorted(
+        [GANG_WAITING, GANG_WAITING, NO_CPU_2]
+    )
+    assert rc_status(run, "channel") == {}
+    assert run.backend.dra.claims.uids_in_flight() == set()
+
+
+def test_a_member_with_a_claim_of_its_own_besides_the_shared_one_gets_each_its_allocation() -> None:
+    """Each member names the shared channel first and a GPU claim of its own second: the
+    second member's Reserve keeps the channel's shared allocation for the channel and gives
+    the GPU its new one (Filter lists new allocations first, shared ones last)."""
+    fabric = "fabric.example.com"
+    channel = claim("channel", exactly(cls=fabric))
+    members = []
+    for i in range(2):
+        made = gang_member(f"w{i}", i)
+        made["spec"]["resourceClaims"] = [
+            {"name": "channel", "resourceClaimName": "channel"},
+            {"name": "gpu", "resourceClaimTemplateName": "one-gpu"},
+        ]
+        members.append(made)
+    fabric_slice = interconnect_slice("n1", "n2")
+    fabric_slice["spec"]["driver"] = fabric
+    run = simulation(
+        node("n1"),
+        node("n2"),
+        device_class(),
+        device_class(fabric, f'device.driver == "{fabric}"'),
+        node_slice("n1", device("gpu-0")),
+        node_slice("n2", device("gpu-0")),
+        fabric_slice,
+        template(),
+        channel,
+        gang_group("g", 2),
+        *members,
+        gates=GANG_GATES,
+    )
+    found = {p.name: p for p in run.run()}
+    assert sorted(str(found[f"w{i}"].node) for i in range(2)) == ["n1", "n2"]
+    for placed in found.values():
+        assert devices_of(placed) == [
+            (fabric, "fabric", "channel-0"),
+            (DRIVER, placed.node, "gpu-0"),
+        ]
+    written = run.claims.get_claim("default", "channel")
+    assert sorted(r["name"] for r in written["status"]["reservedFor"]) == ["w0", "w1"]
+
+
+def test_a_member_sharing_an_allocation_is_kept_where_its_devices_are_reachable() -> None:
+    """The channel is on n1 alone and two members do not fit on one node: the second may
+    not share the allocation from n2, where the channel is out of reach (upstream's Filter
+    lets it), so the gang does not fit, the claim is left as it was and nothing is
+    deallocated."""
+    run = simulation(
+        node("n1"),
+        node("n2"),
+        device_class(),
+        node_slice("n1", device("channel-0")),
+        claim("channel", exactly()),
+        gang_group("g", 2),
+        *(gang_member(f"w{i}", i) for i in range(2)),
+        gates=GANG_GATES,
+    )
+    found = {p.name: p for p in run.run()}
+    assert {p.node for p in found.values()} == {None}
+    assert sorted(str(p.message) for p in found.values()) == [
+        "0/2 nodes are available: 1 Insufficient cpu, 1 resourceclaim not available on the "
+        "node. still not schedulable, preemption: 0/2 nodes are available: 1 No preemption "
+        "victims found for incoming pod, 1 Preemption is not helpful for scheduling.",
+        GANG_WAITING,
+    ]
+    assert rc_status(run, "channel") == {}
+    assert run.backend.dra.claims.uids_in_flight() == set()
+
+
+NO_CPU_2 = (  # a pod with claims: DynamicResources' PostFilter has nothing to deallocate
+    "0/2 nodes are available: 2 Insufficient cpu. still not schedulable, preemption: "
+    "0/2 nodes are available: 2 No preemption victims found for incoming pod."
+)
+
+
+def rc_status(run: Any, name: str) -> dict[str, Any]:
+    return dict(run.claims.get_claim("default", name).get("status") or {})
