@@ -77,7 +77,7 @@ def drain(queue: SchedulingQueue) -> list[str]:
     names = []
     while (queued := queue.pop(timeout=0)) is not None:
         names.append(queued.pod_info.name)
-        queue.done(queued.key)
+        queue.done(queued.id)
     return names
 
 
