@@ -115,6 +115,7 @@ class _Members:
             assumed=dict(self.assumed),
             assigned=dict(self.assigned),
             uids={key: _uid(pod) for key, pod in self.pods.items()},
+            names={key: _name(pod) for key, pod in self.pods.items()},
             gated=sum(
                 1 for pod in self.pods.values() if (pod.get("spec") or {}).get("schedulingGates")
             ),

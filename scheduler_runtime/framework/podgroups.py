@@ -15,7 +15,7 @@ The backend keeps the groups (backend/podgroups.py) and lends them to plugins th
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, NamedTuple, Protocol
 
 from scheduler_runtime.framework.events import POD_GROUP, QueueingHint
@@ -195,6 +195,7 @@ class GroupState:
     assigned: Mapping[str, str]  # pod id -> the node it is bound to
     uids: Mapping[str, str]  # pod id -> uid (waiting pods are found by uid)
     gated: int = 0  # members held by scheduling gates (spec.schedulingGates)
+    names: Mapping[str, str] = field(default_factory=dict)  # pod id -> namespace/name
 
     @property
     def all_count(self) -> int:
