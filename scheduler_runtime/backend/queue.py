@@ -43,6 +43,9 @@ MAX_UNSCHEDULABLE_SECONDS = 300.0
 # simply tried again (a pod can wait at Permit for long).
 IN_FLIGHT_EVENTS = 256
 ACTIVE, BACKOFF, UNSCHEDULABLE, GATED = "active", "backoff", "unschedulable", "gated"
+# Stale activeQ heap entries (of pods updated, re-sorted or taken with their group) kept
+# before the heap is rebuilt from the live ones.
+STALE_ENTRIES = 64
 
 
 @dataclass(eq=False, slots=True)
@@ -280,7 +283,7 @@ class SchedulingQueue:
             for key in keys:
                 active = self._active.get(key)
                 if active is not None:
-                    self._push(active)
+                    self._resort(active)
                 queued = self._unschedulable.get(key)
                 if queued is not None and self._may_help(queued, event, old, new):
                     self._move([queued])
@@ -311,9 +314,9 @@ class SchedulingQueue:
             self._changed()
 
     def pop_members(self, keys: Iterable[str]) -> list[QueuedPod]:
-        """PopSpecificPod for each pod named (by id): the ones waiting in activeQ, backoffQ or among
-        the unschedulable pods, and let in by their preEnqueue plugins, leave the queue in
-        flight with the pod group whose cycle pulls them (gated pods stay)."""
+        """PopSpecificPod for each pod named (by id): the ones waiting in activeQ, backoffQ or
+        among the unschedulable pods, and let in by their preEnqueue plugins, leave the queue
+        in flight with the pod group whose cycle pulls them (gated pods stay)."""
         with self._lock:
             popped = []
             for key in keys:
@@ -408,10 +411,21 @@ class SchedulingQueue:
         self._push(queued)
         self._lock.notify()
 
-    def _push(self, queued: QueuedPod) -> None:
-        """A fresh heap entry for a pod in activeQ; the one it had is stale, skipped on pop."""
-        queued.entry = _Entry(queued, self.less, self.sort_key)
+    def _push(self, queued: QueuedPod, entry: _Entry | None = None) -> None:
+        """A fresh heap entry for a pod in activeQ; the one it had is stale, skipped on pop.
+        Stale entries past as many as the live ones are dropped, so the heap stays bounded."""
+        queued.entry = entry or _Entry(queued, self.less, self.sort_key)
         heapq.heappush(self._active_heap, queued.entry)
+        if len(self._active_heap) > 2 * len(self._active) + STALE_ENTRIES:
+            self._active_heap = [q.entry for q in self._active.values() if q.entry is not None]
+            heapq.heapify(self._active_heap)
+
+    def _resort(self, queued: QueuedPod) -> None:
+        """Pushes the pod again only when its place in the order changed."""
+        fresh = _Entry(queued, self.less, self.sort_key)
+        entry = queued.entry
+        if entry is None or fresh < entry or entry < fresh:
+            self._push(queued, fresh)
 
     def _update(self, queued: QueuedPod, pod: PodInfo) -> None:
         previous = queued.pod_info

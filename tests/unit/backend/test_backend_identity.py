@@ -258,6 +258,9 @@ def test_the_heap_holds_when_a_groups_sort_time_changes_while_its_members_wait()
     for index in range(8):  # t=20: pods of groups without a PodGroup, behind them
         run.backend.events.upsert(PODS, member(f"s{index}", group=f"solo-{index}"))
     check_heap(queue)
+    for count in range(100):  # events about the group that leave its order as it is
+        run.backend.events.upsert(COSCHEDULING_POD_GROUP, pod_group("g", min_member=4 + count % 2))
+    assert len(queue._active_heap) == 12  # nothing pushed again for them
 
     # The group fails (a member's PostFilter): it sorts at t=30 now, behind every other pod,
     # while its members sit in the heap.
