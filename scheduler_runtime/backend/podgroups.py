@@ -137,6 +137,7 @@ class PodGroups:
         self._objects: dict[GroupKey, dict[str, Any]] = {}
         self._groups_of: dict[str, tuple[GroupKey, ...]] = {}  # pod id -> its groups
         self._named: dict[str, str] = {}  # namespace/name -> the id of the member so named
+        self._names: dict[str, str] = {}  # and back
 
     def watch_deletions(self, callback: Callable[[GroupPolicy], None]) -> None:
         """`callback` is told (outside the lock) of each PodGroup gone, as its policy was."""
@@ -150,6 +151,7 @@ class PodGroups:
         with self._lock:
             if groups:
                 self._named[_name(pod)] = key
+                self._names[key] = _name(pod)
             previous = self._groups_of.get(key, ())
             for left in previous:
                 if left not in groups:
@@ -160,7 +162,7 @@ class PodGroups:
                 self._groups_of[key] = groups
             else:
                 self._groups_of.pop(key, None)
-                self._unname(key, pod)
+                self._unname(key)
         self._changed((*previous, *groups))
         return [group for group in groups if group not in previous]
 
@@ -168,10 +170,8 @@ class PodGroups:
         """A pod (by id) was deleted; the groups it was a member of."""
         with self._lock:
             groups = self._groups_of.pop(key, ())
+            self._unname(key)
             for group in groups:
-                stored = self._members[group].pods.get(key) if group in self._members else None
-                if stored is not None:
-                    self._unname(key, stored)
                 self._leave(group, key)
         self._changed(groups)
         return groups
@@ -299,9 +299,9 @@ class PodGroups:
 
     # ----- internals (lock held)
 
-    def _unname(self, key: str, pod: Mapping[str, Any]) -> None:
-        name = _name(pod)
-        if self._named.get(name) == key:
+    def _unname(self, key: str) -> None:
+        name = self._names.pop(key, None)
+        if name is not None and self._named.get(name) == key:
             del self._named[name]
 
     def _leave(self, group: GroupKey, key: str) -> None:

@@ -223,3 +223,17 @@ def test_both_apis_track_their_own_members() -> None:
     assert counts(groups, COSCHED) == (1, 1, 0, 0)
     assert groups.policy(COSCHED) is not None
     assert groups.policy(GANG) is None
+
+
+def test_members_are_found_by_name_and_a_deleted_one_leaves_no_trace() -> None:
+    groups = PodGroups()
+    groups.upsert_pod("uid-a", member("a"))
+    groups.upsert_pod("uid-b", member("b"))
+    assert groups.named("ns/a") == "uid-a"
+    finished = member("b")
+    finished["status"] = {"phase": "Succeeded"}
+    groups.upsert_pod("uid-b", finished)
+    groups.delete_pod("uid-b")
+    groups.delete_pod("uid-a")
+    assert (groups.named("ns/a"), groups.named("ns/b")) == (None, None)
+    assert (groups._named, groups._names, groups._groups_of) == ({}, {}, {})
