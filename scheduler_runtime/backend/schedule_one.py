@@ -339,8 +339,11 @@ class ScheduleOne:
         it is in flight still, and goes to backoff); its nomination is withdrawn."""
         pod = attempt.pod
         framework, state, node = attempt.framework, attempt.state, attempt.node
-        cache = self.backend.cache
-        held = cache.assumed_pod(pod.id) if cache.is_assumed(pod.id) else None
+        held = (
+            self.backend.cache.assumed_pod(pod.id)
+            if self.backend.cache.is_assumed(pod.id)
+            else None
+        )
         framework.run_unreserve(state, pod, node)
         self._forget(attempt)
         attempt.node, attempt.nomination = "", ""
