@@ -437,7 +437,7 @@ class Simulation:
         self.group_outcomes[outcome.key] = outcome
 
     def bound(self, attempt: Attempt) -> None:
-        pod = self.backend.cache.assumed_pod(attempt.pod.key)
+        pod = self.backend.cache.assumed_pod(attempt.pod.id)
         patched = self.claims.pod_status.pop(attempt.pod.key, None)
         if patched:  # what PreBind wrote to the pod's status arrives with its binding
             pod = {**pod, "status": {**(pod.get("status") or {}), **patched}}
@@ -479,7 +479,7 @@ class Simulation:
         pod = attempt.pod
         self._record(pod, None, status.message(), attempt.explanation)
         if status.code == Code.ERROR:
-            self.backend.queue.delete(pod.key)
+            self.backend.queue.delete(pod.id)
         nomination = attempt.nomination
         if status.code != Code.ERROR and nomination not in (None, pod.nominated_node_name):
             self._set_nomination(pod, nomination)

@@ -108,7 +108,9 @@ class Backend:
         }
         # Every profile of a scheduler has the same queueSort plugin (the configuration says
         # so): the queue asks the first one's directly, as its heap compares often.
-        self.queue.less = next(iter(self.frameworks.values())).queue_sort()
+        first = next(iter(self.frameworks.values()))
+        self.queue.less = first.queue_sort()
+        self.queue.sort_key = first.queue_sort_key()
         return self.frameworks
 
     def group_of(self, pod: PodInfo) -> GroupKey | None:

@@ -3,7 +3,9 @@ the columnar Snapshot, bound pods as the watch reports them and assumed pods (ch
 bound) from the moment a cycle picks their node.
 
 State machine of a pod here, as upstream's: Assume -> (Add confirms | Forget drops); a pod
-bound by anyone else is simply added; Remove drops bound and assumed pods alike.
+bound by anyone else is simply added; Remove drops bound and assumed pods alike. Pods are
+known by PodInfo.id (the UID, as upstream's podStates): a pod re-created under the same
+name while the first one's binding is in flight is another pod, never confused with it.
 
 One lock serialises cluster events and scheduling cycles, because the Snapshot must not change
 during a cycle (`frozen`)."""
@@ -76,22 +78,22 @@ class Cache:
         with self.lock:
             assumed = pod.with_node(node_name)
             self.snapshot.add_pod(assumed)
-            self._assumed[pod.key] = assumed
+            self._assumed[pod.id] = assumed
 
     def forget(self, pod: PodInfo) -> None:
         """Binding failed: the assumed pod no longer counts (unless the watch confirmed it)."""
         with self.lock:
-            if self._assumed.pop(pod.key, None) is not None and pod.key not in self._bound:
-                self.snapshot.remove_pod(pod.key)
+            if self._assumed.pop(pod.id, None) is not None and pod.id not in self._bound:
+                self.snapshot.remove_pod(pod.id)
 
-    def is_assumed(self, key: str) -> bool:
+    def is_assumed(self, pod_id: str) -> bool:
         with self.lock:
-            return key in self._assumed
+            return pod_id in self._assumed
 
-    def assumed_pod(self, key: str) -> dict[str, Any]:
+    def assumed_pod(self, pod_id: str) -> dict[str, Any]:
         """The assumed pod as the API server would hold it once bound (KeyError if none)."""
         with self.lock:
-            return self._assumed[key].pod
+            return self._assumed[pod_id].pod
 
     # ----- nodes
 
@@ -122,20 +124,20 @@ class Cache:
 
     # ----- bound pods
 
-    def add_bound_pod(self, pod: dict[str, Any], key: str) -> Change | None:
+    def add_bound_pod(self, pod: dict[str, Any], pod_id: str) -> Change | None:
         """A pod the watch reports bound: confirms an assumption, or counts it anew (again only
         when what plugins read of it changed). The change (before is None when the pod was
         not bound before), or None when nothing that plugins read changed."""
         with self.lock:
-            assumed = self._assumed.pop(key, None)
-            previous = self._bound.get(key)
+            assumed = self._assumed.pop(pod_id, None)
+            previous = self._bound.get(pod_id)
             if assumed is not None and assumed.pod is pod:
                 # Confirmed as it was assumed: it already counts as it is (its fingerprint is
                 # taken when the next update needs it).
-                self._bound[key] = (None, pod)
+                self._bound[pod_id] = (None, pod)
                 return None, pod
             fingerprint = bound_pod_fingerprint(pod)
-            self._bound[key] = (fingerprint, pod)
+            self._bound[pod_id] = (fingerprint, pod)
             if assumed is None and previous is not None:
                 before = previous[0] or bound_pod_fingerprint(previous[1])
                 if before == fingerprint:
@@ -143,17 +145,17 @@ class Cache:
             self.snapshot.add_pod(pod_info(pod))
             return (None if previous is None else previous[1]), pod
 
-    def remove_pod(self, key: str) -> dict[str, Any] | None:
+    def remove_pod(self, pod_id: str) -> dict[str, Any] | None:
         """Drops a bound or assumed pod; the pod as it counted, or None when it did not."""
         with self.lock:
-            bound = self._bound.pop(key, None)
-            assumed = self._assumed.pop(key, None)
+            bound = self._bound.pop(pod_id, None)
+            assumed = self._assumed.pop(pod_id, None)
             if bound is None and assumed is None:
                 return None
-            self.snapshot.remove_pod(key)
+            self.snapshot.remove_pod(pod_id)
             return bound[1] if bound is not None else assumed.pod if assumed else None
 
-    def pod_keys(self) -> set[str]:
-        """Every pod counted on a node, bound or assumed."""
+    def pod_ids(self) -> set[str]:
+        """Every pod counted on a node, bound or assumed (by PodInfo.id)."""
         with self.lock:
             return {*self._bound, *self._assumed}

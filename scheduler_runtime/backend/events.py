@@ -28,7 +28,7 @@ from scheduler_runtime.framework.podgroups import (
     GroupPolicy,
     PodGroupError,
 )
-from scheduler_runtime.framework.podinfo import pod_info
+from scheduler_runtime.framework.podinfo import pod_id, pod_info
 
 log = logging.getLogger(__name__)
 
@@ -53,11 +53,6 @@ class KindStore(Protocol):
     def upsert(self, kind: str, item: dict[str, Any]) -> None: ...
 
     def delete(self, kind: str, item: dict[str, Any]) -> None: ...
-
-
-def pod_key(pod: dict[str, Any]) -> str:
-    metadata = pod.get("metadata") or {}
-    return f"{metadata.get('namespace') or 'default'}/{metadata.get('name')}"
 
 
 def is_terminal(pod: dict[str, Any]) -> bool:
@@ -133,7 +128,7 @@ class EventHandlers:
             if kind == NODES:
                 self._delete_node(item["metadata"]["name"])
             elif kind == PODS:
-                self._delete_pod(pod_key(item))
+                self._delete_pod(pod_id(item))
             elif kind in POD_GROUP_KINDS:
                 self._delete_group(kind, item)
             else:
@@ -196,16 +191,17 @@ class EventHandlers:
 
     def _replace_pods(self, items: list[dict[str, Any]]) -> None:
         """A relist, as an informer's Replace: every pod known here and missing from the list
-        was deleted meanwhile, whether bound, assumed, nominated or waiting in the queue."""
-        listed = {pod_key(item) for item in items}
-        known = {*self.cache.pod_keys(), *self.nominator.keys(), *self.queue.keys()}
+        was deleted meanwhile, whether bound, assumed, nominated or waiting in the queue (by
+        UID: a pod re-created under the same name meanwhile is another pod)."""
+        listed = {pod_id(item) for item in items}
+        known = {*self.cache.pod_ids(), *self.nominator.ids(), *self.queue.ids()}
         for key in known - listed:
             self._delete_pod(key)
         for item in items:
             self._upsert_pod(item)
 
     def _upsert_pod(self, pod: dict[str, Any]) -> None:
-        key = pod_key(pod)
+        key = pod_id(pod)
         joined = self.groups.upsert_pod(key, pod)
         if (pod.get("spec") or {}).get("nodeName"):
             self._bound_pod(pod, key)

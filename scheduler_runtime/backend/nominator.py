@@ -1,6 +1,7 @@
 """The nominator (upstream's backend/queue/nominator.go): the node each pending pod was
 nominated to by preemption, so the filters count nominated pods of at least the same priority
-on that node and preemption can withdraw lower-priority nominations. Thread-safe."""
+on that node and preemption can withdraw lower-priority nominations. Pods are known by
+PodInfo.id (the UID), as upstream's nominatedPodToNode. Thread-safe."""
 
 from __future__ import annotations
 
@@ -20,15 +21,15 @@ class Nominator:
     def nominate(self, pod: PodInfo, node_name: str) -> None:
         """Records the pod's nomination to `node_name`; "" withdraws it."""
         with self._lock:
-            self._remove(pod.key)
+            self._remove(pod.id)
             if node_name:
-                self._node_of[pod.key] = node_name
-                self._by_node.setdefault(node_name, {})[pod.key] = pod
+                self._node_of[pod.id] = node_name
+                self._by_node.setdefault(node_name, {})[pod.id] = pod
 
-    def delete(self, key: str) -> None:
+    def delete(self, pod_id: str) -> None:
         """The pod is bound, gone, or no longer ours: it waits for no node."""
         with self._lock:
-            self._remove(key)
+            self._remove(pod_id)
 
     def pods_on(self, node_name: str) -> list[PodInfo]:
         """The pods nominated to `node_name` (upstream's NominatedPodsForNode)."""
@@ -41,19 +42,19 @@ class Nominator:
         with self._lock:
             return list(self._by_node)
 
-    def keys(self) -> set[str]:
+    def ids(self) -> set[str]:
         with self._lock:
             return set(self._node_of)
 
-    def node_of(self, key: str) -> str | None:
+    def node_of(self, pod_id: str) -> str | None:
         with self._lock:
-            return self._node_of.get(key)
+            return self._node_of.get(pod_id)
 
-    def _remove(self, key: str) -> None:
-        node_name = self._node_of.pop(key, None)
+    def _remove(self, pod_id: str) -> None:
+        node_name = self._node_of.pop(pod_id, None)
         if node_name is None:
             return
         on_node = self._by_node.get(node_name, {})
-        on_node.pop(key, None)
+        on_node.pop(pod_id, None)
         if not on_node:
             self._by_node.pop(node_name, None)

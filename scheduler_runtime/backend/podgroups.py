@@ -4,8 +4,9 @@ each unscheduled, assumed (placed by a cycle, not bound yet) or assigned (bound)
 
 Transitions, as upstream's: a pending member is added unscheduled and a bound one assigned;
 Assume moves an unscheduled member to assumed, Forget back; the watch reporting it bound
-moves it to assigned; deletion removes it wherever it is. Members are known by pod key
-(namespace/name), the key the queue and the cache use.
+moves it to assigned; deletion removes it wherever it is. Members are known by PodInfo.id
+(the UID), the key the queue and the cache use; `named` finds a member by namespace/name
+for people.
 
 Fed by the event handlers (backend/events.py) and the scheduling sequence; read by plugins
 through `Handle.pod_groups`. Its lock is a leaf: nothing is called while it is held, so
@@ -37,6 +38,11 @@ def _uid(pod: Mapping[str, Any]) -> str:
     return str((pod.get("metadata") or {}).get("uid") or "")
 
 
+def _name(pod: Mapping[str, Any]) -> str:
+    metadata = pod.get("metadata") or {}
+    return f"{metadata.get('namespace') or 'default'}/{metadata.get('name') or ''}"
+
+
 def _finished(pod: Mapping[str, Any]) -> str:
     """The pod's phase when it is Succeeded or Failed, else ""."""
     phase = (pod.get("status") or {}).get("phase")
@@ -45,13 +51,13 @@ def _finished(pod: Mapping[str, Any]) -> str:
 
 @dataclass
 class _Members:
-    """One group's members (upstream's podGroupStateData), by pod key."""
+    """One group's members (upstream's podGroupStateData), by pod id."""
 
     pods: dict[str, dict[str, Any]] = field(default_factory=dict)
     unscheduled: dict[str, None] = field(default_factory=dict)  # ordered set
-    assumed: dict[str, str] = field(default_factory=dict)  # key -> node
-    assigned: dict[str, str] = field(default_factory=dict)  # key -> node
-    # Members that ran to completion (key -> Succeeded or Failed): no longer members to
+    assumed: dict[str, str] = field(default_factory=dict)  # id -> node
+    assigned: dict[str, str] = field(default_factory=dict)  # id -> node
+    # Members that ran to completion (id -> Succeeded or Failed): no longer members to
     # schedule (as upstream's cache drops terminal pods), still counted in a group's status.
     finished: dict[str, str] = field(default_factory=dict)
 
@@ -109,6 +115,7 @@ class _Members:
             assumed=dict(self.assumed),
             assigned=dict(self.assigned),
             uids={key: _uid(pod) for key, pod in self.pods.items()},
+            names={key: _name(pod) for key, pod in self.pods.items()},
             gated=sum(
                 1 for pod in self.pods.values() if (pod.get("spec") or {}).get("schedulingGates")
             ),
@@ -118,22 +125,33 @@ class _Members:
 class PodGroups:
     """Every pod group the scheduler knows of, in both APIs (a PodGroupLister).
     `on_change`, when set, is told (outside the lock) of each group whose members or
-    PodGroup the cluster changed."""
+    PodGroup the cluster changed; those `watch_deletions` subscribes, of each PodGroup gone
+    (deleted, or replaced by one of another UID under its name)."""
 
     def __init__(self) -> None:
         self.on_change: Callable[[Iterable[GroupKey]], None] | None = None
+        self._on_deleted: list[Callable[[GroupPolicy], None]] = []
         self._lock = threading.Lock()
         self._members: dict[GroupKey, _Members] = {}
         self._policies: dict[GroupKey, GroupPolicy] = {}
         self._objects: dict[GroupKey, dict[str, Any]] = {}
-        self._groups_of: dict[str, tuple[GroupKey, ...]] = {}  # pod key -> its groups
+        self._groups_of: dict[str, tuple[GroupKey, ...]] = {}  # pod id -> its groups
+        self._named: dict[str, str] = {}  # namespace/name -> the id of the member so named
+        self._names: dict[str, str] = {}  # and back
+
+    def watch_deletions(self, callback: Callable[[GroupPolicy], None]) -> None:
+        """`callback` is told (outside the lock) of each PodGroup gone, as its policy was."""
+        self._on_deleted.append(callback)
 
     # ----- members (the event handlers and the scheduling sequence)
 
     def upsert_pod(self, key: str, pod: dict[str, Any]) -> list[GroupKey]:
-        """A pod was added or changed; the groups it joined with this change."""
+        """A pod (by id) was added or changed; the groups it joined with this change."""
         groups = group_keys(pod)
         with self._lock:
+            if groups:
+                self._named[_name(pod)] = key
+                self._names[key] = _name(pod)
             previous = self._groups_of.get(key, ())
             for left in previous:
                 if left not in groups:
@@ -144,13 +162,15 @@ class PodGroups:
                 self._groups_of[key] = groups
             else:
                 self._groups_of.pop(key, None)
+                self._unname(key)
         self._changed((*previous, *groups))
         return [group for group in groups if group not in previous]
 
     def delete_pod(self, key: str) -> tuple[GroupKey, ...]:
-        """A pod was deleted; the groups it was a member of."""
+        """A pod (by id) was deleted; the groups it was a member of."""
         with self._lock:
             groups = self._groups_of.pop(key, ())
+            self._unname(key)
             for group in groups:
                 self._leave(group, key)
         self._changed(groups)
@@ -159,14 +179,14 @@ class PodGroups:
     def assume(self, pod: PodInfo, node: str) -> None:
         """A cycle placed the pod on `node` (before binding)."""
         with self._lock:
-            for group in self._groups_of.get(pod.key, ()):
-                self._members[group].assume(pod.key, node)
+            for group in self._groups_of.get(pod.id, ()):
+                self._members[group].assume(pod.id, node)
 
     def forget(self, pod: PodInfo) -> None:
         """The placement was undone: the pod is unscheduled again (unless bound meanwhile)."""
         with self._lock:
-            for group in self._groups_of.get(pod.key, ()):
-                self._members[group].forget(pod.key)
+            for group in self._groups_of.get(pod.id, ()):
+                self._members[group].forget(pod.id)
 
     # ----- PodGroup objects
 
@@ -180,6 +200,9 @@ class PodGroups:
             previous = self._policies.get(policy.key)
             self._policies[policy.key] = policy
             self._objects[policy.key] = obj
+        if previous is not None and previous.uid != policy.uid:
+            self._deleted(previous)  # re-created under its name while the watch looked away
+            previous = None
         self._changed((policy.key,))
         return previous, policy
 
@@ -195,7 +218,9 @@ class PodGroups:
             self._objects.pop(key, None)
             policy = self._policies.pop(key, None)
             self._drop_if_empty(key)
-            return policy
+        if policy is not None:
+            self._deleted(policy)
+        return policy
 
     def group_objects(self, kind: str) -> list[dict[str, Any]]:
         """The PodGroup objects of `kind` known now (to find those a relist no longer has)."""
@@ -225,7 +250,7 @@ class PodGroups:
         """The group's members as last seen, by name (those that ran to completion aside)."""
         with self._lock:
             members = self._members.get(key)
-            return [members.pods[k] for k in sorted(members.pods)] if members is not None else []
+            return sorted(members.pods.values(), key=_name) if members is not None else []
 
     def phases(self, key: GroupKey) -> list[str]:
         """The phase of each of the group's pods, those that ran to completion included."""
@@ -238,15 +263,21 @@ class PodGroups:
             ]
             return [*running, *members.finished.values()]
 
-    def member(self, pod_key: str) -> dict[str, Any] | None:
-        """A member pod as last seen (None: not a member of any group)."""
+    def member(self, key: str) -> dict[str, Any] | None:
+        """A member pod (by id) as last seen (None: not a member of any group)."""
         with self._lock:
-            groups = self._groups_of.get(pod_key, ())
-            return self._members[groups[0]].pods.get(pod_key) if groups else None
+            groups = self._groups_of.get(key, ())
+            return self._members[groups[0]].pods.get(key) if groups else None
 
-    def groups_of(self, pod_key: str) -> tuple[GroupKey, ...]:
+    def named(self, name: str) -> str | None:
+        """The id of the member pod named `name` (namespace/name), if one is."""
         with self._lock:
-            return self._groups_of.get(pod_key, ())
+            return self._named.get(name)
+
+    def groups_of(self, key: str) -> tuple[GroupKey, ...]:
+        """The groups of the pod (by id)."""
+        with self._lock:
+            return self._groups_of.get(key, ())
 
     def known(self) -> list[GroupKey]:
         """Every group known, by members or by its PodGroup object."""
@@ -262,7 +293,16 @@ class PodGroups:
         if self.on_change is not None and groups:
             self.on_change(groups)
 
+    def _deleted(self, policy: GroupPolicy) -> None:
+        for callback in self._on_deleted:
+            callback(policy)
+
     # ----- internals (lock held)
+
+    def _unname(self, key: str) -> None:
+        name = self._names.pop(key, None)
+        if name is not None and self._named.get(name) == key:
+            del self._named[name]
 
     def _leave(self, group: GroupKey, key: str) -> None:
         members = self._members.get(group)

@@ -3,12 +3,16 @@ by the profiles' queueSort plugin, backoffQ for pods waiting out their exponenti
 unschedulable pods waiting for a cluster event that could help them, and the pods a preEnqueue
 plugin (SchedulingGates, ...) holds outside all of them.
 
+Pods are known by PodInfo.id (the UID): a pod deleted and re-created under the same name
+while the first one is in flight is another pod, queued on its own.
+
 Time comes from the clock it is given: the live scheduler's is the monotonic clock and `pop`
 blocks until a pod is ready; simulate's is virtual and moves to `next_ready_in()` when only
 backoff is left. All methods are thread-safe."""
 
 from __future__ import annotations
 
+import copy
 import heapq
 import logging
 import threading
@@ -39,6 +43,9 @@ MAX_UNSCHEDULABLE_SECONDS = 300.0
 # simply tried again (a pod can wait at Permit for long).
 IN_FLIGHT_EVENTS = 256
 ACTIVE, BACKOFF, UNSCHEDULABLE, GATED = "active", "backoff", "unschedulable", "gated"
+# Stale activeQ heap entries (of pods updated, re-sorted or taken with their group) kept
+# before the heap is rebuilt from the live ones.
+STALE_ENTRIES = 64
 
 
 @dataclass(eq=False, slots=True)
@@ -51,14 +58,22 @@ class QueuedPod(QueuedPodInfo):
     events_in_flight: list[tuple[ClusterEvent, Any, Any]] | None = field(default_factory=list)
     gated_by: Status | None = None  # the preEnqueue verdict that holds it, while it does
     order: int = 0  # when it last entered activeQ, to keep equal pods in arrival order
+    entry: _Entry | None = None  # its live activeQ heap entry; any other one is stale
 
     @property
     def key(self) -> str:
+        """namespace/name, for people."""
         return self.pod_info.key
 
+    @property
+    def id(self) -> str:
+        """What the queue knows it by (PodInfo.id)."""
+        return self.pod_info.id
 
-# The profiles' queueSort plugin.
+
+# The profiles' queueSort plugin, and its sort key when it has one (QueueSortPlugin.sort_key).
 Less = Callable[[QueuedPodInfo, QueuedPodInfo], bool]
+SortKey = Callable[[QueuedPodInfo], Any]
 # The pod's profile's preEnqueue plugins: anything but Success holds it outside activeQ.
 PreEnqueue = Callable[[PodInfo], Status]
 # A profile's plugins' cluster events (queueing hints), by plugin name.
@@ -81,22 +96,32 @@ def pod_identity(pod: dict[str, Any]) -> tuple[Any, Any]:
 
 class _Entry:
     """An activeQ heap entry: the queueSort order, then the order pods entered, so equal pods
-    leave in a reproducible order."""
+    leave in a reproducible order. What it compares is frozen when it is pushed (the sort
+    key, or a copy of the pod's queue record for a plugin with only `less`): a pod's
+    timestamp, or its group's sort time, changing later must not move an entry already in
+    the heap, which would break the heap's invariant; a new order means a new entry."""
 
-    __slots__ = ("less", "pod")
+    __slots__ = ("less", "order", "pod", "sort", "view")
 
-    def __init__(self, pod: QueuedPod, less: Less) -> None:
+    def __init__(self, pod: QueuedPod, less: Less, sort_key: SortKey | None) -> None:
         self.pod = pod
         self.less = less
+        self.order = pod.order
+        self.sort = sort_key(pod) if sort_key is not None else None
+        self.view = copy.copy(pod) if sort_key is None else pod
 
     def __lt__(self, other: _Entry) -> bool:
-        if self.less(self.pod, other.pod):
+        if self.sort is not None:
+            if self.sort != other.sort:
+                return bool(self.sort < other.sort)
+            return self.order < other.order
+        if self.less(self.view, other.view):
             return True
-        return not self.less(other.pod, self.pod) and self.pod.order < other.pod.order
+        return not self.less(other.view, self.view) and self.order < other.order
 
 
 class SchedulingQueue:
-    """activeQ, backoffQ, unschedulable and gated pods, keyed by namespace/name."""
+    """activeQ, backoffQ, unschedulable and gated pods, keyed by PodInfo.id (the UID)."""
 
     def __init__(
         self,
@@ -110,6 +135,7 @@ class SchedulingQueue:
         on_change: Callable[[dict[str, int]], None] | None = None,
     ) -> None:
         self.less = less
+        self.sort_key: SortKey | None = None
         self.pre_enqueue = pre_enqueue
         self.registrations = registrations
         self.initial_backoff = initial_backoff
@@ -130,41 +156,43 @@ class SchedulingQueue:
     # ----- pods coming and going
 
     def add(self, pod: PodInfo) -> None:
-        """A pending pod was created or changed."""
+        """A pending pod was created or changed. A pod in flight keeps its attempt's pod
+        (Attempt.pod); the newer one is what goes back to the queue if the attempt fails."""
         with self._lock:
-            key = pod.key
-            flying = self._in_flight.get(key)
+            flying = self._in_flight.get(pod.id)
             if flying is not None:
                 flying.pod_info = pod
                 return
-            queued = self._find(key)
+            queued = self._find(pod.id)
             if queued is None:
                 self._enqueue(QueuedPod(pod, timestamp=self.clock()))
             else:
                 self._update(queued, pod)
             self._changed()
 
-    def delete(self, key: str) -> None:
+    def delete(self, pod_id: str) -> None:
         """A pending pod was deleted, or bound by someone else."""
         with self._lock:
-            flying = self._in_flight.get(key)
+            flying = self._in_flight.get(pod_id)
             if flying is not None:
                 flying.deleted = True
-            self._active.pop(key, None)
-            self._backoff.pop(key, None)
-            self._unschedulable.pop(key, None)
-            self._gated.pop(key, None)
+            self._active.pop(pod_id, None)
+            self._backoff.pop(pod_id, None)
+            self._unschedulable.pop(pod_id, None)
+            self._gated.pop(pod_id, None)
             self._changed()
 
-    def keys(self) -> set[str]:
+    def ids(self) -> set[str]:
         """Every pod the queue holds, in any of its queues or in flight (unless deleted)."""
         with self._lock:
             flying = (key for key, queued in self._in_flight.items() if not queued.deleted)
             return {*self._active, *self._backoff, *self._unschedulable, *self._gated, *flying}
 
-    def __contains__(self, key: object) -> bool:
+    def __contains__(self, pod_id: object) -> bool:
         with self._lock:
-            return isinstance(key, str) and (self._find(key) is not None or key in self._in_flight)
+            return isinstance(pod_id, str) and (
+                self._find(pod_id) is not None or pod_id in self._in_flight
+            )
 
     # ----- the scheduling loop's side
 
@@ -181,7 +209,7 @@ class SchedulingQueue:
                     queued.attempts += 1
                     if queued.initial_attempt_timestamp is None:
                         queued.initial_attempt_timestamp = self.clock()
-                    self._in_flight[queued.key] = queued
+                    self._in_flight[queued.id] = queued
                     self._changed()
                     return queued
                 wait = self._next_backoff_in()
@@ -192,10 +220,10 @@ class SchedulingQueue:
                     wait = remaining if wait is None else min(wait, remaining)
                 self._lock.wait(wait)
 
-    def done(self, key: str) -> None:
+    def done(self, pod_id: str) -> None:
         """The in-flight pod was assumed (or dropped): the queue forgets it."""
         with self._lock:
-            self._in_flight.pop(key, None)
+            self._in_flight.pop(pod_id, None)
 
     def requeue(self, queued: QueuedPod, *, unschedulable: bool) -> None:
         """Returns an in-flight pod after a failed attempt (or a failed binding).
@@ -204,12 +232,13 @@ class SchedulingQueue:
         happened while they were in flight; errors go to backoff, as upstream's
         AddUnschedulableIfNotPresent."""
         with self._lock:
-            self._in_flight.pop(queued.key, None)
-            if queued.deleted or self._find(queued.key) is not None:
+            if self._in_flight.get(queued.id) is queued:
+                del self._in_flight[queued.id]
+            if queued.deleted or self._find(queued.id) is not None:
                 return
             queued.timestamp = queued.failed_at = self.clock()
             if unschedulable and not self._helped_in_flight(queued):
-                self._unschedulable[queued.key] = queued
+                self._unschedulable[queued.id] = queued
             else:
                 self._to_backoff(queued)
             queued.events_in_flight = []
@@ -221,17 +250,17 @@ class SchedulingQueue:
         """A cluster event: the unschedulable pods it could help are tried again (through
         backoff when theirs has not expired), the gated pods whose gate it could lift are
         checked again, and pods in flight remember it for when their attempt ends. `skip`
-        names a pod the event is about, which it cannot help."""
+        is the id of a pod the event is about, which it cannot help."""
         with self._lock:
             helped = [
                 q
                 for q in self._unschedulable.values()
-                if q.key != skip and self._may_help(q, event, old, new)
+                if q.id != skip and self._may_help(q, event, old, new)
             ]
             self._move(helped)
             lifted = self._lifted((event, old, new), self._gated.values())
             for queued in lifted:
-                del self._gated[queued.key]
+                del self._gated[queued.id]
                 self._enqueue(queued)
             for queued in self._in_flight.values():
                 seen = queued.events_in_flight
@@ -246,10 +275,15 @@ class SchedulingQueue:
     def on_event_for(
         self, keys: Iterable[str], event: ClusterEvent, old: Any = None, new: Any = None
     ) -> None:
-        """A cluster event that can concern only the pods named (a pod group's members, when
-        a member or the PodGroup appears): as on_event, without looking at any other pod."""
+        """A cluster event that can concern only the pods named, by id (a pod group's
+        members, when a member or the PodGroup appears): as on_event, without looking at any
+        other pod. Those waiting in activeQ are pushed again, as such an event may change
+        their sort key (Coscheduling sorts a group by its PodGroup)."""
         with self._lock:
             for key in keys:
+                active = self._active.get(key)
+                if active is not None:
+                    self._resort(active)
                 queued = self._unschedulable.get(key)
                 if queued is not None and self._may_help(queued, event, old, new):
                     self._move([queued])
@@ -263,8 +297,8 @@ class SchedulingQueue:
             self._changed()
 
     def recheck_gates(self, keys: Iterable[str]) -> None:
-        """Asks the preEnqueue plugins again about the pods named that wait in the queue (a
-        pod group lost a member): those they now hold back leave for the gated pods."""
+        """Asks the preEnqueue plugins again about the pods named (by id) that wait in the
+        queue (a pod group lost a member): those they now hold back leave for the gated pods."""
         with self._lock:
             for key in keys:
                 for queue in (self._active, self._backoff, self._unschedulable):
@@ -280,9 +314,9 @@ class SchedulingQueue:
             self._changed()
 
     def pop_members(self, keys: Iterable[str]) -> list[QueuedPod]:
-        """PopSpecificPod for each pod named: the ones waiting in activeQ, backoffQ or among
-        the unschedulable pods, and let in by their preEnqueue plugins, leave the queue in
-        flight with the pod group whose cycle pulls them (gated pods stay)."""
+        """PopSpecificPod for each pod named (by id): the ones waiting in activeQ, backoffQ or
+        among the unschedulable pods, and let in by their preEnqueue plugins, leave the queue
+        in flight with the pod group whose cycle pulls them (gated pods stay)."""
         with self._lock:
             popped = []
             for key in keys:
@@ -331,10 +365,10 @@ class SchedulingQueue:
         with self._lock:
             return self._next_backoff_in()
 
-    def gated(self, key: str) -> Status | None:
+    def gated(self, pod_id: str) -> Status | None:
         """The preEnqueue verdict holding the pod back, or None when nothing holds it."""
         with self._lock:
-            queued = self._gated.get(key)
+            queued = self._gated.get(pod_id)
             return None if queued is None else queued.gated_by
 
     def close(self) -> None:
@@ -357,9 +391,9 @@ class SchedulingQueue:
 
     # ----- internals (lock held)
 
-    def _find(self, key: str) -> QueuedPod | None:
+    def _find(self, pod_id: str) -> QueuedPod | None:
         for queue in (self._active, self._backoff, self._unschedulable, self._gated):
-            found = queue.get(key)
+            found = queue.get(pod_id)
             if found is not None:
                 return found
         return None
@@ -368,26 +402,41 @@ class SchedulingQueue:
         verdict = self.pre_enqueue(queued.pod_info)
         if not verdict.is_success:
             queued.gated_by = verdict
-            self._gated[queued.key] = queued
+            self._gated[queued.id] = queued
             return
         queued.gated_by = None
-        self._active[queued.key] = queued
+        self._active[queued.id] = queued
         self._sequence += 1
         queued.order = self._sequence
-        heapq.heappush(self._active_heap, _Entry(queued, self.less))
+        self._push(queued)
         self._lock.notify()
+
+    def _push(self, queued: QueuedPod, entry: _Entry | None = None) -> None:
+        """A fresh heap entry for a pod in activeQ; the one it had is stale, skipped on pop.
+        Stale entries past as many as the live ones are dropped, so the heap stays bounded."""
+        queued.entry = entry or _Entry(queued, self.less, self.sort_key)
+        heapq.heappush(self._active_heap, queued.entry)
+        if len(self._active_heap) > 2 * len(self._active) + STALE_ENTRIES:
+            self._active_heap = [q.entry for q in self._active.values() if q.entry is not None]
+            heapq.heapify(self._active_heap)
+
+    def _resort(self, queued: QueuedPod) -> None:
+        """Pushes the pod again only when its place in the order changed."""
+        fresh = _Entry(queued, self.less, self.sort_key)
+        entry = queued.entry
+        if entry is None or fresh < entry or entry < fresh:
+            self._push(queued, fresh)
 
     def _update(self, queued: QueuedPod, pod: PodInfo) -> None:
         previous = queued.pod_info
         queued.pod_info = pod
-        key = queued.key
+        key = queued.id
         if key in self._gated:
             del self._gated[key]
             self._enqueue(queued)  # gated again unless its preEnqueue plugins now let it in
             return
         if key in self._active:
-            # Priority may have changed: push a fresh entry; the stale one is skipped on pop.
-            heapq.heappush(self._active_heap, _Entry(queued, self.less))
+            self._push(queued)  # priority may have changed
         elif key in self._unschedulable and pod_identity(previous.pod) != pod_identity(pod.pod):
             event = ClusterEvent(POD, pod_update_action(previous, pod))
             if self._may_help(queued, event, previous.pod, pod.pod):
@@ -430,7 +479,7 @@ class SchedulingQueue:
     def _move(self, pods: Iterable[QueuedPod]) -> None:
         now = self.clock()
         for queued in pods:
-            self._unschedulable.pop(queued.key, None)
+            self._unschedulable.pop(queued.id, None)
             if now < self._backoff_expiry(queued):
                 self._to_backoff(queued)
             else:
@@ -440,7 +489,7 @@ class SchedulingQueue:
         return queued.failed_at + self.backoff_seconds(queued.attempts)
 
     def _to_backoff(self, queued: QueuedPod) -> None:
-        self._backoff[queued.key] = queued
+        self._backoff[queued.id] = queued
         self._sequence += 1
         heapq.heappush(self._backoff_heap, (self._backoff_expiry(queued), self._sequence, queued))
         self._lock.notify()
@@ -449,24 +498,26 @@ class SchedulingQueue:
         now = self.clock()
         while self._backoff_heap and self._backoff_heap[0][0] <= now:
             _, _, queued = heapq.heappop(self._backoff_heap)
-            if self._backoff.get(queued.key) is queued:
-                del self._backoff[queued.key]
+            if self._backoff.get(queued.id) is queued:
+                del self._backoff[queued.id]
                 self._enqueue(queued)
                 self._changed()
 
     def _next_backoff_in(self) -> float | None:
         while self._backoff_heap:
             expiry, _, queued = self._backoff_heap[0]
-            if self._backoff.get(queued.key) is queued:
+            if self._backoff.get(queued.id) is queued:
                 return max(0.0, expiry - self.clock())
             heapq.heappop(self._backoff_heap)
         return None
 
     def _pop_active(self) -> QueuedPod | None:
         while self._active_heap:
-            queued = heapq.heappop(self._active_heap).pod
-            if self._active.get(queued.key) is queued:
-                del self._active[queued.key]
+            entry = heapq.heappop(self._active_heap)
+            queued = entry.pod
+            if self._active.get(queued.id) is queued and queued.entry is entry:
+                del self._active[queued.id]
+                queued.entry = None
                 return queued
         return None
 

@@ -52,12 +52,15 @@ def fields(**values: Any) -> str:
 
 @dataclass(slots=True)
 class Attempt:
-    """One pod's way through a scheduling and binding cycle."""
+    """One pod's way through a scheduling and binding cycle. `pod` is the pod as the
+    attempt started with it: updates meanwhile change the queue's record (what goes back to
+    the queue), never the pod being bound, unreserved or forgotten."""
 
     queued: QueuedPod
     framework: Framework
     state: CycleState
     started: float
+    pod: PodInfo = field(init=False)
     node: str = ""
     assumed: bool = False
     nomination: str | None = None  # from postFilter; "" withdraws an earlier nomination
@@ -65,9 +68,8 @@ class Attempt:
     why: dict[str, Any] = field(default_factory=dict)  # for the pod's log line
     explanation: Explanation | None = None
 
-    @property
-    def pod(self) -> PodInfo:
-        return self.queued.pod_info
+    def __post_init__(self) -> None:
+        self.pod = self.queued.pod_info
 
 
 @dataclass(frozen=True)
@@ -162,7 +164,7 @@ class ScheduleOne:
         """One pod: the scheduling cycle, then (when a node was reserved) the binding cycle."""
         pod = queued.pod_info
         if self._skip(pod):
-            self.backend.queue.done(pod.key)
+            self.backend.queue.done(pod.id)
             return
         framework = self.backend.frameworks[pod.scheduler_name]
         queued.unschedulable_plugins = set()  # what rejects it now, not in an earlier try
@@ -183,7 +185,7 @@ class ScheduleOne:
     def _skip(self, pod: PodInfo) -> bool:
         """skipPodSchedule: a pod being deleted, or already assumed, is not scheduled."""
         deleting = (pod.pod.get("metadata") or {}).get("deletionTimestamp")
-        return bool(deleting) or self.backend.cache.is_assumed(pod.key)
+        return bool(deleting) or self.backend.cache.is_assumed(pod.id)
 
     def scheduling_cycle(self, attempt: Attempt) -> Status:
         """Find a node, assume the pod there, reserve, permit."""
@@ -272,7 +274,7 @@ class ScheduleOne:
     def _assume(self, attempt: Attempt) -> None:
         """Counts the pod on its node from now on; a nominated pod waits for no node now."""
         self.backend.cache.assume(attempt.pod, attempt.node)
-        self.backend.nominator.delete(attempt.pod.key)
+        self.backend.nominator.delete(attempt.pod.id)
         attempt.assumed = True
 
     def _forget(self, attempt: Attempt) -> None:
@@ -317,7 +319,7 @@ class ScheduleOne:
             self._binding_failed(attempt, binding_status(status))
             return
         framework.run_post_bind(state, pod, node)
-        self.backend.queue.done(pod.key)
+        self.backend.queue.done(pod.id)
         self.sink.bound(attempt)
 
     def _expecting(self, attempt: Attempt, *, prebinds: bool) -> None:
@@ -338,8 +340,8 @@ class ScheduleOne:
         pod = attempt.pod
         framework, state, node = attempt.framework, attempt.state, attempt.node
         held = (
-            self.backend.cache.assumed_pod(pod.key)
-            if self.backend.cache.is_assumed(pod.key)
+            self.backend.cache.assumed_pod(pod.id)
+            if self.backend.cache.is_assumed(pod.id)
             else None
         )
         framework.run_unreserve(state, pod, node)
@@ -350,7 +352,7 @@ class ScheduleOne:
             self.backend.queue.on_event(freed, held, None)
         self._failed(attempt, status)
         if held is not None and status.is_rejected:
-            self.backend.queue.on_event(freed, held, None, skip=pod.key)
+            self.backend.queue.on_event(freed, held, None, skip=pod.id)
 
 
 def permit_rejection(attempt: Attempt, status: Status) -> Status:

@@ -128,7 +128,7 @@ class PodGroupSequence(ScheduleOne):
         the queue, by priority, then by when each was first tried; without those being
         deleted or already assumed (skipPodGroupPodSchedule)."""
         state = self.backend.groups.state(key)
-        others = [k for k in (state.unscheduled if state else ()) if k != first.key]
+        others = [k for k in (state.unscheduled if state else ()) if k != first.id]
         pulled = [first, *self.backend.queue.pop_members(others)]
         pulled.sort(
             key=lambda q: (-q.pod_info.priority, q.initial_attempt_timestamp or 0.0, q.order)
@@ -136,7 +136,7 @@ class PodGroupSequence(ScheduleOne):
         kept = []
         for queued in pulled:
             if self._skip(queued.pod_info):
-                self.backend.queue.done(queued.key)
+                self.backend.queue.done(queued.id)
             else:
                 kept.append(queued)
         return kept
@@ -215,7 +215,7 @@ class PodGroupSequence(ScheduleOne):
             PodGroupAssignments(
                 placement,
                 tuple(
-                    (member.attempt.pod.key, member.attempt.node)
+                    (member.attempt.pod.id, member.attempt.node)
                     for member in result.members
                     if member.attempt.node
                 ),
@@ -331,12 +331,12 @@ class PodGroupSequence(ScheduleOne):
         prepared: list[Attempt] = []
         failures: list[tuple[Attempt, Status]] = []
         group_status = result.status
-        tried = {m.attempt.queued.key: m for m in result.members}
+        tried = {m.attempt.queued.id: m for m in result.members}
         retry_on = self._rejecting_plugins(result)
         placed: list[tuple[str, str]] = []
         failed: list[tuple[str, str]] = []
         for queued in members:
-            member = tried.get(queued.key)
+            member = tried.get(queued.id)
             if member is None:
                 attempt = Attempt(queued, framework, CycleState(), self.clock())
                 member = MemberResult(attempt, group_status)
@@ -375,7 +375,7 @@ class PodGroupSequence(ScheduleOne):
         if node:
             self.backend.nominator.nominate(attempt.pod, node)
         elif node == "":
-            self.backend.nominator.delete(attempt.pod.key)
+            self.backend.nominator.delete(attempt.pod.id)
 
     @staticmethod
     def _member_status(member: MemberResult, result: GroupResult) -> Status | None:
@@ -429,7 +429,7 @@ class PodGroupSequence(ScheduleOne):
         if state is not None:
             for sibling in state.assumed:
                 waiting = attempt.framework.get_waiting_pod(state.uids.get(sibling, ""))
-                if sibling == pod.key or waiting is None or waiting.verdict() is not None:
+                if sibling == pod.id or waiting is None or waiting.verdict() is not None:
                     continue
                 plugins = waiting.pending_plugins()
                 waiting.reject(

@@ -213,7 +213,7 @@ class SchedulingAlgorithm:
             others = [
                 p
                 for p in nominator.pods_on(node.name)
-                if p.priority >= pod.priority and p.key != pod.key
+                if p.priority >= pod.priority and p.id != pod.id
             ]
             if not others:
                 continue

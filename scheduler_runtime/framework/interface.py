@@ -326,6 +326,10 @@ class PreEnqueuePlugin(Plugin, Protocol):
 
 @runtime_checkable
 class QueueSortPlugin(Plugin, Protocol):
+    """Less orders the queue. A plugin may also offer `sort_key(queued)`, a value whose `<`
+    is the same order: the queue then compares frozen keys, so an order that depends on
+    more than the pod (a pod group's state) cannot change under an entry in its heap."""
+
     def less(self, first: QueuedPodInfo, second: QueuedPodInfo) -> bool: ...
 
 

@@ -71,11 +71,11 @@ class NodeInfo:
         return self.allocatable.get(PODS, 0)
 
     def add_pod(self, pod: PodInfo) -> None:
-        self.pods[pod.key] = pod
+        self.pods[pod.id] = pod
         self._account(pod, 1)
 
-    def remove_pod(self, key: str) -> PodInfo | None:
-        pod = self.pods.pop(key, None)
+    def remove_pod(self, pod_id: str) -> PodInfo | None:
+        pod = self.pods.pop(pod_id, None)
         if pod is not None:
             self._account(pod, -1)
         return pod

@@ -15,7 +15,7 @@ The backend keeps the groups (backend/podgroups.py) and lends them to plugins th
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, NamedTuple, Protocol
 
 from scheduler_runtime.framework.events import POD_GROUP, QueueingHint
@@ -94,6 +94,7 @@ class GroupPolicy:
     topology_key: str | None = None
     created: str = ""
     generation: int = 0
+    uid: str = ""  # a PodGroup re-created under the same name is another group
     conditions: Sequence[Mapping[str, Any]] = ()
 
 
@@ -172,6 +173,7 @@ def _bookkeeping(obj: Mapping[str, Any]) -> dict[str, Any]:
     conditions = (obj.get("status") or {}).get("conditions") or ()
     return {
         "created": str(metadata.get("creationTimestamp") or ""),
+        "uid": str(metadata.get("uid") or ""),
         "generation": int(metadata.get("generation") or 0),
         "conditions": tuple(c for c in conditions if isinstance(c, Mapping)),
     }
@@ -187,12 +189,13 @@ class GroupState:
     cycle, not yet bound) and those bound."""
 
     key: GroupKey
-    all: frozenset[str]  # pod keys (namespace/name)
+    all: frozenset[str]  # pod ids (PodInfo.id: the UID)
     unscheduled: tuple[str, ...]  # in the order the scheduler saw them
-    assumed: Mapping[str, str]  # pod key -> the node it is assumed on
-    assigned: Mapping[str, str]  # pod key -> the node it is bound to
-    uids: Mapping[str, str]  # pod key -> uid (waiting pods are found by uid)
+    assumed: Mapping[str, str]  # pod id -> the node it is assumed on
+    assigned: Mapping[str, str]  # pod id -> the node it is bound to
+    uids: Mapping[str, str]  # pod id -> uid (waiting pods are found by uid)
     gated: int = 0  # members held by scheduling gates (spec.schedulingGates)
+    names: Mapping[str, str] = field(default_factory=dict)  # pod id -> namespace/name
 
     @property
     def all_count(self) -> int:
@@ -214,6 +217,10 @@ class PodGroupLister(Protocol):
     def state(self, key: GroupKey) -> GroupState | None:
         """The group's members; None when the scheduler knows none and no PodGroup."""
 
+    def watch_deletions(self, callback: Callable[[GroupPolicy], None]) -> None:
+        """`callback` is told of each PodGroup gone (deleted, or re-created under its name
+        with another UID), so plugins can drop what they keep per group."""
+
 
 @dataclass(frozen=True, slots=True)
 class Placement:
@@ -227,7 +234,7 @@ class Placement:
 @dataclass(frozen=True, slots=True)
 class PodGroupAssignments:
     """Where one placement's trial put the group's members (upstream's PodGroupAssignments):
-    (pod key, node) for every member that found a node there."""
+    (pod id, node) for every member that found a node there."""
 
     placement: Placement
     proposed: tuple[tuple[str, str], ...]

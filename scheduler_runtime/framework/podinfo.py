@@ -216,7 +216,14 @@ class PodInfo:
 
     @property
     def key(self) -> str:
+        """namespace/name: how people name the pod (logs, events, /explain)."""
         return f"{self.namespace}/{self.name}"
+
+    @property
+    def id(self) -> str:
+        """The key state is kept by: the UID, as a pod re-created under the same name is
+        another pod (namespace/name only for an object without one)."""
+        return self.uid or self.key
 
     @property
     def spec(self) -> Mapping[str, Any]:
@@ -266,6 +273,15 @@ class PodInfo:
             container_count=self.container_count,
             parsed=self.parsed,
         )
+
+
+def pod_id(pod: Mapping[str, Any]) -> str:
+    """PodInfo.id of a pod object."""
+    metadata = pod.get("metadata") or {}
+    uid = metadata.get("uid")
+    if uid:
+        return str(uid)
+    return f"{metadata.get('namespace') or 'default'}/{metadata.get('name') or ''}"
 
 
 def pod_info(pod: dict[str, Any]) -> PodInfo:

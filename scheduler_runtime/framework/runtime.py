@@ -178,6 +178,14 @@ class Framework:
         less: Callable[[QueuedPodInfo, QueuedPodInfo], bool] = self.points["queueSort"][0].less
         return less
 
+    def queue_sort_key(self) -> Callable[[QueuedPodInfo], Any] | None:
+        """The queueSort plugin's `sort_key`, when it has one: the order `less` gives, as a
+        value the queue freezes into each heap entry."""
+        sort_key: Callable[[QueuedPodInfo], Any] | None = getattr(
+            self.points["queueSort"][0], "sort_key", None
+        )
+        return sort_key
+
     # ----- filtering
 
     @extension_point("PreFilter")
@@ -278,7 +286,7 @@ class Framework:
         others = [
             p
             for p in (nominator.pods_on(node.name) if nominator is not None else ())
-            if p.priority >= pod.priority and p.key != pod.key
+            if p.priority >= pod.priority and p.id != pod.id
         ]
         if others:
             with_others = node.clone()

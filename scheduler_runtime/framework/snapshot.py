@@ -159,14 +159,15 @@ class Snapshot:
         """Every node, in node-tree order."""
         return [self.info(int(slot)) for slot in self.order()]
 
-    def pod(self, key: str) -> PodInfo | None:
-        node_name = self._pod_node.get(key)
+    def pod(self, pod_id: str) -> PodInfo | None:
+        """A pod counted on a node, by PodInfo.id."""
+        node_name = self._pod_node.get(pod_id)
         if node_name is None:
             return None
         info = self.get(node_name)
         if info is not None:
-            return info.pods.get(key)
-        return self._waiting.get(node_name, {}).get(key)
+            return info.pods.get(pod_id)
+        return self._waiting.get(node_name, {}).get(pod_id)
 
     def pods(self) -> Iterator[PodInfo]:
         """Every pod on a known node."""
@@ -266,7 +267,7 @@ class Snapshot:
         if info.pods:
             self._waiting[name] = dict(info.pods)
             for pod in info.pods.values():
-                self.pods_with_affinity.pop(pod.key, None)
+                self.pods_with_affinity.pop(pod.id, None)
                 self._index_labels(pod, -1)
                 self._index_pod(pod, info.labels, -1)
         self._clear_node_columns(slot, info)
@@ -288,29 +289,29 @@ class Snapshot:
         """Counts a bound or assumed pod (`pod.node_name` set) against its node."""
         if not pod.node_name:
             raise ValueError(f"pod {pod.key} has no node")
-        if pod.key in self._pod_node:
-            self.remove_pod(pod.key)
-        self._pod_node[pod.key] = pod.node_name
+        if pod.id in self._pod_node:
+            self.remove_pod(pod.id)
+        self._pod_node[pod.id] = pod.node_name
         slot = self._slot_of.get(pod.node_name)
         if slot is None:
-            self._waiting.setdefault(pod.node_name, {})[pod.key] = pod
+            self._waiting.setdefault(pod.node_name, {})[pod.id] = pod
         else:
             self._place(slot, pod)
         self.generation += 1
 
-    def remove_pod(self, key: str) -> PodInfo | None:
-        node_name = self._pod_node.pop(key, None)
+    def remove_pod(self, pod_id: str) -> PodInfo | None:
+        node_name = self._pod_node.pop(pod_id, None)
         if node_name is None:
             return None
         slot = self._slot_of.get(node_name)
         if slot is None:
             waiting = self._waiting.get(node_name, {})
-            pod = waiting.pop(key, None)
+            pod = waiting.pop(pod_id, None)
             if not waiting:
                 self._waiting.pop(node_name, None)
         else:
             info = self.info(slot)
-            pod = info.remove_pod(key)
+            pod = info.remove_pod(pod_id)
             if pod is not None:
                 self._count_pod(slot, pod, -1)
                 self._index_pod(pod, info.labels, -1)
@@ -335,19 +336,19 @@ class Snapshot:
         self.port_count[slot] += sign * len(pod.host_ports)
         if pod.has_pod_affinity:
             if sign > 0:
-                self.pods_with_affinity[pod.key] = pod
+                self.pods_with_affinity[pod.id] = pod
             else:
-                self.pods_with_affinity.pop(pod.key, None)
+                self.pods_with_affinity.pop(pod.id, None)
         self._index_labels(pod, sign)
 
     def _index_labels(self, pod: PodInfo, sign: int) -> None:
         for label in pod.labels.items():
             if sign > 0:
-                self.pods_by_label.setdefault(label, {})[pod.key] = pod
+                self.pods_by_label.setdefault(label, {})[pod.id] = pod
                 continue
             bucket = self.pods_by_label.get(label)
             if bucket is not None:
-                bucket.pop(pod.key, None)
+                bucket.pop(pod.id, None)
                 if not bucket:
                     del self.pods_by_label[label]
 

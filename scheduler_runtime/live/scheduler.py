@@ -35,7 +35,7 @@ from scheduler_runtime.framework.interface import (
     Handle,
     Services,
 )
-from scheduler_runtime.framework.podgroups import WORKLOAD_API, GroupKey
+from scheduler_runtime.framework.podgroups import WORKLOAD_API, GroupKey, GroupPolicy
 from scheduler_runtime.framework.podinfo import PodInfo
 from scheduler_runtime.framework.status import Code, Status
 from scheduler_runtime.framework.types import ScheduleResult
@@ -123,6 +123,7 @@ class Scheduler:
         # How each group's last cycle ended, for /explain (the newest GROUPS_KEPT groups).
         self._group_messages: OrderedDict[GroupKey, str] = OrderedDict()
         self._explaining = threading.Lock()
+        self.backend.groups.watch_deletions(self._group_deleted)
         self._loop_idle = threading.Event()  # set while no scheduling loop runs
         self._loop_idle.set()
         self.sequence = PodGroupSequence(
@@ -164,7 +165,7 @@ class Scheduler:
         self._report(self.outcomes.preempt, victim, preemptor)
 
     def _clear_nomination(self, pod: PodInfo) -> None:
-        self.backend.nominator.delete(pod.key)
+        self.backend.nominator.delete(pod.id)
         self._report(self.outcomes.clear_nomination, pod)
 
     # ----- the loop
@@ -187,7 +188,7 @@ class Scheduler:
     def _fenced(self, queued: QueuedPod) -> None:
         """The lease was not renewed within renewDeadline: no further cycle starts."""
         self.stopping.set()
-        self.queue.done(queued.key)
+        self.queue.done(queued.id)
         log.error(
             "Not scheduling pod %s: the lease was not renewed within renewDeadline",
             queued.key,
@@ -319,6 +320,13 @@ class Scheduler:
             if not self.stopping.is_set():
                 raise
 
+    def _group_deleted(self, policy: GroupPolicy) -> None:
+        """A PodGroup is gone: nothing of it stays, and one re-created under its name
+        starts afresh."""
+        self._scheduled_groups.discard((policy.key, policy.uid))
+        with self._explaining:
+            self._group_messages.pop(policy.key, None)
+
     def _remember(self, outcome: GroupOutcome) -> None:
         with self._explaining:
             self._group_messages.pop(outcome.key, None)
@@ -332,10 +340,11 @@ class Scheduler:
         Permit, bound) and why it waits, even before the pod was first tried."""
         found = self.explanations.lookup(key)
         groups = self.backend.groups
-        member = groups.member(key)
-        if member is None:
+        pod_id = groups.named(key)
+        member = groups.member(pod_id) if pod_id is not None else None
+        if pod_id is None or member is None:
             return found
-        group = groups.groups_of(key)[0]
+        group = groups.groups_of(pod_id)[0]
         with self._explaining:
             last = self._group_messages.get(group)
 
@@ -350,7 +359,7 @@ class Scheduler:
                 "pod": key,
                 "profile": spec.get("schedulerName") or "default-scheduler",
                 "node": spec.get("nodeName"),
-                "message": held(key) or "not tried yet: it is tried with its pod group",
+                "message": held(pod_id) or "not tried yet: it is tried with its pod group",
                 "evaluatedNodes": 0,
                 "feasibleNodes": 0,
                 "filtered": [],

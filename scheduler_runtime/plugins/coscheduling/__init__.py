@@ -49,6 +49,9 @@ from scheduler_runtime.plugins.coscheduling.resources import (
     resource_gap,
 )
 
+# A PodGroup as Coscheduling keeps state about it: its key and its UID.
+_Group = tuple[GroupKey, str]
+
 
 class Coscheduling(PluginBase[CoschedulingArgs]):
     name: ClassVar[str] = "Coscheduling"
@@ -57,12 +60,28 @@ class Coscheduling(PluginBase[CoschedulingArgs]):
     def __init__(self, args: Any, handle: Any) -> None:
         super().__init__(args, handle)
         self._lock = threading.Lock()
-        # When each group last failed (by the handle's clock): it then sorts as if created
-        # at that moment, behind the groups that did not fail (no head-of-line blocking).
-        self._failed_at: dict[GroupKey, float] = {}
-        self._backoff_until: dict[GroupKey, float] = {}
-        self._permitted_until: dict[GroupKey, float] = {}  # minResources passed recently
-        self._first_seen: dict[GroupKey, float] = {}
+        # Per PodGroup, by name and UID (one re-created under its name starts afresh), each
+        # dropped when its PodGroup goes. When each group last failed (by the handle's
+        # clock): it then sorts as if created at that moment, behind the groups that did
+        # not fail (no head-of-line blocking).
+        self._failed_at: dict[_Group, float] = {}
+        self._backoff_until: dict[_Group, float] = {}
+        self._permitted_until: dict[_Group, float] = {}  # minResources passed recently
+        self._first_seen: dict[_Group, float] = {}
+        if handle.pod_groups is not None:
+            handle.pod_groups.watch_deletions(self._group_deleted)
+
+    def _group_deleted(self, policy: GroupPolicy) -> None:
+        """A PodGroup is gone: what was kept about it goes too."""
+        group = (policy.key, policy.uid)
+        with self._lock:
+            for kept in (
+                self._failed_at,
+                self._backoff_until,
+                self._permitted_until,
+                self._first_seen,
+            ):
+                kept.pop(group, None)
 
     def events_to_register(self) -> Sequence[ClusterEventWithHint]:
         return (
@@ -88,29 +107,30 @@ class Coscheduling(PluginBase[CoschedulingArgs]):
     def less(self, first: QueuedPodInfo, second: QueuedPodInfo) -> bool:
         """Priority, then when the pod's group was created (or last failed) or the pod was
         first tried, then namespace/name: a group's members sort together."""
-        one, other = first.pod_info, second.pod_info
-        if one.priority != other.priority:
-            return one.priority > other.priority
-        since_one, since_other = self._since(first), self._since(second)
-        if since_one == since_other:
-            return one.key < other.key
-        return since_one < since_other
+        return self.sort_key(first) < self.sort_key(second)
+
+    def sort_key(self, queued: QueuedPodInfo) -> tuple[int, float, str]:
+        """The order `less` gives, as a value (the queue keeps it with the pod's entry, so a
+        group failing later cannot reorder its members under the queue's heap)."""
+        pod = queued.pod_info
+        return -pod.priority, self._since(queued), pod.key
 
     def _since(self, queued: QueuedPodInfo) -> float:
         own = queued.initial_attempt_timestamp
         if own is None:
             own = queued.timestamp
-        key = coscheduling_group(queued.pod_info.pod)
+        key, policy = self._group(queued.pod_info)
         if key is None:
             return own
         with self._lock:
-            failed = self._failed_at.get(key)
+            group = (key, policy.uid if policy is not None else "")
+            failed = self._failed_at.get(group)
             if failed is not None:
                 return failed
-            if self._group(queued.pod_info)[1] is None:
+            if policy is None:
                 return own
             # The group's creation, on the queue's clock: when the scheduler first saw it.
-            return self._first_seen.setdefault(key, own)
+            return self._first_seen.setdefault(group, own)
 
     # ----- PreFilter
 
@@ -124,7 +144,7 @@ class Coscheduling(PluginBase[CoschedulingArgs]):
             return None, SUCCESS
         now = self.handle.clock()
         with self._lock:
-            if self._backoff_until.get(key, 0.0) > now:
+            if self._backoff_until.get((key, policy.uid), 0.0) > now:
                 return None, Status.unresolvable(f"podGroup {key} failed recently")
         members = self.handle.pod_groups.state(key) if self.handle.pod_groups else None
         count = members.all_count if members is not None else 0
@@ -145,7 +165,7 @@ class Coscheduling(PluginBase[CoschedulingArgs]):
         if policy.min_resources is None:
             return SUCCESS
         with self._lock:
-            if self._permitted_until.get(key, 0.0) > now:
+            if self._permitted_until.get((key, policy.uid), 0.0) > now:
                 return SUCCESS
         try:
             wanted = {name: parse(value) for name, value in policy.min_resources.items()}
@@ -156,7 +176,7 @@ class Coscheduling(PluginBase[CoschedulingArgs]):
         if gap:
             return Status.unresolvable(f"resource gap: {gap}")
         with self._lock:
-            self._permitted_until[key] = now + self._timeout(policy)
+            self._permitted_until[key, policy.uid] = now + self._timeout(policy)
         return SUCCESS
 
     def _members(self, key: GroupKey) -> frozenset[str]:
@@ -183,12 +203,13 @@ class Coscheduling(PluginBase[CoschedulingArgs]):
         if missing <= self.args.pod_group_reject_percentage / 100:
             return PostFilterResult(), Status(Code.UNSCHEDULABLE)
         now = self.handle.clock()
+        group = (key, policy.uid)
         with self._lock:
             backoff = self.args.pod_group_backoff_seconds
             if backoff and members is not None and members.all_count >= policy.min_count:
-                self._backoff_until[key] = now + backoff
-            self._permitted_until.pop(key, None)
-            self._failed_at[key] = now
+                self._backoff_until[group] = now + backoff
+            self._permitted_until.pop(group, None)
+            self._failed_at[group] = now
         message = (
             f"PodGroup {key} gets rejected due to Pod {pod.name} is unschedulable even after "
             "PostFilter"
@@ -211,7 +232,7 @@ class Coscheduling(PluginBase[CoschedulingArgs]):
             return Status(Code.WAIT), self._timeout(policy)
         if state.pod_group is None:
             with self._lock:
-                self._failed_at.pop(key, None)
+                self._failed_at.pop((key, policy.uid), None)
         framework = self.handle.framework
         for member in members.assumed:
             waiting = framework.get_waiting_pod(members.uids[member]) if framework else None

@@ -228,7 +228,7 @@ class DefaultPreemption(PluginBase[DefaultPreemptionArgs]):
         if not lower:
             return [], 0, Status.unresolvable(NO_VICTIMS)
         for victim in lower:
-            node.remove_pod(victim.key)
+            node.remove_pod(victim.id)
             framework.run_pre_filter_extension_remove_pod(state, pod, victim, node)
         status: Status = framework.run_filters_with_nominated_pods(state, pod, node)
         if not status.is_success:
@@ -237,16 +237,16 @@ class DefaultPreemption(PluginBase[DefaultPreemptionArgs]):
         violating, sparing = split_by_pdb_violation(lower, budgets)
         victims: list[PodInfo] = []
         violations = 0
-        violating_keys = {p.key for p in violating}
+        violating_ids = {p.id for p in violating}
         for candidate in violating + sparing:
             node.add_pod(candidate)
             framework.run_pre_filter_extension_add_pod(state, pod, candidate, node)
             if framework.run_filters_with_nominated_pods(state, pod, node).is_success:
                 continue
-            node.remove_pod(candidate.key)
+            node.remove_pod(candidate.id)
             framework.run_pre_filter_extension_remove_pod(state, pod, candidate, node)
             victims.append(candidate)
-            violations += candidate.key in violating_keys
+            violations += candidate.id in violating_ids
         if violating and sparing:
             victims.sort(key=importance)
         return victims, violations, SUCCESS
@@ -258,9 +258,7 @@ class DefaultPreemption(PluginBase[DefaultPreemptionArgs]):
         if nominator is None:
             return ()
         return tuple(
-            p
-            for p in nominator.pods_on(node_name)
-            if p.priority < pod.priority and p.key != pod.key
+            p for p in nominator.pods_on(node_name) if p.priority < pod.priority and p.id != pod.id
         )
 
     def _evict(self, best: Candidate, preemptor: PodInfo) -> None:

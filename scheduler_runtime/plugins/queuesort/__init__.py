@@ -15,5 +15,10 @@ class PrioritySort(PluginBase[None]):
         p1, p2 = first.pod_info.priority, second.pod_info.priority
         return p1 > p2 or (p1 == p2 and first.timestamp < second.timestamp)
 
+    @staticmethod
+    def sort_key(queued: QueuedPodInfo) -> tuple[int, float]:
+        """The order `less` gives, as a value."""
+        return -queued.pod_info.priority, queued.timestamp
+
 
 __all__ = ["PrioritySort"]

@@ -49,7 +49,8 @@ class TopologyPlacementGenerator(PluginBase[None]):
             return None, ""
         found: str | None = None
         placed = {**state.assigned, **state.assumed}
-        for pod, node in placed.items():
+        for member, node in placed.items():
+            pod = state.names.get(member, member)  # klog.KObj: namespace/name
             info = self.handle.snapshot.get(node)
             if info is None:
                 return (

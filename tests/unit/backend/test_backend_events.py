@@ -48,8 +48,8 @@ def test_bound_pods_count_and_only_our_pending_pods_are_queued(
         ],
     )
     assert cpu_requested(backend, "n1") == 1000
-    assert "ns/mine" in queue
-    assert "ns/theirs" not in queue
+    assert "uid-mine" in queue
+    assert "uid-theirs" not in queue
     assert queue.pending()["active"] == 1
 
 
@@ -59,7 +59,7 @@ def test_assumed_pod_counts_at_once_and_is_forgotten_when_binding_fails(
     pending = pod_info(pod("p"))
     backend.cache.assume(pending, "n2")
     assert cpu_requested(backend, "n2") == 1000
-    assert backend.cache.is_assumed("ns/p")
+    assert backend.cache.is_assumed("uid-p")
     backend.cache.forget(pending)
     assert cpu_requested(backend, "n2") == 0
 
@@ -68,7 +68,7 @@ def test_bound_pod_from_the_watch_confirms_the_assumption(backend: Backend) -> N
     pending = pod_info(pod("p"))
     backend.cache.assume(pending, "n2")
     backend.events.upsert(PODS, pod("p", "n2"))
-    assert not backend.cache.is_assumed("ns/p")
+    assert not backend.cache.is_assumed("uid-p")
     backend.cache.forget(pending)  # a late failure report must not uncount the bound pod
     assert cpu_requested(backend, "n2") == 1000
 
@@ -78,7 +78,7 @@ def test_unbound_update_of_an_assumed_pod_is_not_queued_again(
 ) -> None:
     backend.cache.assume(pod_info(pod("p")), "n1")
     backend.events.upsert(PODS, pod("p"))
-    assert "ns/p" not in queue
+    assert "uid-p" not in queue
 
 
 def test_heartbeats_do_not_wake_unschedulable_pods_but_label_changes_do(
@@ -129,7 +129,7 @@ def test_relist_drops_what_is_gone(backend: Backend) -> None:
         PODS, [pod("a", "n1")]
     )  # c was deleted meanwhile: its assumption goes too
     assert cpu_requested(backend, "n1") == 1000
-    assert not backend.cache.is_assumed("ns/c")
+    assert not backend.cache.is_assumed("uid-c")
     backend.events.replace(NODES, [node("n1")])
     assert "n2" not in backend.snapshot
     assert len(backend.snapshot) == 1
@@ -154,11 +154,11 @@ def test_relist_forgets_deleted_pending_pods_in_every_queue(
 
     backend.events.replace(PODS, [pod("kept")])
 
-    assert queue.keys() == {"ns/kept"}
+    assert queue.ids() == {"uid-kept"}
     assert queue.pending() == {"active": 1, "backoff": 0, "unschedulable": 0, "gated": 0}
     assert backend.nominator.nodes() == []
     queue.requeue(in_flight, unschedulable=True)  # its attempt ends after the relist
-    assert queue.keys() == {"ns/kept"}
+    assert queue.ids() == {"uid-kept"}
 
 
 def test_terminal_pod_stops_counting(backend: Backend) -> None:
@@ -172,7 +172,7 @@ def test_pod_bound_by_another_scheduler_leaves_the_queue(
 ) -> None:
     backend.events.upsert(PODS, pod("p"))
     backend.events.upsert(PODS, pod("p", "n2"))
-    assert "ns/p" not in queue
+    assert "uid-p" not in queue
     assert cpu_requested(backend, "n2") == 1000
 
 
@@ -215,7 +215,7 @@ def test_status_updates_of_bound_pods_leave_the_snapshot_alone(backend: Backend)
     relabelled["metadata"]["labels"] = {"app": "web"}
     backend.events.upsert(PODS, relabelled)
     assert backend.snapshot.generation > generation
-    placed = backend.snapshot.pod("ns/web")
+    placed = backend.snapshot.pod("uid-web")
     assert placed is not None
     assert placed.labels == {"app": "web"}
     generation = backend.snapshot.generation

@@ -8,7 +8,11 @@ from typing import Any
 
 import pytest
 
-from scheduler_runtime.backend.queue import MAX_UNSCHEDULABLE_SECONDS, SchedulingQueue
+from scheduler_runtime.backend.queue import (
+    MAX_UNSCHEDULABLE_SECONDS,
+    STALE_ENTRIES,
+    SchedulingQueue,
+)
 from scheduler_runtime.framework.events import (
     NODE,
     POD,
@@ -77,7 +81,7 @@ def drain(queue: SchedulingQueue) -> list[str]:
     names = []
     while (queued := queue.pop(timeout=0)) is not None:
         names.append(queued.pod_info.name)
-        queue.done(queued.key)
+        queue.done(queued.id)
     return names
 
 
@@ -300,3 +304,13 @@ def test_pending_counts_are_reported(queue: SchedulingQueue, counts: list[dict[s
 def test_close_wakes_a_blocked_pop(queue: SchedulingQueue) -> None:
     queue.close()
     assert queue.pop() is None
+
+
+def test_pods_pushed_again_leave_a_bounded_heap(queue: SchedulingQueue) -> None:
+    """Each priority change pushes a fresh entry; the stale ones are dropped before they
+    outnumber the live ones by more than a few dozen."""
+    queue.add(pending("other"))
+    for priority in range(1000):
+        queue.add(pending("a", priority=priority))
+    assert len(queue._active_heap) <= 2 * 2 + STALE_ENTRIES
+    assert drain(queue) == ["a", "other"]

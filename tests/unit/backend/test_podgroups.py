@@ -72,23 +72,23 @@ def counts(groups: PodGroups, key: GroupKey = GANG) -> tuple[int, int, int, int]
 
 def test_pending_members_are_unscheduled_and_bound_ones_assigned() -> None:
     groups = PodGroups()
-    assert groups.upsert_pod("ns/a", member("a")) == [GANG]
-    assert groups.upsert_pod("ns/b", member("b", node="n1")) == [GANG]
+    assert groups.upsert_pod("uid-a", member("a")) == [GANG]
+    assert groups.upsert_pod("uid-b", member("b", node="n1")) == [GANG]
     assert counts(groups) == (2, 1, 0, 1)
-    assert groups.upsert_pod("ns/a", member("a")) == []  # an update joins nothing anew
+    assert groups.upsert_pod("uid-a", member("a")) == []  # an update joins nothing anew
 
 
 def test_assume_forget_and_binding_move_a_member_between_states() -> None:
     groups = PodGroups()
-    groups.upsert_pod("ns/a", member("a"))
+    groups.upsert_pod("uid-a", member("a"))
     info = pod_info(member("a"))
     groups.assume(info, "n1")
     assert counts(groups) == (1, 0, 1, 0)
-    assert groups.state(GANG).assumed == {"ns/a": "n1"}  # type: ignore[union-attr]
+    assert groups.state(GANG).assumed == {"uid-a": "n1"}  # type: ignore[union-attr]
     groups.forget(info)
     assert counts(groups) == (1, 1, 0, 0)
     groups.assume(info, "n1")
-    groups.upsert_pod("ns/a", member("a", node="n1"))  # the watch reports it bound
+    groups.upsert_pod("uid-a", member("a", node="n1"))  # the watch reports it bound
     assert counts(groups) == (1, 0, 0, 1)
     groups.forget(info)  # a late forget leaves a bound member assigned
     assert counts(groups) == (1, 0, 0, 1)
@@ -96,10 +96,10 @@ def test_assume_forget_and_binding_move_a_member_between_states() -> None:
 
 def test_a_deleted_member_leaves_every_state_and_a_late_assume_is_ignored() -> None:
     groups = PodGroups()
-    groups.upsert_pod("ns/a", member("a"))
-    groups.upsert_pod("ns/b", member("b"))
+    groups.upsert_pod("uid-a", member("a"))
+    groups.upsert_pod("uid-b", member("b"))
     groups.assume(pod_info(member("a")), "n1")
-    assert groups.delete_pod("ns/a") == (GANG,)
+    assert groups.delete_pod("uid-a") == (GANG,)
     assert counts(groups) == (1, 1, 0, 0)
     groups.assume(pod_info(member("a")), "n1")
     assert counts(groups) == (1, 1, 0, 0)
@@ -107,8 +107,8 @@ def test_a_deleted_member_leaves_every_state_and_a_late_assume_is_ignored() -> N
 
 def test_a_group_without_members_or_podgroup_is_forgotten() -> None:
     groups = PodGroups()
-    groups.upsert_pod("ns/a", member("a"))
-    groups.delete_pod("ns/a")
+    groups.upsert_pod("uid-a", member("a"))
+    groups.delete_pod("uid-a")
     assert groups.state(GANG) is None
     groups.upsert_group(WORKLOAD_POD_GROUP, workload_group())
     assert counts(groups) == (0, 0, 0, 0)  # the PodGroup alone keeps it known
@@ -119,12 +119,12 @@ def test_a_group_without_members_or_podgroup_is_forgotten() -> None:
 
 def test_a_relabelled_pod_moves_between_coscheduling_groups() -> None:
     groups = PodGroups()
-    groups.upsert_pod("ns/a", labelled("a", "job"))
-    assert groups.upsert_pod("ns/a", labelled("a", "other")) == [
+    groups.upsert_pod("uid-a", labelled("a", "job"))
+    assert groups.upsert_pod("uid-a", labelled("a", "other")) == [
         GroupKey(COSCHEDULING_API, "ns", "other")
     ]
     assert groups.state(COSCHED) is None
-    assert groups.groups_of("ns/a") == (GroupKey(COSCHEDULING_API, "ns", "other"),)
+    assert groups.groups_of("uid-a") == (GroupKey(COSCHEDULING_API, "ns", "other"),)
 
 
 def test_podgroup_objects_are_read_as_policies_with_the_one_before() -> None:
@@ -193,33 +193,47 @@ def test_a_podgroup_that_cannot_be_read_is_refused_naming_the_field(
 
 def test_the_report_says_why_a_group_waits() -> None:
     groups = PodGroups()
-    groups.upsert_pod("ns/a", member("a"))
-    held = {"ns/a": 'waiting for pods\'s pod group "gang" to appear in scheduling queue'}
+    groups.upsert_pod("uid-a", member("a"))
+    held = {"uid-a": 'waiting for pods\'s pod group "gang" to appear in scheduling queue'}
     waiting = report(groups, GANG, held.get, None)
     assert (waiting.placed, waiting.members, waiting.minimum) == (False, 1, 1)
-    assert waiting.reason == held["ns/a"]
+    assert waiting.reason == held["uid-a"]
     groups.upsert_group(WORKLOAD_POD_GROUP, workload_group(min_count=2))
-    held["ns/a"] = "waiting for minCount pods from a gang to appear in scheduling queue"
+    held["uid-a"] = "waiting for minCount pods from a gang to appear in scheduling queue"
     assert report(groups, GANG, held.get, None).reason == (
         "waiting for minCount pods from a gang to appear in scheduling queue (1 of 2 members exist)"
     )
-    groups.upsert_pod("ns/b", member("b"))
+    groups.upsert_pod("uid-b", member("b"))
     groups.assume(pod_info(member("a")), "n1")
     assert report(groups, GANG, lambda key: None, None).reason == (
         "1 members placed, waiting at Permit for the rest"
     )
-    groups.upsert_pod("ns/a", member("a", node="n1"))
-    groups.upsert_pod("ns/b", member("b", node="n2"))
+    groups.upsert_pod("uid-a", member("a", node="n1"))
+    groups.upsert_pod("uid-b", member("b", node="n2"))
     done = report(groups, GANG, lambda key: None, "pod group is unschedulable")
     assert (done.placed, done.bound, done.reason) == (True, 2, None)
 
 
 def test_both_apis_track_their_own_members() -> None:
     groups = PodGroups()
-    groups.upsert_pod("ns/a", member("a"))
-    groups.upsert_pod("ns/b", labelled("b", "job"))
+    groups.upsert_pod("uid-a", member("a"))
+    groups.upsert_pod("uid-b", labelled("b", "job"))
     groups.upsert_group(COSCHEDULING_POD_GROUP, coscheduling_group(minMember=2))
     assert counts(groups, GANG) == (1, 1, 0, 0)
     assert counts(groups, COSCHED) == (1, 1, 0, 0)
     assert groups.policy(COSCHED) is not None
     assert groups.policy(GANG) is None
+
+
+def test_members_are_found_by_name_and_a_deleted_one_leaves_no_trace() -> None:
+    groups = PodGroups()
+    groups.upsert_pod("uid-a", member("a"))
+    groups.upsert_pod("uid-b", member("b"))
+    assert groups.named("ns/a") == "uid-a"
+    finished = member("b")
+    finished["status"] = {"phase": "Succeeded"}
+    groups.upsert_pod("uid-b", finished)
+    groups.delete_pod("uid-b")
+    groups.delete_pod("uid-a")
+    assert (groups.named("ns/a"), groups.named("ns/b")) == (None, None)
+    assert (groups._named, groups._names, groups._groups_of) == ({}, {}, {})

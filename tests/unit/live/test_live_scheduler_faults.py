@@ -11,7 +11,10 @@ import pytest
 from backend_support import node, pod
 
 from scheduler_runtime.backend import NODES, PODS
+from scheduler_runtime.backend.schedule_one import GroupOutcome
 from scheduler_runtime.config import load_configuration
+from scheduler_runtime.framework.podgroups import WORKLOAD_API, WORKLOAD_POD_GROUP, GroupKey
+from scheduler_runtime.framework.status import SUCCESS, Status
 from scheduler_runtime.live.kube import Kube
 from scheduler_runtime.live.metrics import SchedulerMetrics
 from scheduler_runtime.live.outcomes import Outcomes
@@ -136,3 +139,34 @@ def test_each_extension_point_is_timed_with_its_status(
     monkeypatch.setattr(NodeUnschedulable, "filter_nodes", fault)
     attempt_one(scheduler, "broken")
     assert extension_point_runs(scheduler)[("Filter", "Error")] == 1
+
+
+def test_a_deleted_podgroup_leaves_nothing_and_one_recreated_under_its_name_is_told_anew(
+    scheduler: Scheduler,
+) -> None:
+    """The PodGroups set scheduled are remembered (not set back to False by a cycle for
+    their extra members) until they are deleted: a group re-created under the same name
+    gets its own condition, and the scheduler keeps nothing of the deleted ones."""
+    written: list[tuple[str, str]] = []
+    scheduler._write_group = lambda group, *condition: written.append(  # type: ignore[method-assign]
+        ((group["metadata"]["uid"]), condition[0])
+    )
+
+    def group(uid: str) -> dict[str, Any]:
+        return {
+            "metadata": {"name": "job", "namespace": "ns", "uid": uid},
+            "spec": {"schedulingPolicy": {"gang": {"minCount": 2}}},
+        }
+
+    key = GroupKey(WORKLOAD_API, "ns", "job")
+    refused = Status.unschedulable("pod group is unschedulable")
+    scheduler.backend.events.upsert(WORKLOAD_POD_GROUP, group("first"))
+    scheduler.group_decided(GroupOutcome(key, SUCCESS))
+    scheduler.group_decided(GroupOutcome(key, refused))  # an extra member's cycle: not written
+    scheduler.backend.events.delete(WORKLOAD_POD_GROUP, group("first"))
+    assert scheduler._scheduled_groups == set()
+    assert key not in scheduler._group_messages
+    scheduler.backend.events.upsert(WORKLOAD_POD_GROUP, group("second"))
+    scheduler.group_decided(GroupOutcome(key, refused))
+    scheduler.reporting.shutdown(wait=True)
+    assert written == [("first", "True"), ("second", "False")]

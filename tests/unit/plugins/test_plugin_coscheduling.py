@@ -183,4 +183,4 @@ def test_a_gang_that_does_not_fit_waits_for_nothing_and_holds_nothing() -> None:
     waiting = "pod group is unschedulable, one or more plugins asked to wait and no plugin "
     assert messages[-2:] == [f"{waiting}rejected pod"] * 2
     assert made.clock() < 60  # decided at once, not after permitWaitingTimeSeconds
-    assert not any(made.backend.cache.is_assumed(key) for key in made.backend.cache.pod_keys())
+    assert not any(made.backend.cache.is_assumed(key) for key in made.backend.cache.pod_ids())

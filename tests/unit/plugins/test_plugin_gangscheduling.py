@@ -52,7 +52,7 @@ def test_members_wait_outside_the_queue_for_their_podgroup_then_for_min_count() 
     groups = PodGroups()
     gang = plugin(groups)
     first = pod_info(member("a"))
-    groups.upsert_pod(first.key, first.pod)
+    groups.upsert_pod(first.id, first.pod)
     status = gang.pre_enqueue(first)
     assert (status.code, status.reasons) == (
         Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
@@ -84,7 +84,7 @@ def test_permit_waits_five_minutes_until_the_gang_is_placed_then_lets_all_go() -
     groups.upsert_group(WORKLOAD_POD_GROUP, pod_group({"gang": {"minCount": 2}}))
     first, second = pod_info(member("a")), pod_info(member("b"))
     for pod in (first, second):
-        groups.upsert_pod(pod.key, pod.pod)
+        groups.upsert_pod(pod.id, pod.pod)
     groups.assume(first, "n1")
     status, timeout = gang.permit(CycleState(), first, "n1")
     assert (status.code, status.reasons, timeout) == (

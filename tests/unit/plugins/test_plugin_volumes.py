@@ -226,7 +226,7 @@ def test_read_write_once_pod_claims_serve_one_pod() -> None:
     state = CycleState()
     incoming = pod_info(pod("second", claim_volume("solo")))
     plugin.pre_filter(state, incoming, snapshot)
-    owner = snapshot.pod("ns/owner")
+    owner = snapshot.pod("uid-owner")
     n1 = snapshot.get("n1")
     assert owner is not None
     assert n1 is not None

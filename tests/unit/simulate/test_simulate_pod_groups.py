@@ -115,7 +115,7 @@ def messages(made: Simulation) -> dict[str, str | None]:
 
 def assumed(made: Simulation) -> set[str]:
     """Pods the cache counts on a node without the watch having reported them bound."""
-    return {key for key in made.backend.cache.pod_keys() if made.backend.cache.is_assumed(key)}
+    return {key for key in made.backend.cache.pod_ids() if made.backend.cache.is_assumed(key)}
 
 
 def test_a_gang_that_fits_is_placed_whole() -> None:
@@ -159,7 +159,9 @@ def test_two_gangs_competing_for_room_for_one_place_one_and_the_other_later() ->
     made.run()
     assert nodes_of(made) == {"a-0": "n0", "a-1": "n0", "b-0": None, "b-1": None}
     for name in ("a-0", "a-1"):  # the first gang ends (its pods are deleted)
-        made.backend.events.delete(PODS, {"metadata": {"name": name, "namespace": "ns"}})
+        made.backend.events.delete(
+            PODS, {"metadata": {"name": name, "namespace": "ns", "uid": f"uid-{name}"}}
+        )
     made.run()
     assert nodes_of(made)["b-0"] == nodes_of(made)["b-1"] == "n0"
 
@@ -363,7 +365,9 @@ def test_a_gang_that_loses_a_member_waits_outside_the_queue_again() -> None:
     made = simulation(node("n0", cpu="2"), pod_group("g", 3), *gang("g", 3, "1"))
     made.run()
     assert set(nodes_of(made).values()) == {None}
-    made.backend.events.delete(PODS, {"metadata": {"name": "g-2", "namespace": "ns"}})
+    made.backend.events.delete(
+        PODS, {"metadata": {"name": "g-2", "namespace": "ns", "uid": "uid-g-2"}}
+    )
     made.backend.events.upsert(NODES, node("n1", cpu="2"))  # room, but the gang is short
     made.run()
     assert not any(nodes_of(made).values())

@@ -125,7 +125,7 @@ def test_a_pod_waits_outside_the_queue_until_its_claim_exists() -> None:
     )
     assert run.run() == []
     assert (
-        run.backend.queue.gated("default/p").message()
+        run.backend.queue.gated("uid-p").message()
         == 'could not find ResourceClaim "default/mine"'
     )
     run.claims.load(claim("mine", exactly()))
@@ -302,7 +302,7 @@ def test_extended_resources_are_allocated_through_dra_where_no_node_advertises_t
     assert written["metadata"]["annotations"] == {
         "resource.kubernetes.io/extended-resource-claim": "true"
     }
-    bound = run.backend.cache.snapshot.pod("default/p")
+    bound = run.backend.cache.snapshot.pod("uid-p")
     assert bound is not None
     assert bound.pod["status"]["extendedResourceClaimStatus"] == {
         "requestMappings": [
@@ -588,15 +588,15 @@ def test_args_of_a_feature_that_is_off_are_refused(
 def test_a_pod_waiting_for_its_template_claim_is_let_in_by_its_own_update_only() -> None:
     run = simulation(node("n1"), device_class(), node_slice("n1", device("a")), pod("p"))
     assert run.run() == []  # the template does not exist: no claim is made
-    gated = run.backend.queue.gated("default/p")
+    gated = run.backend.queue.gated("uid-p")
     assert gated is not None
     assert gated.message() == 'pod "default/p": ResourceClaim not created yet'
     run.claims.load(claim("unrelated", exactly()))
-    assert run.backend.queue.gated("default/p") is not None  # another claim does not help
+    assert run.backend.queue.gated("uid-p") is not None  # another claim does not help
     made = claim("p-gpu-abcde", exactly())
     made["metadata"]["ownerReferences"] = [{"uid": "uid-p", "controller": True, "name": "p"}]
     run.claims.load(made)
-    assert run.backend.queue.gated("default/p") is not None  # not named by the pod yet
+    assert run.backend.queue.gated("uid-p") is not None  # not named by the pod yet
     updated = copy.deepcopy(pod("p"))
     updated["status"] = {
         "resourceClaimStatuses": [{"name": "gpu", "resourceClaimName": "p-gpu-abcde"}]
