@@ -229,3 +229,16 @@ def test_pods_waiting_in_prebind_do_not_hold_back_another_pods_binding(
     assert arrived == 70
     assert bound.is_set()
     assert kube.about("next") == ["POST /binding n1"]
+
+
+def test_an_event_a_plugin_records_never_fails_its_caller(
+    scheduler: live.Scheduler, kube: FakeKube
+) -> None:
+    """DynamicResources records BindingConditionsPending in PreBind: the API server refusing
+    the event must not fail the binding (the event is written off the plugin's thread)."""
+    kube.refused.add("/events")
+    claims = scheduler.backend.frameworks[PROFILE].handle.services.resource_claims
+    assert claims is not None
+    claims.event(pod("a"), "Normal", "BindingConditionsPending", "Scheduling", "waiting")
+    scheduler.reporting.shutdown(wait=True)
+    assert not kube.writes  # refused, and logged
