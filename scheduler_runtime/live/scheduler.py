@@ -194,7 +194,11 @@ class Scheduler:
     def _clear_nomination(self, pod: PodInfo) -> None:
         """clearNominatedNodeName: the pod no longer waits for that node."""
         self.backend.nominator.delete(pod.key)
-        self._dispatch(PodStatusPatchCall(self.outcomes, pod, nominated_node=""))
+        nominated = pod.nominated_node_name or None  # maybe not in the pod object at hand yet
+        clear = PodStatusPatchCall(
+            self.outcomes, pod, nominated_node="", written_nomination=nominated
+        )
+        self._dispatch(clear)
 
     def _bind(self, pod: PodInfo, node_name: str) -> None:
         """DefaultBinder's binding, through the dispatcher (as with SchedulerAsyncAPICalls):
