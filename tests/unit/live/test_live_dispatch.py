@@ -15,10 +15,13 @@ import pytest
 from backend_support import node, pod
 
 from scheduler_runtime.backend import NODES, PODS
+from scheduler_runtime.backend.api_dispatcher import CallQueue
 from scheduler_runtime.config import load_configuration
+from scheduler_runtime.framework.podinfo import pod_info
 from scheduler_runtime.framework.runtime import Framework
 from scheduler_runtime.framework.status import SUCCESS, Status
 from scheduler_runtime.live import scheduler as live
+from scheduler_runtime.live.api_calls import RELEVANCES, PodGroupStatusPatchCall, PodStatusPatchCall
 from scheduler_runtime.live.kube import RateLimiter
 from scheduler_runtime.live.metrics import SchedulerMetrics
 from scheduler_runtime.live.outcomes import Outcomes
@@ -242,3 +245,37 @@ def test_an_event_a_plugin_records_never_fails_its_caller(
     claims.event(pod("a"), "Normal", "BindingConditionsPending", "Scheduling", "waiting")
     scheduler.reporting.shutdown(wait=True)
     assert not kube.writes  # refused, and logged
+
+
+def test_the_newest_pending_pod_group_condition_is_the_one_written(kube: FakeKube) -> None:
+    """A cycle's PodGroupScheduled=False still pending when the next cycle places the group:
+    only True is written."""
+    outcomes = Outcomes(kube, kube, "test")  # type: ignore[arg-type]
+    group = {"metadata": {"namespace": "ns", "name": "g", "uid": "uid-g", "generation": 1}}
+    calls = CallQueue(RELEVANCES, lambda *_: None)
+    calls.add(PodGroupStatusPatchCall(outcomes, group, ("False", "Unschedulable", "1/2")))
+    calls.add(PodGroupStatusPatchCall(outcomes, group, ("True", "Scheduled", "")))
+    queued = calls.pop()
+    assert queued is not None
+    queued.call.execute()
+    calls.finalize(queued)
+    assert calls.pending() == 0
+    (write,) = kube.writes
+    assert write[1].endswith("/podgroups/g/status")
+    assert write[2]["status"]["conditions"][0]["status"] == "True"
+
+
+def test_a_newer_status_patch_keeps_the_older_ones_nomination(kube: FakeKube) -> None:
+    """The nominated node written before Permit, then a refusal without a nomination of its
+    own, both pending: one patch with both (upstream's PodStatusPatchCall.Merge)."""
+    outcomes = Outcomes(kube, kube, "test")  # type: ignore[arg-type]
+    info = pod_info(pod("a"))
+    calls = CallQueue(RELEVANCES, lambda *_: None)
+    calls.add(PodStatusPatchCall(outcomes, info, nominated_node="n1"))
+    calls.add(PodStatusPatchCall(outcomes, info, "Unschedulable", "0/1 nodes are available."))
+    queued = calls.pop()
+    assert queued is not None
+    queued.call.execute()
+    (write,) = kube.writes
+    assert write[2]["status"]["nominatedNodeName"] == "n1"
+    assert write[2]["status"]["conditions"][0]["reason"] == "Unschedulable"
