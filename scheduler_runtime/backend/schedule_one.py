@@ -10,6 +10,7 @@ at once and keeps the outcomes in memory."""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import logging
@@ -122,6 +123,14 @@ class OutcomeSink(Protocol):
 
 
 BindingCycle = Callable[[Attempt], None]
+# Told where a bug was met (a scheduling cycle, a binding cycle, its cleanup): live counts it.
+BugCounter = Callable[[str], None]
+
+
+def ignore_bug(_where: str) -> None:
+    return None
+
+
 # Runs a binding cycle: now (simulate) or elsewhere (live: a thread pool).
 BindingStarter = Callable[[BindingCycle, Attempt], None]
 
@@ -137,7 +146,7 @@ class ScheduleOne:
     `explaining` keeps why each pod went where it went (a pass over the rejected nodes per
     pod); `binding_errors` are the exceptions a binding may meet that are the pod's Error, not
     a bug (the API's, live); `contains_bugs` says whether a bug met in a cycle costs only that
-    pod's attempt (live) or stops everything (simulate)."""
+    pod's attempt (live) or stops everything (simulate); `on_bug` counts the bugs met."""
 
     def __init__(
         self,
@@ -150,6 +159,7 @@ class ScheduleOne:
         binding_errors: tuple[type[BaseException], ...] = (),
         contains_bugs: bool = False,
         clock: Callable[[], float] = time.monotonic,
+        on_bug: BugCounter = ignore_bug,
     ) -> None:
         self.backend = backend
         self.algorithm = algorithm
@@ -158,6 +168,7 @@ class ScheduleOne:
         self.start_binding = start_binding
         self.contains_bugs = contains_bugs
         self.clock = clock
+        self.on_bug = on_bug
         self._binding_errors: tuple[type[BaseException], ...] = (FrameworkError, *binding_errors)
 
     def schedule_one(self, queued: QueuedPod) -> None:
@@ -180,7 +191,17 @@ class ScheduleOne:
             self._failed(attempt, status)
             return
         # The pod stays in flight until bound, so a deletion meanwhile is not requeued.
-        self.start_binding(self.binding_cycle, attempt)
+        self._start_binding(attempt)
+
+    def _start_binding(self, attempt: Attempt) -> None:
+        """Hands the binding cycle over; should that fail, the pod is not left assumed."""
+        try:
+            self.start_binding(self.binding_cycle, attempt)
+        except Exception as bug:
+            try:
+                self._bug("binding_start", attempt, bug)
+            finally:
+                self._end_binding(attempt, Status.as_error(bug))
 
     def _skip(self, pod: PodInfo) -> bool:
         """skipPodSchedule: a pod being deleted, or already assumed, is not scheduled."""
@@ -231,6 +252,7 @@ class ScheduleOne:
         """A bug met while scheduling one pod costs that pod's attempt (an Error, retried
         with backoff), never the scheduling loop, which would otherwise stop silently."""
         log.exception("Error scheduling pod %s", fields(pod=attempt.pod.key))
+        self.on_bug("scheduling_cycle")
         if attempt.assumed:
             self._forget(attempt)
         attempt.node = ""
@@ -287,11 +309,28 @@ class ScheduleOne:
         if isinstance(status.error, FitError):
             rejecting = status.error.diagnosis.unschedulable_plugins
             attempt.queued.unschedulable_plugins |= {plugin for plugin in rejecting if plugin}
-        self.backend.queue.requeue(attempt.queued, unschedulable=status.code != Code.ERROR)
-        self.sink.failed(attempt, status)
+        try:
+            self.backend.queue.requeue(attempt.queued, unschedulable=status.code != Code.ERROR)
+        finally:
+            self.sink.failed(attempt, status)
 
     def binding_cycle(self, attempt: Attempt) -> None:
-        """WaitOnPermit, PreBind, Bind, then PostBind, or the failure: unreserve, forget."""
+        """WaitOnPermit, PreBind, Bind, then PostBind, or the failure: unreserve, forget,
+        requeue. Whatever is raised on the way, the pod does not stay in flight: the cleanup
+        runs, and a bug is logged with the pod and counted."""
+        status: Status | None = None
+        try:
+            status = self._wait_prebind_bind(attempt)
+        except Exception as bug:  # the pod must not stay in flight forever
+            self._bug("binding_cycle", attempt, bug)
+            status = Status.as_error(bug)
+        finally:
+            try:
+                self._end_binding(attempt, status or Status(Code.ERROR, ("binding interrupted",)))
+            except Exception as bug:
+                self._bug("binding_cleanup", attempt, bug)
+
+    def _wait_prebind_bind(self, attempt: Attempt) -> Status:
         pod, framework, state, node = attempt.pod, attempt.framework, attempt.state, attempt.node
         try:
             status = framework.run_pre_bind_pre_flight(state, pod, node)
@@ -310,17 +349,33 @@ class ScheduleOne:
                     status = Status(Code.ERROR, ("no bind plugin bound the pod",))
         except self._binding_errors as error:
             status = Status.as_error(error)
-        except Exception as bug:  # the pod must not stay in flight forever
-            if not self.contains_bugs:
-                raise
-            log.exception("Error binding pod %s", fields(pod=pod.key, node=node))
-            status = Status.as_error(bug)
+        return status
+
+    def _end_binding(self, attempt: Attempt, status: Status) -> None:
+        """The bound pod leaves the queue and is reported; any other goes back."""
         if not status.is_success:
             self._binding_failed(attempt, binding_status(status))
             return
-        framework.run_post_bind(state, pod, node)
-        self.backend.queue.done(pod.id)
-        self.sink.bound(attempt)
+        pod = attempt.pod
+        try:
+            attempt.framework.run_post_bind(attempt.state, pod, attempt.node)
+        finally:
+            try:
+                self.backend.queue.done(pod.id)
+            finally:
+                self.sink.bound(attempt)
+
+    def _bug(self, where: str, attempt: Attempt, bug: Exception) -> None:
+        """An exception nothing expected: logged with the pod and counted; simulate stops."""
+        if not self.contains_bugs:
+            raise bug
+        log.error(
+            "Unexpected error in the %s %s",
+            where.replace("_", " "),
+            fields(pod=attempt.pod.key, node=attempt.node),
+            exc_info=bug,
+        )
+        self.on_bug(where)
 
     def _expecting(self, attempt: Attempt, *, prebinds: bool) -> None:
         """NominatedNodeNameForExpectation: a pod whose PreBind has work to do, or that will
@@ -336,23 +391,27 @@ class ScheduleOne:
     def _binding_failed(self, attempt: Attempt, status: Status) -> None:
         """handleBindingCycleError: unreserve and forget; the room the pod held is freed, an
         AssignedPodDelete for the other pods (for the pod itself too, when it met an error:
-        it is in flight still, and goes to backoff); its nomination is withdrawn."""
+        it is in flight still, and goes to backoff); its nomination is withdrawn. Each step
+        runs even when one before it raised (which is raised once all have run)."""
         pod = attempt.pod
         framework, state, node = attempt.framework, attempt.state, attempt.node
-        held = (
-            self.backend.cache.assumed_pod(pod.id)
-            if self.backend.cache.is_assumed(pod.id)
-            else None
-        )
-        framework.run_unreserve(state, pod, node)
-        self._forget(attempt)
-        attempt.node, attempt.nomination = "", ""
+        cache = self.backend.cache
+        with cache.lock:  # a deletion may land between the two
+            held = cache.assumed_pod(pod.id) if cache.is_assumed(pod.id) else None
         freed = ClusterEvent(POD, ActionType.DELETE)
-        if held is not None and not status.is_rejected:
-            self.backend.queue.on_event(freed, held, None)
-        self._failed(attempt, status)
-        if held is not None and status.is_rejected:
-            self.backend.queue.on_event(freed, held, None, skip=pod.id)
+        with contextlib.ExitStack() as steps:  # run last first, each whatever the others do
+            if held is not None and status.is_rejected:
+                steps.callback(self.backend.queue.on_event, freed, held, None, skip=pod.id)
+            steps.callback(self._failed, attempt, status)
+            if held is not None and not status.is_rejected:
+                steps.callback(self.backend.queue.on_event, freed, held, None)
+            steps.callback(self._withdraw, attempt)
+            steps.callback(self._forget, attempt)
+            steps.callback(framework.run_unreserve, state, pod, node)
+
+    @staticmethod
+    def _withdraw(attempt: Attempt) -> None:
+        attempt.node, attempt.nomination = "", ""
 
 
 def permit_rejection(attempt: Attempt, status: Status) -> Status:

@@ -111,6 +111,7 @@ class PodGroupSequence(ScheduleOne):
                     if not self.contains_bugs:
                         raise
                     log.exception("Error scheduling pod group %s", fields(podGroup=str(key)))
+                    self.on_bug("pod_group_cycle")
                     result = GroupResult([], Status.as_error(bug))
             tried = self.clock() - started
             outcome, prepared, failures = self._submit(framework, key, members, result)
@@ -120,7 +121,7 @@ class PodGroupSequence(ScheduleOne):
         for attempt, status in failures:
             self._failed(attempt, status)
         for attempt in prepared:
-            self.start_binding(self.binding_cycle, attempt)
+            self._start_binding(attempt)
         self.sink.group_decided(outcome)
 
     def _members(self, first: QueuedPod, key: GroupKey) -> list[QueuedPod]:
@@ -416,8 +417,10 @@ class PodGroupSequence(ScheduleOne):
         super()._forget(attempt)
 
     def _failed(self, attempt: Attempt, status: Status) -> None:
-        super()._failed(attempt, status)
-        self._release_siblings(attempt)
+        try:
+            super()._failed(attempt, status)
+        finally:  # siblings waiting at Permit are released whatever the report met
+            self._release_siblings(attempt)
 
     def _release_siblings(self, attempt: Attempt) -> None:
         """A member that was not placed after all (its binding cycle failed) releases the

@@ -31,12 +31,21 @@ def _where(claim: Object) -> tuple[str, str]:
     return str(metadata.get("namespace") or ""), str(metadata.get("name") or "")
 
 
+def _now(write: Callable[..., None], *args: Any) -> None:
+    write(*args)
+
+
 class LiveClaimAPI:
     """A ResourceClaimClient over the API server."""
 
-    def __init__(self, kube: Kube, outcomes: Outcomes) -> None:
+    def __init__(
+        self, kube: Kube, outcomes: Outcomes, record: Callable[..., None] | None = None
+    ) -> None:
         self.kube = kube
         self.outcomes = outcomes
+        # How an event is written: off the plugin's thread in the scheduler, so a failed
+        # event never fails the binding it is about.
+        self.record = record or _now
 
     def _call(self, call: Callable[[], dict[str, Any]]) -> dict[str, Any]:
         try:
@@ -77,7 +86,7 @@ class LiveClaimAPI:
         self._call(lambda: self.kube.patch(path, patch, before_send=fence))
 
     def event(self, pod: Mapping[str, Any], kind: str, reason: str, action: str, note: str) -> None:
-        self.outcomes.pod_event(pod_info(dict(pod)), kind, reason, action, note)
+        self.record(self.outcomes.pod_event, pod_info(dict(pod)), kind, reason, action, note)
 
     def now(self) -> datetime.datetime:
         return datetime.datetime.now(datetime.UTC)

@@ -92,6 +92,14 @@ class RateLimiter:
         self._last = clock()
         self._lock = threading.Lock()
 
+    def backlog(self) -> int:
+        """How many callers wait for a token now (the API client is the bottleneck)."""
+        if self.qps <= 0:
+            return 0
+        with self._lock:
+            tokens = self._tokens + (self.clock() - self._last) * self.qps
+        return max(0, -int(tokens))
+
     def wait(self) -> None:
         """Takes a token, sleeping until one is due; callers queue up in order."""
         if self.qps <= 0:

@@ -102,6 +102,35 @@ class SchedulerMetrics:
             buckets=_exponential(0.001, 2, 15),
             registry=r,
         )
+        # Upstream's metrics of the API dispatcher (SchedulerAsyncAPICalls).
+        self.async_api_calls = Counter(
+            "scheduler_async_api_call_execution_total",
+            "Total number of API calls executed by the async dispatcher.",
+            ["call_type", "result"],
+            registry=r,
+        )
+        self.async_api_call_duration = Histogram(
+            "scheduler_async_api_call_execution_duration_seconds",
+            "Duration in seconds for executing API call in the async dispatcher.",
+            ["call_type", "result"],
+            buckets=_exponential(0.001, 2, 15),
+            registry=r,
+        )
+        self.pending_async_api_calls = Gauge(
+            "scheduler_pending_async_api_calls",
+            "Number of API calls currently pending in the async queue.",
+            ["call_type"],
+            registry=r,
+        )
+        # The runtime's own (no upstream counterpart): exceptions nothing expected, by where
+        # they were met; each cost one pod's attempt, or one write, not the scheduler.
+        self.unexpected_errors = Counter(
+            "scheduler_runtime_unexpected_errors",
+            "Number of unexpected errors (bugs) met, by where: scheduling_cycle, "
+            "pod_group_cycle, binding_start, binding_cycle, binding_cleanup, api_call, event.",
+            ["where"],
+            registry=r,
+        )
         self.leader = Gauge(
             "leader_election_master_status",
             "Gauge of if the reporting system is master of the relevant lease, 0 indicates "
@@ -125,6 +154,17 @@ class SchedulerMetrics:
         self.pod_group_attempts.labels(result=result, profile=profile).inc()
         self.pod_group_attempt_duration.labels(result=result, profile=profile).observe(seconds)
         self.pod_group_algorithm_duration.observe(algorithm_seconds)
+
+    def async_api_call(self, call_type: str, result: str, seconds: float) -> None:
+        """The API dispatcher ran a call."""
+        self.async_api_calls.labels(call_type=call_type, result=result).inc()
+        self.async_api_call_duration.labels(call_type=call_type, result=result).observe(seconds)
+
+    def pending_async_api_call(self, call_type: str, change: int) -> None:
+        self.pending_async_api_calls.labels(call_type=call_type).inc(change)
+
+    def unexpected_error(self, where: str) -> None:
+        self.unexpected_errors.labels(where=where).inc()
 
     def extension_point(self, point: str, code: Code, profile: str, seconds: float) -> None:
         """The framework's ExtensionPointRecorder."""

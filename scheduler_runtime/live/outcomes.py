@@ -100,16 +100,33 @@ def _reference(pod: PodInfo) -> dict[str, str]:
 
 def condition_patch(
     pod: PodInfo,
-    reason: str,
+    reason: str | None,
     message: str,
     nominated_node: str | None,
     written_nomination: str | None = None,
 ) -> dict[str, Any] | None:
-    """The status patch upstream's updatePod sends, or None when nothing would change.
-    `written_nomination` is a nominated node this scheduler wrote that the pod object at
-    hand may not show yet.
+    """The status patch upstream's updatePod sends, or None when nothing would change: the
+    PodScheduled=False condition with `reason` (none when None) and the nominated node (as
+    it is when None, removed when ""). `written_nomination` is a nominated node this
+    scheduler wrote that the pod object at hand may not show yet.
 
     The transition time moves only when the condition's status changes."""
+    status = pod.pod.get("status") or {}
+    nomination_changes = nominated_node is not None and nominated_node != (
+        written_nomination or status.get("nominatedNodeName") or ""
+    )
+    patch: dict[str, Any] = {}
+    if reason is not None:
+        condition = _unschedulable_condition(pod, reason, message)
+        if condition is not None:
+            patch["conditions"] = [condition]
+    if nomination_changes:
+        patch["nominatedNodeName"] = nominated_node or None
+    return {"status": patch} if patch else None
+
+
+def _unschedulable_condition(pod: PodInfo, reason: str, message: str) -> dict[str, Any] | None:
+    """PodScheduled=False with `reason`, or None when the pod already has it."""
     status = pod.pod.get("status") or {}
     current = next(
         (c for c in status.get("conditions") or () if c.get("type") == "PodScheduled"), None
@@ -123,25 +140,14 @@ def condition_patch(
     generation = (pod.pod.get("metadata") or {}).get("generation")
     if generation is not None:
         wanted["observedGeneration"] = generation  # as upstream since 1.33
-    same_condition = current is not None and all(current.get(k) == v for k, v in wanted.items())
-    nomination_changes = nominated_node is not None and nominated_node != (
-        written_nomination or status.get("nominatedNodeName") or ""
-    )
-    if same_condition and not nomination_changes:
+    if current is not None and all(current.get(k) == v for k, v in wanted.items()):
         return None
     transition = (
         current.get("lastTransitionTime")
         if current is not None and current.get("status") == "False"
         else None
     )
-    patch: dict[str, Any] = {
-        "conditions": [
-            {**wanted, "lastProbeTime": None, "lastTransitionTime": transition or _now()}
-        ]
-    }
-    if nomination_changes:
-        patch["nominatedNodeName"] = nominated_node or None
-    return {"status": patch}
+    return {**wanted, "lastProbeTime": None, "lastTransitionTime": transition or _now()}
 
 
 def pod_group_condition_patch(
@@ -216,19 +222,21 @@ class Outcomes:
     def scheduled(self, pod: PodInfo, node_name: str) -> None:
         self._event(pod, NORMAL, SCHEDULED, BINDING, scheduled_message(pod, node_name))
 
-    def failed(
+    def failed(self, pod: PodInfo, message: str) -> None:
+        """The FailedScheduling event (the condition is a status patch of its own)."""
+        self.fence()  # a new leader may have bound the pod meanwhile
+        self._event(pod, WARNING, FAILED_SCHEDULING, SCHEDULING, message)
+
+    def patch_pod_status(
         self,
         pod: PodInfo,
+        reason: str | None,
         message: str,
-        *,
-        error: bool,
         nominated_node: str | None,
         written_nomination: str | None = None,
     ) -> None:
-        """The FailedScheduling event and the PodScheduled=False condition."""
-        self.fence()  # a new leader may have bound the pod meanwhile
-        self._event(pod, WARNING, FAILED_SCHEDULING, SCHEDULING, message)
-        reason = SCHEDULER_ERROR_REASON if error else UNSCHEDULABLE_REASON
+        """updatePod: the PodScheduled=False condition and the nominated node, as far as
+        they change anything (see condition_patch)."""
         patch = condition_patch(pod, reason, message, nominated_node, written_nomination)
         if patch is not None:
             path = f"/api/v1/namespaces/{pod.namespace}/pods/{pod.name}/status"
@@ -250,15 +258,6 @@ class Outcomes:
         """An event a plugin records about the pod it schedules (BindingConditionsPending)."""
         self._event(pod, kind, reason, action, note)
 
-    def expect(self, pod: PodInfo, node_name: str) -> None:
-        """NominatedNodeNameForExpectation: before a pod waits at Permit, its nominated node
-        tells other components (the cluster autoscaler) where it is about to be bound."""
-        if (pod.pod.get("status") or {}).get("nominatedNodeName") == node_name:
-            return
-        path = f"/api/v1/namespaces/{pod.namespace}/pods/{pod.name}/status"
-        body = {"status": {"nominatedNodeName": node_name}}
-        self.kube.patch(path, body, before_send=self.fence)
-
     def pod_group_condition(
         self, group: dict[str, Any], status: str, reason: str, message: str
     ) -> None:
@@ -273,11 +272,10 @@ class Outcomes:
         )
         self.kube.patch(path, patch, before_send=self.fence)
 
-    def clear_nomination(self, pod: PodInfo) -> None:
-        """ClearNominatedNodeName: the pod no longer waits for that node."""
-        path = f"/api/v1/namespaces/{pod.namespace}/pods/{pod.name}/status"
-        body = {"status": {"nominatedNodeName": None}}
-        self.kube.patch(path, body, before_send=self.fence)
+    def annotate(self, pod: PodInfo, patch: dict[str, Any]) -> None:
+        """A metadata patch of the pod (--explain-annotation)."""
+        path = f"/api/v1/namespaces/{pod.namespace}/pods/{pod.name}"
+        self.kube.patch(path, patch, before_send=self.fence)
 
     def _event(
         self,

@@ -1,12 +1,16 @@
 """The live scheduler: upstream's scheduleOne (framework/schedule_one.py) with the cluster as
-its outcome sink. One scheduling cycle at a time over the frozen cache; the binding cycle
-(preBind, bind, postBind) runs on a thread pool so the next pod is scheduled meanwhile.
+its outcome sink. One scheduling cycle at a time over the frozen cache; each binding cycle
+(preBind, bind, postBind) runs on a thread of its own so the next pod is scheduled meanwhile.
 Failures are reported as upstream reports them and the pod goes back to the queue.
+
+The writes about a pod (its binding, its status) and a PodGroup's condition go through the API
+dispatcher, one ordered queue per object where a newer call supersedes an older pending one;
+events and evictions go through a pool of their own, and a failed one fails nothing else.
 
 With leader election, the outcomes' `leading()` is asked before every cycle (and by the outcomes
 right before every binding): once it fails, the loop stops without scheduling and `on_fenced`
 is told.
-Stopping ends the loop first, then the bindings, then the reports, each after the one that
+Stopping ends the loop first, then the bindings, then the writes, each after the one that
 feeds it."""
 
 from __future__ import annotations
@@ -15,14 +19,19 @@ import logging
 import random
 import threading
 import time
-from collections import OrderedDict, deque
+from collections import OrderedDict
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 import urllib3
 
 from scheduler_runtime.backend import Backend
+from scheduler_runtime.backend.api_dispatcher import (
+    APIDispatcher,
+    CallOverwrittenError,
+    CallSkippedError,
+)
 from scheduler_runtime.backend.podgroups import report
 from scheduler_runtime.backend.queue import QueuedPod, SchedulingQueue
 from scheduler_runtime.backend.schedule_one import Attempt, BindingCycle, GroupOutcome, fields
@@ -39,8 +48,15 @@ from scheduler_runtime.framework.podgroups import WORKLOAD_API, GroupKey, GroupP
 from scheduler_runtime.framework.podinfo import PodInfo
 from scheduler_runtime.framework.status import Code, Status
 from scheduler_runtime.framework.types import ScheduleResult
+from scheduler_runtime.live.api_calls import (
+    RELEVANCES,
+    PodBindingCall,
+    PodGroupStatusPatchCall,
+    PodStatusPatchCall,
+)
+from scheduler_runtime.live.bindings import Bindings, BindingsClosedError
 from scheduler_runtime.live.claims import LiveClaimAPI
-from scheduler_runtime.live.explanations import ExplanationStore, annotation_patch
+from scheduler_runtime.live.explanations import ExplanationStore
 from scheduler_runtime.live.kube import ApiError, Kube
 from scheduler_runtime.live.metrics import (
     ERROR,
@@ -49,24 +65,33 @@ from scheduler_runtime.live.metrics import (
     WAITING_ON_PREEMPTION,
     SchedulerMetrics,
 )
-from scheduler_runtime.live.outcomes import NotLeadingError, Outcomes
+from scheduler_runtime.live.outcomes import (
+    SCHEDULER_ERROR_REASON,
+    UNSCHEDULABLE_REASON,
+    NotLeadingError,
+    Outcomes,
+)
 from scheduler_runtime.live.volumes import VolumeBinder
 
 log = logging.getLogger("scheduler_runtime.scheduler")
 
-# Bindings wait on the API server, not on Python: many may be under way at once (upstream
-# starts a goroutine per pod). Events, status patches and evictions go through a pool of
-# their own, so neither the scheduling loop nor the bindings wait for them.
-BINDING_WORKERS = 64
+# A binding cycle waits on the API server or on other components, not on Python: each runs on
+# a thread of its own (upstream starts a goroutine per pod), at most this many at once.
+MAX_BINDINGS_IN_FLIGHT = 4096
+# The dispatcher's API calls under way at once (bindings and status patches), and the pool
+# for events and evictions, so neither the loop nor the bindings wait for those.
+DISPATCH_WORKERS = 64
 REPORTING_WORKERS = 8
-# Past this many pods waiting for a binding thread the loop waits (at most BACKLOG_WAIT
-# seconds per pod) before its next cycle. When the API server is the bottleneck, a loop that
-# runs ahead only lengthens the wait between a pod's Reserve and its PreBind: what it holds
-# (a claim's allocation in flight, which makes every other pod sharing the claim
-# unschedulable until written; the cycle's state) is held that much longer, for nothing. The
-# wait is bounded so pods parked at Permit in every thread cannot stall the loop.
-BINDING_BACKLOG = BINDING_WORKERS
+# Past this many requests waiting for the API client (calls queued in the dispatcher, callers
+# waiting for the rate limiter) the loop waits (at most BACKLOG_WAIT seconds per pod) before
+# its next cycle. When the API server is the bottleneck, a loop that runs ahead only
+# lengthens the wait between a pod's Reserve and its PreBind: what it holds (a claim's
+# allocation in flight, which makes every other pod sharing the claim unschedulable until
+# written; the cycle's state) is held that much longer, for nothing. Pods parked at Permit or
+# in a PreBind wait send nothing meanwhile, so they do not slow the loop.
+BINDING_BACKLOG = 64
 BACKLOG_WAIT_SECONDS = 1.0
+BACKLOG_POLL_SECONDS = 0.005
 PREEMPTION = "DefaultPreemption"
 GROUPS_KEPT = 10_000  # the pod groups whose last cycle /explain can tell
 # The PodGroupScheduled condition's reasons when a group is not placed.
@@ -112,12 +137,14 @@ class Scheduler:
         self.algorithm = SchedulingAlgorithm(
             self.backend.snapshot, config.percentage_of_nodes_to_score, self.rng
         )
-        self.binding = ThreadPoolExecutor(BINDING_WORKERS, thread_name_prefix="binding")
-        self._backlog = threading.Semaphore(BINDING_BACKLOG)
+        self.bindings = Bindings(MAX_BINDINGS_IN_FLIGHT, self._binding_thread_failed)
+        self.dispatcher = APIDispatcher(
+            RELEVANCES,
+            DISPATCH_WORKERS,
+            observe=metrics.async_api_call,
+            pending=metrics.pending_async_api_call,
+        )
         self.reporting = ThreadPoolExecutor(REPORTING_WORKERS, thread_name_prefix="reporting")
-        # Writes about a pod waiting for the one under way about it, by pod key.
-        self._reports: dict[str, deque[tuple[Any, tuple[Any, ...], dict[str, Any]]]] = {}
-        self._reports_lock = threading.Lock()
         self.stopping = threading.Event()
         self._scheduled_groups: set[tuple[GroupKey, str]] = set()  # PodGroups (by uid) set True
         # How each group's last cycle ended, for /explain (the newest GROUPS_KEPT groups).
@@ -132,8 +159,9 @@ class Scheduler:
             self,
             explaining=explaining,
             start_binding=self._start_binding,
-            binding_errors=(*API_ERRORS, NotLeadingError),
+            binding_errors=(*API_ERRORS, NotLeadingError, CallSkippedError, CallOverwrittenError),
             contains_bugs=True,
+            on_bug=metrics.unexpected_error,
         )
 
     @property
@@ -144,7 +172,7 @@ class Scheduler:
         return Handle(
             snapshot=self.backend.snapshot,
             plugin_time_budget=plugin_time_budget,
-            binder=self.outcomes.bind,
+            binder=self._bind,
             nominator=self.backend.nominator,
             rng=self.rng,
             parallelism=config.parallelism,
@@ -155,18 +183,28 @@ class Scheduler:
                 clear_nomination=self._clear_nomination,
                 bind_pod_volumes=VolumeBinder(self.kube, self.outcomes.fence),
                 metrics_registry=self.metrics.registry,  # plugins' own metrics
-                resource_claims=LiveClaimAPI(self.kube, self.outcomes),
+                resource_claims=LiveClaimAPI(self.kube, self.outcomes, record=self._record),
             ),
         )
 
     def _evict(self, victim: PodInfo, preemptor: PodInfo) -> None:
         """The delete_pod service of preemption; runs off the scheduling loop. The victim
         stops counting when its deletion arrives through the watch, as upstream's does."""
-        self._report(self.outcomes.preempt, victim, preemptor)
+        self._record(self.outcomes.preempt, victim, preemptor)
 
     def _clear_nomination(self, pod: PodInfo) -> None:
+        """clearNominatedNodeName: the pod no longer waits for that node."""
         self.backend.nominator.delete(pod.id)
-        self._report(self.outcomes.clear_nomination, pod)
+        nominated = pod.nominated_node_name or None  # maybe not in the pod object at hand yet
+        clear = PodStatusPatchCall(
+            self.outcomes, pod, nominated_node="", written_nomination=nominated
+        )
+        self._dispatch(clear)
+
+    def _bind(self, pod: PodInfo, node_name: str) -> None:
+        """DefaultBinder's binding, through the dispatcher (as with SchedulerAsyncAPICalls):
+        it supersedes the pod's pending status patch and waits for one under way."""
+        self.dispatcher.add(PodBindingCall(self.outcomes, pod, node_name)).result()
 
     # ----- the loop
 
@@ -181,7 +219,13 @@ class Scheduler:
                 if not self.outcomes.leading():
                     self._fenced(queued)
                     return
-                self.schedule_one(queued)
+                try:
+                    self.schedule_one(queued)
+                except Exception:  # the loop must go on; the pod's own cleanup already ran
+                    log.exception(
+                        "Unexpected error in the scheduling loop %s", fields(pod=queued.key)
+                    )
+                    self.metrics.unexpected_error("scheduling_loop")
         finally:
             self._loop_idle.set()
 
@@ -196,16 +240,17 @@ class Scheduler:
         self.on_fenced()
 
     def stop(self, *, finish_bindings: bool = True) -> None:
-        """Stops scheduling; bindings already under way finish, and so do those waiting to
-        start unless `finish_bindings` is False (after losing the lease).
+        """Stops scheduling; bindings already under way finish (after losing the lease,
+        `finish_bindings` False, their writes are fenced: they fail at once).
 
-        The order matters: the cycle under way ends first (it may still hand a pod to the
-        binding pool), then the bindings (they report their outcomes), then the reports."""
+        The order matters: the cycle under way ends first (it may still start a binding),
+        then the bindings (they report their outcomes), then the writes."""
         self.stopping.set()
         self.queue.close()
         if not self._loop_idle.wait(CYCLE_STOP_SECONDS):
             log.warning("the scheduling cycle under way did not end within %ss", CYCLE_STOP_SECONDS)
-        self.binding.shutdown(wait=True, cancel_futures=not finish_bindings)
+        self.bindings.close()
+        self.dispatcher.close()
         self.reporting.shutdown(wait=True)
 
     def schedule_one(self, queued: QueuedPod) -> None:
@@ -228,19 +273,33 @@ class Scheduler:
         self.explanations.add(explanation)
 
     def _start_binding(self, binding_cycle: BindingCycle, attempt: Attempt) -> None:
-        waiting = self._backlog.acquire(timeout=BACKLOG_WAIT_SECONDS)
-
-        def bind() -> None:
-            if waiting:
-                self._backlog.release()  # it has a thread now
-            binding_cycle(attempt)
-
+        self._wait_for_backlog()
         try:
-            self.binding.submit(bind)
-        except RuntimeError:  # the pool shut down: only after a cycle outlived stop()'s wait
+            self.bindings.start(lambda: binding_cycle(attempt))
+        except BindingsClosedError:  # only after a cycle outlived stop()'s wait
             if not self.stopping.is_set():
                 raise
             log.warning("Not binding pod %s: the scheduler is stopping", attempt.pod.key)
+
+    def backlog(self) -> int:
+        """Requests waiting for the API client: calls queued in the dispatcher, callers
+        waiting for the rate limiter."""
+        return self.dispatcher.pending() + self.kube.limiter.backlog()
+
+    def _wait_for_backlog(self) -> None:
+        """Past BINDING_BACKLOG requests waiting, the loop waits (BACKLOG_WAIT at most)."""
+        deadline = 0.0
+        while self.backlog() > BINDING_BACKLOG:
+            now = time.monotonic()
+            deadline = deadline or now + BACKLOG_WAIT_SECONDS
+            if now >= deadline:
+                return
+            time.sleep(BACKLOG_POLL_SECONDS)
+
+    def _binding_thread_failed(self, bug: BaseException) -> None:
+        """Last resort: whatever escaped a binding cycle is logged and counted."""
+        log.error("Unexpected error in a binding thread", exc_info=bug)
+        self.metrics.unexpected_error("binding_thread")
 
     def bound(self, attempt: Attempt) -> None:
         pod, node = attempt.pod, attempt.node
@@ -253,19 +312,16 @@ class Scheduler:
                 "Successfully bound pod to node %s",
                 fields(pod=pod.key, profile=pod.scheduler_name, node=node, **attempt.why),
             )
-        self._report(self.outcomes.scheduled, pod, node)
-        self._annotate(attempt)
+        self._record(self.outcomes.scheduled, pod, node)
+        text = self._annotation(attempt)
+        if text is not None:
+            self._dispatch(PodStatusPatchCall(self.outcomes, pod, annotation=text))
 
     def expecting(self, attempt: Attempt) -> None:
-        """Runs on the binding thread, before the pod waits at Permit (as upstream's does):
-        a failure is logged and the binding goes on."""
-        try:
-            self.outcomes.expect(attempt.pod, attempt.node)
-        except (*API_ERRORS, NotLeadingError) as failure:
-            log.warning(
-                "Failed to update the nominated node name in the binding cycle %s",
-                fields(pod=attempt.pod.key, nominatedNodeName=attempt.node, err=str(failure)),
-            )
+        """Before the pod waits at Permit or in PreBind, its nominated node tells other
+        components (the cluster autoscaler) where it is about to be bound; the binding goes
+        on whatever becomes of the patch."""
+        self._dispatch(PodStatusPatchCall(self.outcomes, attempt.pod, nominated_node=attempt.node))
 
     def group_decided(self, outcome: GroupOutcome) -> None:
         """The pod group's log line and, for a scheduling.k8s.io/v1alpha2 PodGroup, its
@@ -314,11 +370,7 @@ class Scheduler:
             condition = ("False", SCHEDULER_ERROR, status.message())
         else:
             condition = ("False", UNSCHEDULABLE_GROUP, status.message())
-        try:
-            self.reporting.submit(self._write_group, group, *condition)
-        except RuntimeError:  # the pool shut down: only after a cycle outlived stop()'s wait
-            if not self.stopping.is_set():
-                raise
+        self._dispatch(PodGroupStatusPatchCall(self.outcomes, group, condition))
 
     def _group_deleted(self, policy: GroupPolicy) -> None:
         """A PodGroup is gone: nothing of it stays, and one re-created under its name
@@ -367,14 +419,6 @@ class Scheduler:
             }
         return {**found, "podGroup": standing}
 
-    def _write_group(self, group: dict[str, Any], *condition: str) -> None:
-        try:
-            self.outcomes.pod_group_condition(group, *condition)
-        except NotLeadingError:
-            log.info("Not updating PodGroup status: no longer leading")
-        except API_ERRORS as failure:
-            log.warning("Failed to update PodGroup status: %s", failure)
-
     def failed(self, attempt: Attempt, status: Status) -> None:
         """handleSchedulingFailure's report: event, condition and nominated node."""
         pod = attempt.pod
@@ -397,68 +441,67 @@ class Scheduler:
                 ),
             )
         if not attempt.queued.deleted:  # nobody to tell about a pod that is gone
-            self._report(
-                self.outcomes.failed,
+            self._record(self.outcomes.failed, pod, message)
+            reason = SCHEDULER_ERROR_REASON if error else UNSCHEDULABLE_REASON
+            patch = PodStatusPatchCall(
+                self.outcomes,
                 pod,
+                reason,
                 message,
-                error=error,
                 nominated_node=nominated,
                 written_nomination=attempt.expected or None,
+                annotation=self._annotation(attempt),
             )
-            self._annotate(attempt)
+            self._dispatch(patch)
 
-    def _annotate(self, attempt: Attempt) -> None:
-        """With --explain-annotation: the compact explanation on the pod itself."""
+    def _annotation(self, attempt: Attempt) -> str | None:
+        """With --explain-annotation: the compact explanation to put on the pod itself."""
         if self.explain_annotation and attempt.explanation is not None:
-            self._report(self._write_annotation, attempt.pod, annotation(attempt.explanation))
+            return annotation(attempt.explanation)
+        return None
 
-    def _write_annotation(self, pod: PodInfo, text: str) -> None:
-        path = f"/api/v1/namespaces/{pod.namespace}/pods/{pod.name}"
-        self.kube.patch(path, annotation_patch(text), before_send=self.outcomes.fence)
+    # ----- writing
 
-    def _report(self, write: Any, *args: Any, **kwargs: Any) -> None:
-        """Runs an API write about the pod `args[0]` on the reporting pool, after the writes
-        about the same pod reported before it (so an older refusal never lands over a newer
-        one); a failure is logged, never raised."""
-        key = args[0].key
-        with self._reports_lock:
-            queued = self._reports.get(key)
-            if queued is not None:  # a write about this pod is under way: this one follows it
-                queued.append((write, args, kwargs))
-                return
-            self._reports[key] = deque()
+    def _dispatch(self, call: PodStatusPatchCall | PodGroupStatusPatchCall) -> None:
+        """A write about a pod or PodGroup, after those about it under way, in place of
+        those about it still pending that it makes irrelevant; a failure is logged."""
+        self.dispatcher.add(call).add_done_callback(lambda done: self._written(call, done))
+
+    def _written(
+        self, call: PodStatusPatchCall | PodGroupStatusPatchCall, done: Future[None]
+    ) -> None:
+        failure = done.exception()
+        if failure is None or isinstance(failure, (CallSkippedError, CallOverwrittenError)):
+            return
+        what = f"{call.call_type} of {call.key}"
+        if isinstance(failure, NotLeadingError):
+            log.info("Not sending %s: no longer leading", what)
+        elif isinstance(failure, API_ERRORS):
+            log.warning("Sending %s failed: %s", what, failure)
+        else:
+            log.error("Unexpected error sending %s", what, exc_info=failure)
+            self.metrics.unexpected_error("api_call")
+
+    def _record(self, write: Callable[..., None], *args: Any) -> None:
+        """An event or an eviction about the pod `args[0]`, written off the caller's
+        thread; a failure is logged, never raised."""
         try:
-            self.reporting.submit(self._report_in_order, key, write, args, kwargs)
+            self.reporting.submit(self._write, write, *args)
         except RuntimeError:  # the pool shut down: only after a cycle outlived stop()'s wait
-            with self._reports_lock:
-                self._reports.pop(key, None)
             if not self.stopping.is_set():
                 raise
-            log.warning("Not reporting the outcome for pod %s: stopping", key)
+            log.warning("Not reporting the outcome for pod %s: stopping", args[0].key)
 
-    def _report_in_order(
-        self, key: str, write: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
-    ) -> None:
-        while True:
-            try:
-                self._write(write, *args, **kwargs)
-            except Exception:  # a bug in one write must not hold back the pod's next ones
-                log.exception("reporting the outcome for pod %s failed", key)
-            with self._reports_lock:
-                queued = self._reports[key]
-                if not queued:
-                    del self._reports[key]
-                    return
-                write, args, kwargs = queued.popleft()
-
-    @staticmethod
-    def _write(write: Any, *args: Any, **kwargs: Any) -> None:
+    def _write(self, write: Callable[..., None], *args: Any) -> None:
         try:
-            write(*args, **kwargs)
+            write(*args)
         except NotLeadingError:
             log.info("Not reporting the outcome for pod %s: no longer leading", args[0].key)
         except API_ERRORS as failure:
             log.warning("reporting the outcome for pod %s failed: %s", args[0].key, failure)
+        except Exception:
+            log.exception("reporting the outcome for pod %s failed", args[0].key)
+            self.metrics.unexpected_error("event")
 
     def _why(self, result: ScheduleResult) -> dict[str, Any]:
         """Why the node was chosen: how many nodes were weighed and, when several fit, the

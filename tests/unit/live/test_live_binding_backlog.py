@@ -1,14 +1,11 @@
-"""Handing work to the pools: the loop waits while the binding pool has a full backlog (so
-Reserve and PreBind stay close together when the API server is the bottleneck), but only so
-long, so pods parked at Permit in every binding thread cannot stall it; writes about one pod
-land in the order they were reported."""
+"""Handing pods to binding: the loop waits while requests pile up for the API client (so Reserve
+and PreBind stay close together when the API server is the bottleneck), but only so long, and
+pods parked at Permit or in PreBind send nothing, so they do not count."""
 
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import kubernetes
@@ -32,57 +29,42 @@ def scheduler(monkeypatch: pytest.MonkeyPatch) -> Iterator[live.Scheduler]:
         kubernetes.client.ApiClient(kubernetes.client.Configuration(host="http://127.0.0.1:9"))
     )
     made = live.Scheduler(config, kube, Outcomes(kube, kube, "test"), SchedulerMetrics())
-    made.binding.shutdown()
-    made.binding = ThreadPoolExecutor(1)  # one binding thread
     yield made
     made.stop(finish_bindings=False)
 
 
-def test_the_loop_waits_for_a_full_backlog_only_so_long(scheduler: live.Scheduler) -> None:
-    release, ran = threading.Event(), []
-
-    def binding_cycle(attempt: Any) -> None:
-        release.wait(10)  # the API server answers slowly, or the pod waits at Permit
-        ran.append(attempt)
-
-    started = time.monotonic()
-    scheduler._start_binding(binding_cycle, "a")  # takes the thread
-    time.sleep(0.05)
-    scheduler._start_binding(binding_cycle, "b")  # waits for it: the backlog is full
-    handed_two = time.monotonic() - started
-    scheduler._start_binding(binding_cycle, "c")  # the loop waited, then went on
-    handed_three = time.monotonic() - started
-    release.set()
-    scheduler.binding.shutdown(wait=True)
-    assert handed_two < 0.3 <= handed_three
-    assert ran == ["a", "b", "c"]
-
-
-def test_writes_about_one_pod_land_in_the_order_they_were_reported(
-    scheduler: live.Scheduler,
+def test_the_loop_waits_for_the_backlog_to_drain(
+    scheduler: live.Scheduler, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """An older refusal must never land over a newer outcome (the reporting pool has several
-    threads): writes about the same pod wait for the one under way; other pods' do not."""
-    landed: list[str] = []
-    first_started = threading.Event()
+    backlog = iter([5, 5, 5, 0])
+    asked: list[int] = []
 
-    def write(pod: Any, what: str) -> None:
-        if what == "refused, 1 member":
-            first_started.set()
-            time.sleep(0.2)  # a slow API server
-        landed.append(f"{pod.key}: {what}")
+    def waiting() -> int:
+        asked.append(1)
+        return next(backlog)
 
-    class Pod:
-        def __init__(self, key: str) -> None:
-            self.key = key
+    monkeypatch.setattr(scheduler, "backlog", waiting)
+    ran = threading.Event()
+    scheduler._start_binding(lambda _: ran.set(), "a")  # type: ignore[arg-type]
+    assert ran.wait(10)
+    assert len(asked) == 4  # it waited until the backlog was down
 
-    scheduler._report(write, Pod("ns/a"), "refused, 1 member")
-    first_started.wait(5)
-    scheduler._report(write, Pod("ns/a"), "refused, 2 members")
-    scheduler._report(write, Pod("ns/b"), "scheduled")
-    scheduler.reporting.shutdown(wait=True)
-    assert [w for w in landed if w.startswith("ns/a")] == [
-        "ns/a: refused, 1 member",
-        "ns/a: refused, 2 members",
-    ]
-    assert landed[0] == "ns/b: scheduled"  # not held behind another pod's slow write
+
+def test_the_loop_waits_for_a_full_backlog_only_so_long(
+    scheduler: live.Scheduler, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(scheduler, "backlog", lambda: 5)  # never drains
+    ran: list[Any] = []
+    scheduler._start_binding(ran.append, "a")  # type: ignore[arg-type]
+    assert scheduler.bindings.idle(10)
+    assert ran == ["a"]
+
+
+def test_pods_parked_in_binding_threads_are_no_backlog(scheduler: live.Scheduler) -> None:
+    release = threading.Event()
+    for n in range(5):
+        scheduler._start_binding(lambda _: release.wait(10), n)  # type: ignore[arg-type]
+    assert scheduler.backlog() == 0
+    assert scheduler.bindings.running() == 5
+    release.set()
+    assert scheduler.bindings.idle(10)
