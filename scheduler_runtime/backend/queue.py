@@ -39,6 +39,7 @@ MAX_UNSCHEDULABLE_SECONDS = 300.0
 # simply tried again (a pod can wait at Permit for long).
 IN_FLIGHT_EVENTS = 256
 ACTIVE, BACKOFF, UNSCHEDULABLE, GATED = "active", "backoff", "unschedulable", "gated"
+IN_FLIGHT = "in_flight"
 
 
 @dataclass(eq=False, slots=True)
@@ -345,6 +346,11 @@ class SchedulingQueue:
     def pending(self) -> dict[str, int]:
         with self._lock:
             return self._counts()
+
+    def sizes(self) -> dict[str, int]:
+        """How many pods each of its structures holds, in flight included (for /metrics)."""
+        with self._lock:
+            return {**self._counts(), IN_FLIGHT: len(self._in_flight)}
 
     def backoff_seconds(self, attempts: int) -> float:
         """calculateBackoffDuration: initial, doubled per further attempt, capped."""
