@@ -805,17 +805,28 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "which serves scheduling.k8s.io/v1alpha2 (started if not running)",
     )
     parser.add_argument(
+        "--kubeconfig",
+        type=Path,
+        default=None,
+        help="a running cluster's admin kubeconfig, instead of tools/cluster.sh",
+    )
+    parser.add_argument(
         "--keep-workdir", action="store_true", help="keep the runtime's log and configuration"
     )
     return parser.parse_args(argv)
 
 
+def start_cluster(name: str | None) -> Path:
+    """The cluster named, else the gang tests' (started with the workload API if need be)."""
+    flags = () if name else WORKLOAD_CLUSTER_FLAGS
+    name = name or gang_cluster_name()
+    progress(f"cluster {name}")
+    return Path(cluster_tool("up", name, *flags))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
-    name = args.cluster or gang_cluster_name()
-    flags = () if args.cluster else WORKLOAD_CLUSTER_FLAGS
-    progress(f"cluster {name}")
-    kubeconfig = Path(cluster_tool("up", name, *flags))
+    kubeconfig = args.kubeconfig or start_cluster(args.cluster)
     workdir = Path(tempfile.mkdtemp(prefix="soak-"))
     try:
         outcome = asyncio.run(soak(args, kubeconfig, workdir))
