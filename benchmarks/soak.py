@@ -297,6 +297,7 @@ class Churn:
     rng: random.Random = field(default_factory=random.Random)
     names: itertools.count[int] = field(default_factory=itertools.count)
     errors: list[str] = field(default_factory=list)
+    unbound: list[str] = field(default_factory=list)  # the first pods not bound in time
 
     @property
     def pods(self) -> str:
@@ -326,29 +327,31 @@ class Churn:
     async def hold(self) -> None:
         await asyncio.sleep(self.rng.uniform(0.5, 3.0))
 
-    async def bound_or_counted(self, uid: str) -> None:
+    async def bound_or_counted(self, uid: str, name: str) -> None:
         if not await self.watched.wait_bound(uid, BOUND_TIMEOUT):
             self.counts.not_bound += 1
+            if len(self.unbound) < 20:
+                self.unbound.append(name)
 
     # ----- one iteration of each kind of worker
 
     async def plain(self) -> None:
         name = self.name("plain")
         cpu = workloads.REQUESTS[self.rng.randrange(len(workloads.REQUESTS))][0]
-        await self.bound_or_counted(await self.create(soak_pod(self.run, name, cpu)))
+        await self.bound_or_counted(await self.create(soak_pod(self.run, name, cpu)), name)
         await self.hold()
         await self.delete(name)
 
     async def templated(self) -> None:
         name = self.name("template")
-        await self.bound_or_counted(await self.create(templated_pod(self.run, name)))
+        await self.bound_or_counted(await self.create(templated_pod(self.run, name)), name)
         await self.hold()
         await self.delete(name)
 
     async def sharing(self) -> None:
         name = self.name("shared")
         claim = self.rng.randrange(SHARED_CLAIMS)
-        await self.bound_or_counted(await self.create(sharing_pod(self.run, name, claim)))
+        await self.bound_or_counted(await self.create(sharing_pod(self.run, name, claim)), name)
         await self.hold()
         await self.delete(name)
 
@@ -363,7 +366,7 @@ class Churn:
         await self.delete(name)
         uid = await self.create(make(self.run, name))
         self.counts.recreated += 1
-        await self.bound_or_counted(uid)
+        await self.bound_or_counted(uid, name)
         await self.hold()
         await self.delete(name)
 
@@ -404,7 +407,7 @@ class Churn:
         uids = await gather_all(
             self.create(soak_pod(self.run, n, "500m", **dict(extra))) for n in names
         )
-        await gather_all(self.bound_or_counted(uid) for uid in uids)
+        await gather_all(self.bound_or_counted(uid, n) for uid, n in zip(uids, names, strict=True))
         await self.hold()
         await gather_all(self.delete(n) for n in names)
         await self.api.delete(f"{path}/{group}")
@@ -713,6 +716,8 @@ async def churn_and_check(
         rss, threads = process_status(process.pid)
         samples.append(Sample(seconds / 60, rss, threads, 0.0, final))
         notes += [f"worker error: {e}" for e in churn.errors]
+        if churn.unbound:
+            notes.append(f"not bound within {BOUND_TIMEOUT:.0f} s: {', '.join(churn.unbound)}")
         return Outcome(
             samples,
             leaks,
