@@ -5,7 +5,7 @@ SHELL := /bin/bash
 VENV := .venv
 PY := $(VENV)/bin/python
 
-.PHONY: demo check lint test unit integration e2e binaries cluster-down bench lock
+.PHONY: demo check lint test unit integration e2e binaries cluster-down bench soak lock
 
 # Every dependency comes from the lock file, hashes checked; the project and the sample plugin
 # package are then installed without resolving anything.
@@ -59,6 +59,11 @@ cluster-down:
 # see docs/benchmarks.md.
 bench: $(VENV)/.installed binaries
 	$(PY) -m benchmarks $(BENCH_ARGS)
+
+# An hour of pod churn against the runtime, then a check that nothing leaked (not a test):
+# SOAK_ARGS="--minutes 5" for a short run; see docs/reliability.md.
+soak: $(VENV)/.installed binaries
+	$(PY) -m benchmarks.soak $(SOAK_ARGS)
 
 # The container image holding the operator and the runtime (its name and tag come from
 # operator/scheduler_operator/version.py), with the upstream engine's and the pause image, built

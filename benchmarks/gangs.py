@@ -10,6 +10,8 @@ bound now."""
 
 from __future__ import annotations
 
+import hashlib
+import os
 import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -189,6 +191,13 @@ WORKLOAD_CLUSTER_FLAGS = (
     "--kube-feature-gates=" + ",".join(f"{gate}=true" for gate in WORKLOAD_GATES),
 )
 POD_GROUPS_PATH = "/apis/scheduling.k8s.io/v1alpha2/namespaces/{namespace}/podgroups"
+
+
+def workload_cluster_name(base: str | None = None) -> str:
+    """The local cluster serving the workload API that the gang tests and the soak share:
+    the test cluster's name ($TEST_CLUSTER_NAME, else "test") and a digest of its flags."""
+    digest = hashlib.sha256(" ".join(WORKLOAD_CLUSTER_FLAGS).encode()).hexdigest()[:6]
+    return f"{base or os.environ.get('TEST_CLUSTER_NAME', 'test')}-wl-{digest}"
 
 
 def gang_objects(

@@ -12,7 +12,6 @@ gave up keeps a node reserved."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import ssl
@@ -33,6 +32,7 @@ from cluster import Cluster, kwok_node, test_cluster_name, wait_for
 from runtime_support import RuntimeProcess, scheduler_config
 
 from benchmarks.gangs import WORKLOAD_CLUSTER_FLAGS, GangLedger, minimums_of
+from benchmarks.gangs import workload_cluster_name as gang_cluster_name
 from benchmarks.processes import free_port, stop_process
 from benchmarks.tools import cluster_tool
 
@@ -45,8 +45,7 @@ POD_GROUPS = "podgroups.scheduling.k8s.io"
 
 def workload_cluster_name() -> str:
     """The gang cluster's name: the test cluster's, and a digest of the flags it runs with."""
-    digest = hashlib.sha256(" ".join(CLUSTER_FLAGS).encode()).hexdigest()[:6]
-    return f"{test_cluster_name()}-wl-{digest}"
+    return gang_cluster_name(test_cluster_name())
 
 
 @pytest.fixture(scope="session")

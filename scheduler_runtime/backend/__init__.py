@@ -131,6 +131,18 @@ class Backend:
         framework = self.frameworks.get(name)
         return framework is not None and COSCHEDULING in framework.plugins
 
+    def sizes(self) -> dict[str, int]:
+        """How many objects each structure holds, by kind (scheduler_runtime_state_objects):
+        read at scrape time, so scheduling pays nothing for it."""
+        queued = {f"{queue}_pods": count for queue, count in self.queue.sizes().items()}
+        return {
+            **queued,
+            **self.cache.sizes(),
+            "nominated_pods": self.nominator.size(),
+            **self.dra.sizes(),
+            **self.groups.sizes(),
+        }
+
     def _reject_waiting(self, uid: str) -> None:
         """A pod waiting at Permit was deleted: its binding cycle ends (RejectWaitingPod)."""
         for framework in self.frameworks.values():

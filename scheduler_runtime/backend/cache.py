@@ -155,6 +155,15 @@ class Cache:
             self.snapshot.remove_pod(pod_id)
             return bound[1] if bound is not None else assumed.pod if assumed else None
 
+    def sizes(self) -> dict[str, int]:
+        """How many nodes, bound pods and assumed pods it holds (for /metrics)."""
+        with self.lock:
+            return {
+                "nodes": len(self._nodes),
+                "bound_pods": len(self._bound),
+                "assumed_pods": len(self._assumed),
+            }
+
     def pod_ids(self) -> set[str]:
         """Every pod counted on a node, bound or assumed (by PodInfo.id)."""
         with self.lock:

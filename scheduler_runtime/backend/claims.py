@@ -323,6 +323,17 @@ class ClaimTracker:
         with self._lock:
             return set(self._in_flight)
 
+    def sizes(self) -> dict[str, int]:
+        """How many claims, allocations in flight, allocated devices (and shares) and owners
+        of extended-resource claims it holds (for /metrics)."""
+        with self._lock:
+            return {
+                "resource_claims": len(self._entries),
+                "claim_allocations_in_flight": len(self._in_flight),
+                "allocated_devices": len(self._devices) + len(self._shared),
+                "extended_claim_owners": len(self._owned),
+            }
+
 
 class DRAState:
     """The DRA objects of one scheduler (upstream's DefaultDRAManager): the claim tracker,
@@ -404,6 +415,12 @@ class DRAState:
             self.delete(kind, obj)
         for item in items:
             self.upsert(kind, item)
+
+    def sizes(self) -> dict[str, int]:
+        """The claim tracker's sizes, and how many slices and classes it holds (for /metrics)."""
+        with self._lock:
+            held = {"resource_slices": len(self._slices), "device_classes": len(self._classes)}
+        return {**self._claims.sizes(), **held}
 
     def _upsert_slice(self, obj: Object) -> None:
         with self._lock:

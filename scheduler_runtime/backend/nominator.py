@@ -46,6 +46,11 @@ class Nominator:
         with self._lock:
             return set(self._node_of)
 
+    def size(self) -> int:
+        """How many pods it holds nominated (for /metrics)."""
+        with self._lock:
+            return len(self._node_of)
+
     def node_of(self, pod_id: str) -> str | None:
         with self._lock:
             return self._node_of.get(pod_id)

@@ -289,6 +289,17 @@ class PodGroups:
         with self._lock:
             return {key: self._members[key].state(key) for key in keys if key in self._members}
 
+    def sizes(self) -> dict[str, int]:
+        """How many groups (by members or PodGroup), PodGroup objects, member pods and
+        assumed members it holds (for /metrics)."""
+        with self._lock:
+            return {
+                "pod_groups": len(self._members.keys() | self._policies.keys()),
+                "pod_group_objects": len(self._objects),
+                "pod_group_members": len(self._groups_of),
+                "pod_group_assumed_members": sum(len(m.assumed) for m in self._members.values()),
+            }
+
     def _changed(self, groups: Iterable[GroupKey]) -> None:
         if self.on_change is not None and groups:
             self.on_change(groups)

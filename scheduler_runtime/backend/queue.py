@@ -47,6 +47,8 @@ ACTIVE, BACKOFF, UNSCHEDULABLE, GATED = "active", "backoff", "unschedulable", "g
 # before the heap is rebuilt from the live ones.
 STALE_ENTRIES = 64
 
+IN_FLIGHT = "in_flight"
+
 
 @dataclass(eq=False, slots=True)
 class QueuedPod(QueuedPodInfo):
@@ -379,6 +381,11 @@ class SchedulingQueue:
     def pending(self) -> dict[str, int]:
         with self._lock:
             return self._counts()
+
+    def sizes(self) -> dict[str, int]:
+        """How many pods each of its structures holds, in flight included (for /metrics)."""
+        with self._lock:
+            return {**self._counts(), IN_FLIGHT: len(self._in_flight)}
 
     def backoff_seconds(self, attempts: int) -> float:
         """calculateBackoffDuration: initial, doubled per further attempt, capped."""

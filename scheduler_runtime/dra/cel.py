@@ -37,8 +37,8 @@ from re2 import _re2  # type: ignore[attr-defined]
 
 from scheduler_runtime.dra import celast
 from scheduler_runtime.dra.celast import NULL, Expr, NullValue, Uint
-from scheduler_runtime.dra.quantity import Quantity, QuantityError
-from scheduler_runtime.dra.quantity import parse as parse_quantity
+from scheduler_runtime.framework.quantity import Quantity, QuantityError
+from scheduler_runtime.framework.quantity import parse as parse_quantity
 
 # resourceapi.CELSelectorExpressionMaxCost, and the list limit of the `includes` function.
 SELECTOR_MAX_COST = 1_000_000

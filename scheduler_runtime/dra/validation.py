@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from scheduler_runtime.dra import cel
-from scheduler_runtime.dra.quantity import Quantity, QuantityError
-from scheduler_runtime.dra.quantity import parse as parse_quantity
+from scheduler_runtime.framework.quantity import Quantity, QuantityError
+from scheduler_runtime.framework.quantity import parse as parse_quantity
 
 VERSION: Final = "resource.k8s.io/v1"
 CLAIM, TEMPLATE, CLASS, SLICE = (

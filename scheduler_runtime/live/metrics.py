@@ -4,13 +4,37 @@ dashboards and alerts work unchanged. Each runtime has its own registry."""
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable, Iterator, Mapping
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, disable_created_metrics
+from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.registry import Collector
 
 from scheduler_runtime.framework.status import Code
 
 SCHEDULED, UNSCHEDULABLE, ERROR = "scheduled", "unschedulable", "error"
 WAITING_ON_PREEMPTION = "waiting_on_preemption"
+STATE_OBJECTS = "scheduler_runtime_state_objects"
+
+
+class StateCollector(Collector):
+    """scheduler_runtime_state_objects{kind}: how many objects each of the scheduler's
+    internal structures holds, asked of `source` at scrape time only."""
+
+    def __init__(self, source: Callable[[], Mapping[str, int]]) -> None:
+        self.source = source
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        family = GaugeMetricFamily(
+            STATE_OBJECTS,
+            "Number of objects the scheduler holds in its internal state, by kind (queued "
+            "pods, assumed pods, claims with allocations in flight, pod groups, pending "
+            "reports, ...): once work drains, what the cluster's objects justify.",
+            labels=["kind"],
+        )
+        for kind, count in sorted(self.source().items()):
+            family.add_metric([kind], count)
+        yield family
 
 
 def _exponential(start: float, factor: float, count: int) -> list[float]:
@@ -138,6 +162,12 @@ class SchedulerMetrics:
             ["name"],
             registry=r,
         )
+        self._state = StateCollector(dict)
+        r.register(self._state)
+
+    def watch_state(self, source: Callable[[], Mapping[str, int]]) -> None:
+        """Exports `source`'s sizes as scheduler_runtime_state_objects (the latest given)."""
+        self._state.source = source
 
     def set_pending(self, counts: dict[str, int]) -> None:
         for queue, count in counts.items():

@@ -163,6 +163,16 @@ class Scheduler:
             contains_bugs=True,
             on_bug=metrics.unexpected_error,
         )
+        metrics.watch_state(self.state_sizes)
+
+    def state_sizes(self) -> dict[str, int]:
+        """The backend's sizes, the pods with writes waiting to be reported, and the
+        v1alpha2 PodGroups remembered as scheduled (scheduler_runtime_state_objects)."""
+        return {
+            **self.backend.sizes(),
+            "pending_reports": len(self._reports),
+            "scheduled_pod_groups": len(self._scheduled_groups),
+        }
 
     @property
     def queue(self) -> SchedulingQueue:
