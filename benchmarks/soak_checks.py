@@ -15,7 +15,7 @@ from typing import Any
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from scheduler_runtime.dra.quantity import QuantityError, parse
+from scheduler_runtime.framework.quantity import QuantityError, parse
 
 STATE_OBJECTS = "scheduler_runtime_state_objects"
 POD_GROUP_LABEL = "scheduling.x-k8s.io/pod-group"
@@ -314,7 +314,7 @@ def justified(cluster: ClusterState) -> dict[str, Rule]:
             ),
             pending,
         ),
-        "pending_reports": Rule(cluster.ours, False, "pods of the runtime's schedulers"),
+        "pending_api_calls": Rule(cluster.ours, False, "pods of the runtime's schedulers"),
         "nodes": Rule(cluster.nodes, True, "nodes"),
         "bound_pods": Rule(cluster.bound_pods, True, "bound pods not finished"),
         "resource_claims": Rule(cluster.claims, True, "ResourceClaims"),

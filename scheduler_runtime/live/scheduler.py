@@ -170,7 +170,7 @@ class Scheduler:
         v1alpha2 PodGroups remembered as scheduled (scheduler_runtime_state_objects)."""
         return {
             **self.backend.sizes(),
-            "pending_reports": len(self._reports),
+            "pending_api_calls": self.dispatcher.pending(),
             "scheduled_pod_groups": len(self._scheduled_groups),
         }
 

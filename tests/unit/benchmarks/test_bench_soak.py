@@ -73,7 +73,7 @@ DRAINED = {
     "assumed_pods": 0,
     "nominated_pods": 0,
     "claim_allocations_in_flight": 0,
-    "pending_reports": 0,
+    "pending_api_calls": 0,
     "nodes": 1,
     "bound_pods": 1,
     "resource_claims": 1,
@@ -101,7 +101,7 @@ def test_each_kind_of_state_left_behind_is_named() -> None:
         "unschedulable_pods": 2,
         "assumed_pods": 1,
         "claim_allocations_in_flight": 1,
-        "pending_reports": 3,
+        "pending_api_calls": 3,
         "pod_groups": 1,
         "scheduled_pod_groups": 4,
     }
@@ -110,7 +110,7 @@ def test_each_kind_of_state_left_behind_is_named() -> None:
         "unschedulable_pods",
         "assumed_pods",
         "claim_allocations_in_flight",
-        "pending_reports",
+        "pending_api_calls",
         "pod_groups",
         "scheduled_pod_groups",
     ]

@@ -115,7 +115,7 @@ def test_a_scheduler_reports_the_sizes_of_what_it_holds(scheduler: live.Schedule
         1,
         2,
     )
-    assert sizes["pending_reports"] == 1
+    assert sizes["pending_api_calls"] == 1
     assert sizes["scheduled_pod_groups"] == 0
 
 
