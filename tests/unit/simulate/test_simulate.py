@@ -442,7 +442,18 @@ def test_feature_gates_change_the_default_plugins(
         "InPlacePodLevelResourcesVerticalScaling=false,"
         "InPlacePodVerticalScalingInitContainers=false,RestartAllContainersOnContainerExits=false"
     )
-    code, out, err = run(capsys, "--config", str(config), "--state", str(state), "-o", "json", off)
+    # NodeDeclaredFeatures is locked on from 1.37: turning it off is 1.36's.
+    code, out, err = run(
+        capsys,
+        "--config",
+        str(config),
+        "--state",
+        str(state),
+        "-o",
+        "json",
+        off,
+        "--emulated-version=1.36",
+    )
     assert (code, err) == (0, "")
     assert json.loads(out)["placements"][0]["node"] == "plain"
 
@@ -477,7 +488,9 @@ def test_a_plugin_named_while_its_gate_is_off_is_a_warning(
         "InPlacePodLevelResourcesVerticalScaling=false,"
         "InPlacePodVerticalScalingInitContainers=false,RestartAllContainersOnContainerExits=false"
     )
-    code, _, err = run(capsys, "--config", str(config), "--state", str(STATE), off)
+    code, _, err = run(
+        capsys, "--config", str(config), "--state", str(STATE), off, "--emulated-version=1.36"
+    )
     assert code == 0
     assert err == (
         f"warning: {config}: profiles[0].plugins.filter.enabled[0].name: plugin "
