@@ -109,6 +109,19 @@ class SchedulerMetrics:
             ["name"],
             registry=r,
         )
+        # The runtime's own: which Kubernetes minor it schedules as, and the API server's
+        # version it chose it by ("" when --emulated-version chose without reading it).
+        self.emulated_version = Gauge(
+            "scheduler_runtime_emulated_version_info",
+            "The Kubernetes minor whose kube-scheduler the runtime emulates (gate defaults, "
+            "default plugins), and the API server's gitVersion. Always 1.",
+            ["emulated", "apiserver"],
+            registry=r,
+        )
+
+    def emulating(self, version: str, apiserver: str) -> None:
+        """Which minor the runtime schedules as, and the API server's version ("" unread)."""
+        self.emulated_version.labels(emulated=version, apiserver=apiserver).set(1)
 
     def set_pending(self, counts: dict[str, int]) -> None:
         for queue, count in counts.items():
