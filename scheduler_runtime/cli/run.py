@@ -21,7 +21,7 @@ from scheduler_runtime.config import (
     check_profiles,
     load_configuration_file,
 )
-from scheduler_runtime.config.features import VERSIONS, parse_feature_gates
+from scheduler_runtime.config.features import VERSIONS, parse_feature_gates, unfollowed_defaults
 from scheduler_runtime.config.versions import (
     Emulation,
     VersionError,
@@ -296,7 +296,7 @@ def _run(
     log.info("%s", emulation.log_line())
     if emulation.warning:
         log.warning("%s", emulation.warning)
-    for warning in config.warnings:
+    for warning in [*config.warnings, *unfollowed_defaults(config.feature_gates)]:
         log.warning("%s", warning)
     try:
         options = RunOptions(

@@ -15,7 +15,12 @@ from scheduler_runtime.cli.command import (
     add_feature_gates_argument,
 )
 from scheduler_runtime.config import ConfigError, DocumentError, load_configuration_file
-from scheduler_runtime.config.features import FLAG, NEWEST, parse_feature_gates
+from scheduler_runtime.config.features import (
+    FLAG,
+    NEWEST,
+    parse_feature_gates,
+    unfollowed_defaults,
+)
 from scheduler_runtime.config.versions import FLAG as VERSION_FLAG
 from scheduler_runtime.config.versions import parse_emulated_version
 from scheduler_runtime.framework.admission import RefusedObjectError
@@ -61,6 +66,8 @@ def simulate_command(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return ExitCode.USAGE_ERROR
+    for warning in unfollowed_defaults(config.feature_gates):  # what the placements are not
+        print(f"warning: {warning}", file=sys.stderr)
     if args.output == "json":
         document: dict[str, object] = {"placements": [p.as_json() for p in placements]}
         if groups:

@@ -320,10 +320,29 @@ def _aggregate(errors: list[str]) -> str:
     return unique[0] if len(unique) == 1 else "[" + ", ".join(unique) + "]"
 
 
+# The minor the runtime's plugins were built as: a scheduling gate it does not follow runs as
+# this minor's default.
+BUILT_AS: Final = "1.36"
+
+
+def unfollowed_defaults(gates: FeatureGates) -> list[str]:
+    """The scheduling gates on or off at the emulated minor where the runtime, not following
+    them, schedules as 1.36 does: one line each, for the log (none at 1.35 and 1.36)."""
+    built = FeatureGates(version=BUILT_AS)
+    return [
+        f"feature gate {name} is {_bool_text(value)} in kube-scheduler {gates.release}; the "
+        f"scheduler runtime schedules as with {name}={_bool_text(not value)}, not emulated yet"
+        for name in sorted(SCHEDULING - RUNTIME_FOLLOWS)
+        if (value := gates.scheduling(name)) != built.scheduling(name)
+    ]
+
+
 def check_runtime_gates(gates: FeatureGates) -> None:
-    """The runtime's own limit: a scheduling gate it does not follow runs with its default."""
+    """The runtime's own limit: a scheduling gate it does not follow runs with its default, or
+    as the runtime was built (1.36's default) where the emulated minor's default differs."""
+    built = FeatureGates(version=BUILT_AS)
     for name, value in sorted(gates.changed().items()):
-        if name in SCHEDULING and name not in RUNTIME_FOLLOWS:
+        if name in SCHEDULING and name not in RUNTIME_FOLLOWS and value != built.scheduling(name):
             raise ConfigError(
                 gates.source,
                 f"{name}={_bool_text(value)} is not supported by the scheduler runtime: it "
@@ -348,5 +367,6 @@ __all__ = [
     "feature_gates",
     "known",
     "parse_feature_gates",
+    "unfollowed_defaults",
     "version_key",
 ]

@@ -21,6 +21,7 @@ from scheduler_runtime.config.features import (
     feature_gates,
     known,
     parse_feature_gates,
+    unfollowed_defaults,
 )
 from scheduler_runtime.config.kube_feature_gates import RELEASES
 
@@ -210,3 +211,22 @@ def test_a_configuration_resolves_with_its_minors_plugins() -> None:
         ]
         assert profile.enabled("filter")[0] == first, version
         assert ("NodeDeclaredFeatures" in profile.plugin_names) == (version != "1.35")
+
+
+def test_the_gates_1_37_turns_on_that_the_runtime_does_not_follow_are_named_not_hidden() -> None:
+    assert unfollowed_defaults(FeatureGates(version="1.35")) == []
+    assert unfollowed_defaults(FeatureGates(version="1.36")) == []
+    assert unfollowed_defaults(FeatureGates(version="1.37")) == [
+        f"feature gate {gate} is true in kube-scheduler v1.37.2; the scheduler runtime "
+        f"schedules as with {gate}=false, not emulated yet"
+        for gate in ("DRADeviceTaintRules", "StorageCapacityScoring", "VolumeLimitScaling")
+    ]
+    # Set to what the runtime does, such a gate is taken and no longer named.
+    off = parse_feature_gates("StorageCapacityScoring=false", "1.37")
+    check_runtime_gates(off)
+    assert [line.split()[2] for line in unfollowed_defaults(off)] == [
+        "DRADeviceTaintRules",
+        "VolumeLimitScaling",
+    ]
+    with pytest.raises(ConfigError, match="StorageCapacityScoring=true is not supported"):
+        check_runtime_gates(parse_feature_gates("StorageCapacityScoring=true", "1.36"))

@@ -15,6 +15,7 @@ from prometheus_client import generate_latest
 from scheduler_runtime.cli import main
 from scheduler_runtime.cli import run as run_cli
 from scheduler_runtime.config import SchedulerConfiguration
+from scheduler_runtime.config.features import unfollowed_defaults
 from scheduler_runtime.config.versions import VersionError
 from scheduler_runtime.live import run as live_run
 from scheduler_runtime.live.kube import ApiError
@@ -111,8 +112,15 @@ def test_a_newer_api_server_gets_the_newest_minor_and_a_warning_in_the_log(
     assert code == 0
     assert started[0][0].feature_gates.version == "1.37"
     assert started[0][0].profiles[0].enabled("filter")[0] == "NodeName"  # 1.37's order
-    [warning] = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    warning, *gates = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
     assert warning.startswith("the API server is v1.38.0-beta.0, newer than Kubernetes 1.37")
+    # The gates on at 1.37 that the runtime does not follow yet, each named.
+    assert gates == unfollowed_defaults(started[0][0].feature_gates)
+    assert [gate.split()[2] for gate in gates] == [
+        "DRADeviceTaintRules",
+        "StorageCapacityScoring",
+        "VolumeLimitScaling",
+    ]
 
 
 def test_the_flag_chooses_without_needing_the_api_server(
