@@ -183,9 +183,7 @@ def render_table(gates: list[dict[str, Any]], release: str) -> str:
 
 def render_index() -> str:
     names = [module_name(release) for release in RELEASES]
-    imports = "\n".join(
-        f"from scheduler_runtime.config.kube_feature_gates import {name}" for name in names
-    )
+    imports = f"from scheduler_runtime.config.kube_feature_gates import {', '.join(names)}"
     entries = "\n".join(
         f'    "{name[1:].replace("_", ".")}": ({name}.KUBERNETES_VERSION, {name}.GATES),'
         for name in names
