@@ -97,11 +97,24 @@ def parse_emulated_version(values: Iterable[str]) -> str | None:
     if KUBE_COMPONENT not in asked:
         return None
     version = _minor_text(_numbers(asked[KUBE_COMPONENT]))
-    if not version_key(OLDEST) <= version_key(version) <= version_key(NEWEST):
-        raise ConfigError(
-            FLAG, f"emulation version {version} is not between [{OLDEST}.0, {NEWEST}.0]"
-        )
+    errors = _out_of_range(version)
+    if errors:
+        raise ConfigError(FLAG, errors[0] if len(errors) == 1 else f"[{', '.join(errors)}]")
     return version
+
+
+def _out_of_range(version: str) -> list[str]:
+    """effectiveVersion.Validate's errors, with the runtime's floor and binary version (its
+    newest minor): below the floor the min compatibility version (one minor less, raised to
+    the floor) is out of range too."""
+    errors = []
+    if not version_key(OLDEST) <= version_key(version) <= version_key(NEWEST):
+        errors.append(f"emulation version {version} is not between [{OLDEST}, {NEWEST}.0]")
+    if version_key(version) < version_key(OLDEST):
+        errors.append(
+            f"minCompatibilityVersion version {OLDEST} is not between [{OLDEST}, {version}]"
+        )
+    return errors
 
 
 def choose_emulation(apiserver: str, flag: str | None = None) -> Emulation:
@@ -134,7 +147,7 @@ def choose_emulation(apiserver: str, flag: str | None = None) -> Emulation:
         )
     raise VersionError(
         f"the API server is {apiserver}: the scheduler runtime emulates Kubernetes {OLDEST} to "
-        f"{NEWEST} (emulation version {version} is not between [{OLDEST}.0, {NEWEST}.0])"
+        f"{NEWEST} (emulation version {version} is not between [{OLDEST}, {NEWEST}.0])"
     )
 
 

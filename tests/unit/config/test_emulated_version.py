@@ -60,7 +60,7 @@ def test_an_api_server_older_than_the_oldest_supported_is_refused(apiserver: str
     minor = ".".join(apiserver.removeprefix("v").split("-")[0].split(".")[:2])
     assert str(caught.value) == (
         f"the API server is {apiserver}: the scheduler runtime emulates Kubernetes 1.35 to 1.37 "
-        f"(emulation version {minor} is not between [1.35.0, 1.37.0])"
+        f"(emulation version {minor} is not between [1.35, 1.37.0])"
     )
 
 
@@ -107,9 +107,13 @@ def test_the_flag_takes_kube_schedulers_syntax(values: list[str], version: str |
 @pytest.mark.parametrize(
     ("values", "reason"),
     [
-        (["1.38"], "emulation version 1.38 is not between [1.35.0, 1.37.0]"),
-        (["1.34"], "emulation version 1.34 is not between [1.35.0, 1.37.0]"),
-        (["2.0"], "emulation version 2.0 is not between [1.35.0, 1.37.0]"),
+        (["1.38"], "emulation version 1.38 is not between [1.35, 1.37.0]"),
+        (
+            ["1.34"],
+            "[emulation version 1.34 is not between [1.35, 1.37.0], minCompatibilityVersion "
+            "version 1.35 is not between [1.35, 1.34]]",
+        ),
+        (["2.0"], "emulation version 2.0 is not between [1.35, 1.37.0]"),
         (["1.36.1"], "patch version not allowed, got: kube=1.36.1"),
         (["kube=1.36", "1.35"], "duplicate version flag, kube=1.36 and kube=1.35"),
         (["1.36,kube=1.36"], "duplicate version flag, kube=1.36 and kube=1.36"),

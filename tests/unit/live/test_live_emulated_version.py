@@ -143,7 +143,7 @@ def test_the_flag_chooses_without_needing_the_api_server(
     [
         (
             ["--emulated-version=1.38"],
-            "--emulated-version: emulation version 1.38 is not between [1.35.0, 1.37.0]",
+            "--emulated-version: emulation version 1.38 is not between [1.35, 1.37.0]",
         ),
         (
             ["--emulated-version=1.37", "--feature-gates=GangScheduling=true"],
@@ -196,7 +196,7 @@ def test_an_api_server_too_old_is_one_line_and_exit_1(
     assert (code, started) == (1, [])
     assert lines == [
         "scheduler-runtime run: the API server is v1.34.2: the scheduler runtime emulates "
-        "Kubernetes 1.35 to 1.37 (emulation version 1.34 is not between [1.35.0, 1.37.0])"
+        "Kubernetes 1.35 to 1.37 (emulation version 1.34 is not between [1.35, 1.37.0])"
     ]
     serve(monkeypatch, VersionError("cannot read the API server's version (x)"))
     code, lines = run(capsys, "--config", config_file(tmp_path))
@@ -298,5 +298,6 @@ def test_simulate_takes_the_flag_and_defaults_to_the_newest_minor(
     code, err = simulate(capsys, tmp_path, "--emulated-version=1.34")
     assert (code, err) == (
         2,
-        "error: --emulated-version: emulation version 1.34 is not between [1.35.0, 1.37.0]\n",
+        "error: --emulated-version: [emulation version 1.34 is not between [1.35, 1.37.0], "
+        "minCompatibilityVersion version 1.35 is not between [1.35, 1.34]]\n",
     )
