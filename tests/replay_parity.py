@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 from cluster import Cluster, wait_for
 
-from scheduler_runtime.config import load_configuration
+from scheduler_runtime.config import FeatureGates, load_configuration
 from scheduler_runtime.framework.algorithm import SchedulingAlgorithm
 from scheduler_runtime.framework.interface import CycleState, Handle
 from scheduler_runtime.framework.podinfo import pod_info
@@ -128,7 +128,8 @@ def replay_framework(snapshot: Snapshot) -> Framework:
                     }
                 }
             ],
-        }
+        },
+        feature_gates=FeatureGates(version="1.36"),  # the control plane's minor (v1.36.3)
     )
     return Framework(config.profiles[0], Handle(snapshot))
 

@@ -1,13 +1,17 @@
 #!/usr/bin/env python3
-"""Writes scheduler_runtime/config/kube_feature_gates.py: every feature gate kube-scheduler of
-the pinned release knows, with its default, stage and lock at that release, and the gates
-each depends on, as kube-scheduler's own feature gate holds them. A small Go program linked
-against k8s.io/kubernetes/cmd/kube-scheduler/app (so every gate kube-scheduler registers is
-there: Kubernetes', the API server library's, client-go's, logging's, ...) prints them; this
-script formats them. It needs the Go module cache tools/build-binaries.sh fills.
+"""Writes scheduler_runtime/config/kube_feature_gates/: for each Kubernetes minor the runtime
+emulates, every feature gate that release's kube-scheduler knows, with its default, stage and
+lock at that release, and the gates each depends on, as kube-scheduler's own feature gate
+holds them. For each release (RELEASES: the newest patch of each supported minor) a small Go
+program built against that release registers the gates as kube-scheduler does (importing
+k8s.io/kubernetes/pkg/features registers Kubernetes', the API server library's, client-go's,
+the controller manager's and zpages'; then what cmd/kube-scheduler/app's init adds: logging's
+and metrics'), and prints them, each resolved from its versioned specs by component-base's
+own featureSpecAtEmulationAndMinCompatVersion at the release's version; this script formats
+them. It needs the Go module proxy (or a warm module cache) and a Go toolchain.
 
-    tools/feature_gates.py          # write the module
-    tools/feature_gates.py --check  # compare it with what kube-scheduler holds
+    tools/feature_gates.py          # write the modules
+    tools/feature_gates.py --check  # compare them with what each kube-scheduler holds
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
+import re
 import subprocess
 import sys
 import tempfile
@@ -23,7 +27,10 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
-TARGET = REPO / "scheduler_runtime" / "config" / "kube_feature_gates.py"
+TARGET = REPO / "scheduler_runtime" / "config" / "kube_feature_gates"
+
+# The newest patch of each supported minor on the Go module proxy (oldest first).
+RELEASES = ("v1.35.4", "v1.36.3", "v1.37.2")
 
 DUMPER = """\
 package main
@@ -33,8 +40,11 @@ import (
 	"os"
 	"sort"
 
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
-	_ "k8s.io/kubernetes/cmd/kube-scheduler/app"
+	logsapi "k8s.io/component-base/logs/api/v1"
+	metricsfeatures "k8s.io/component-base/metrics/features"
+	_ "k8s.io/kubernetes/pkg/features"
 )
 
 type gate struct {
@@ -47,6 +57,9 @@ type gate struct {
 
 func main() {
 	fg := utilfeature.DefaultMutableFeatureGate
+	// What cmd/kube-scheduler/app/server.go's init registers beyond pkg/features.
+	utilruntime.Must(logsapi.AddFeatureGates(fg))
+	utilruntime.Must(metricsfeatures.AddFeatureGates(fg))
 	atVersion := fg.GetAll() // each gate's spec at the binary's version (pre-alpha ones left out)
 	dependencies := fg.Dependencies()
 	gates := []gate{}
@@ -84,54 +97,67 @@ KUBERNETES_VERSION: Final = "{version}"
 GATES: Final[tuple[tuple[str, bool, str, bool, tuple[str, ...]], ...]] = (
 '''
 
+INDEX = '''\
+"""The feature gates of each Kubernetes minor the runtime emulates, oldest first: the minor
+("1.36"), the release its table was read from, and the table (see each module). Written by
+tools/feature_gates.py: do not edit."""
 
-def pinned_version() -> str:
-    for line in (REPO / "tools" / "versions.env").read_text().splitlines():
-        if line.startswith("KUBERNETES_VERSION="):
-            return line.partition("=")[2].strip()
-    raise SystemExit("tools/versions.env pins no KUBERNETES_VERSION")
+from __future__ import annotations
+
+from typing import Final
+
+{imports}
+
+Gate = tuple[str, bool, str, bool, tuple[str, ...]]
+
+RELEASES: Final[dict[str, tuple[str, tuple[Gate, ...]]]] = {{
+{entries}
+}}
+'''
+
+STAGING = re.compile(r"^\s*(k8s\.io/[a-z0-9-]+) => \./staging/", re.MULTILINE)
 
 
-def kubernetes_module() -> Path:
-    """The wrapper module tools/build-binaries.sh builds kube-scheduler in (it holds the
-    replace directives of Kubernetes' staging modules)."""
-    built = subprocess.run(
-        [str(REPO / "tools" / "build-binaries.sh")], check=True, capture_output=True, text=True
-    ).stdout.split()
-    return Path(built[0]) / "src"
+def go(module: Path, *args: str) -> str:
+    env = {**os.environ, "GOFLAGS": "-mod=mod -buildvcs=false", "CGO_ENABLED": "0"}
+    done = subprocess.run(
+        ["go", *args], cwd=module, env=env, check=False, capture_output=True, text=True
+    )
+    if done.returncode != 0:
+        raise SystemExit(f"go {' '.join(args)} failed:\n{done.stderr}")
+    return done.stdout
 
 
-def dump() -> list[dict[str, Any]]:
+def wrapper_module(module: Path, release: str) -> None:
+    """A module requiring k8s.io/kubernetes at `release`, its staging modules replaced by their
+    published v0.<minor>.<patch> (a dependent module must: the release points them at
+    ./staging)."""
+    go(module, "mod", "init", "local.build/featuregates")
+    gomod = json.loads(go(module, "mod", "download", "-json", f"k8s.io/kubernetes@{release}"))
+    staging = STAGING.findall(Path(gomod["GoMod"]).read_text())
+    published = "v0." + release.removeprefix("v1.")
+    with (module / "go.mod").open("a") as out:
+        out.write(f"require k8s.io/kubernetes {release}\nreplace (\n")
+        out.writelines(f"\t{name} => {name} {published}\n" for name in staging)
+        out.write(")\n")
+    go(module, "get", f"k8s.io/kubernetes/pkg/features@{release}")
+
+
+def dump(release: str) -> list[dict[str, Any]]:
     with tempfile.TemporaryDirectory() as work:
         module = Path(work)
-        for name in ("go.mod", "go.sum"):
-            shutil.copy(kubernetes_module() / name, module / name)
+        wrapper_module(module, release)
         (module / "main.go").write_text(DUMPER)
-        env = {**os.environ, "GOFLAGS": "-mod=mod", "CGO_ENABLED": "0"}
-        out = subprocess.run(
-            ["go", "run", "."], cwd=module, env=env, check=True, capture_output=True, text=True
-        ).stdout
-    gates: list[dict[str, Any]] = json.loads(out)
+        gates: list[dict[str, Any]] = json.loads(go(module, "run", "."))
     return gates
 
 
-def ruff() -> str:
-    """The project's ruff (its venv's), else the one on PATH."""
+def ruff_format(text: str, path: Path) -> str:
+    """`text` as `ruff format` leaves it (the project's ruff, else the one on PATH)."""
     venv = REPO / ".venv" / "bin" / "ruff"
-    return str(venv) if venv.exists() else "ruff"
-
-
-def render(gates: list[dict[str, Any]], version: str) -> str:
-    """The module's text, formatted as `ruff format` leaves it."""
-    lines = [HEADER.format(version=version)]
-    for gate in gates:
-        entry = (gate["name"], gate["default"], gate["stage"] or "GA", gate["locked"])
-        entry += (tuple(gate["dependencies"]),)
-        lines.append(f"    {entry!r},\n".replace("'", '"'))
-    lines.append(")\n")
     formatted = subprocess.run(
-        [ruff(), "format", "--stdin-filename", str(TARGET), "-"],
-        input="".join(lines),
+        [str(venv) if venv.exists() else "ruff", "format", "--stdin-filename", str(path), "-"],
+        input=text,
         cwd=REPO,
         check=True,
         capture_output=True,
@@ -140,19 +166,55 @@ def render(gates: list[dict[str, Any]], version: str) -> str:
     return formatted.stdout
 
 
+def module_name(release: str) -> str:
+    """v1.36.3 -> v1_36"""
+    return "v" + "_".join(release.removeprefix("v").split(".")[:2])
+
+
+def render_table(gates: list[dict[str, Any]], release: str) -> str:
+    lines = [HEADER.format(version=release)]
+    for gate in gates:
+        entry = (gate["name"], gate["default"], gate["stage"] or "GA", gate["locked"])
+        entry += (tuple(gate["dependencies"]),)
+        lines.append(f"    {entry!r},\n".replace("'", '"'))
+    lines.append(")\n")
+    return ruff_format("".join(lines), TARGET / f"{module_name(release)}.py")
+
+
+def render_index() -> str:
+    names = [module_name(release) for release in RELEASES]
+    imports = f"from scheduler_runtime.config.kube_feature_gates import {', '.join(names)}"
+    entries = "\n".join(
+        f'    "{name[1:].replace("_", ".")}": ({name}.KUBERNETES_VERSION, {name}.GATES),'
+        for name in names
+    )
+    return ruff_format(INDEX.format(imports=imports, entries=entries), TARGET / "__init__.py")
+
+
+def expected() -> dict[Path, str]:
+    """Every file of the package, as the releases' kube-schedulers say it should read."""
+    dumps = {release: dump(release) for release in RELEASES}
+    files = {TARGET / "__init__.py": render_index()}
+    for release, gates in dumps.items():
+        files[TARGET / f"{module_name(release)}.py"] = render_table(gates, release)
+    return files
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="compare, do not write")
     args = parser.parse_args()
-    text = render(dump(), pinned_version())
+    files = expected()
     if args.check:
-        if TARGET.read_text() != text:
-            print(
-                f"{TARGET.relative_to(REPO)} differs: run tools/feature_gates.py", file=sys.stderr
-            )
-            return 1
-        return 0
-    TARGET.write_text(text)
+        stale = [
+            path for path, text in files.items() if not path.exists() or path.read_text() != text
+        ]
+        for path in stale:
+            print(f"{path.relative_to(REPO)} differs: run tools/feature_gates.py", file=sys.stderr)
+        return 1 if stale else 0
+    TARGET.mkdir(exist_ok=True)
+    for path, text in files.items():
+        path.write_text(text)
     return 0
 
 

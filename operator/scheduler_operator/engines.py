@@ -14,6 +14,7 @@ from scheduler_runtime.framework.runtime import FrameworkError
 from .errors import SpecError
 from .model import Engine, Profile, SchedulerProfile, extension_points
 from .render.config import scheduler_configuration
+from .version import KUBERNETES_MINOR
 
 # The in-tree plugins registered by kube-scheduler v1.36 (pkg/scheduler/framework/plugins).
 UPSTREAM_PLUGINS: Final = frozenset(
@@ -94,9 +95,12 @@ def validate(profile: SchedulerProfile, config: Mapping[str, Any] | None = None)
 
 def spec_feature_gates(profile: SchedulerProfile) -> FeatureGates:
     """spec.featureGates as kube-scheduler's --feature-gates takes them (the same gates,
-    locks and dependencies for both engines; the runtime's own limits come with its check)."""
+    locks and dependencies for both engines, those of the pinned kube-scheduler's minor; the
+    runtime's own limits come with its check)."""
     try:
-        return feature_gates(profile.spec.feature_gates, path=FEATURE_GATES)
+        return feature_gates(
+            profile.spec.feature_gates, path=FEATURE_GATES, version=KUBERNETES_MINOR
+        )
     except ConfigError as error:
         raise SpecError(error.path, error.reason) from None
 

@@ -10,3 +10,5 @@ IMAGE_REPOSITORY: Final = "ghcr.io/schedops/scheduler-operator"
 IMAGE: Final = f"{IMAGE_REPOSITORY}:{VERSION}"
 # The upstream engine's default image follows the Kubernetes release pinned in tools/versions.env.
 KUBE_SCHEDULER_IMAGE: Final = "registry.k8s.io/kube-scheduler:v1.36.3"
+# The Kubernetes minor that image is: the gates and default plugins a profile is checked with.
+KUBERNETES_MINOR: Final = ".".join(KUBE_SCHEDULER_IMAGE.rpartition(":v")[2].split(".")[:2])

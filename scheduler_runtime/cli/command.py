@@ -7,7 +7,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from enum import IntEnum
 
-from scheduler_runtime.config.features import FLAG
+from scheduler_runtime.config.features import FLAG, NEWEST, OLDEST
+from scheduler_runtime.config.versions import FLAG as VERSION_FLAG
 
 
 class ExitCode(IntEnum):
@@ -45,4 +46,19 @@ def add_feature_gates_argument(parser: argparse.ArgumentParser) -> None:
         "pairs (a kube: prefix is allowed), repeatable; e.g. NodeDeclaredFeatures=false. "
         "Gates kube-scheduler knows that do not affect scheduling are accepted and change "
         "nothing",
+    )
+
+
+def add_emulated_version_argument(parser: argparse.ArgumentParser, default: str) -> None:
+    """kube-scheduler's `--emulated-version` (parsed by
+    `config.versions.parse_emulated_version`)."""
+    parser.add_argument(
+        VERSION_FLAG,
+        dest="emulated_version",
+        action="append",
+        default=[],
+        metavar="[kube=]1.NN",
+        help=f"the Kubernetes minor to schedule as, as kube-scheduler's flag takes it: gate "
+        f"defaults, default plugins and gates known are that release's ({OLDEST} to "
+        f"{NEWEST}; default: {default})",
     )

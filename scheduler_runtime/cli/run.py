@@ -9,15 +9,31 @@ import sys
 
 from kubernetes.config import ConfigException
 
-from scheduler_runtime.cli.command import Command, ExitCode, add_feature_gates_argument
-from scheduler_runtime.config import ConfigError, check_profiles, load_configuration_file
-from scheduler_runtime.config.features import parse_feature_gates
+from scheduler_runtime.cli.command import (
+    Command,
+    ExitCode,
+    add_emulated_version_argument,
+    add_feature_gates_argument,
+)
+from scheduler_runtime.config import (
+    ConfigError,
+    SchedulerConfiguration,
+    check_profiles,
+    load_configuration_file,
+)
+from scheduler_runtime.config.features import VERSIONS, parse_feature_gates, unfollowed_defaults
+from scheduler_runtime.config.versions import (
+    Emulation,
+    VersionError,
+    choose_emulation,
+    parse_emulated_version,
+)
 from scheduler_runtime.framework.interface import DEFAULT_PLUGIN_TIME_BUDGET
 from scheduler_runtime.framework.registry import PluginLoadError
 from scheduler_runtime.framework.runtime import FrameworkError
 from scheduler_runtime.live.delegated import DEFAULT_ALWAYS_ALLOW, DEFAULT_TTL
 from scheduler_runtime.live.explanations import ANNOTATION, DEFAULT_KEPT
-from scheduler_runtime.live.run import RunOptions, Runtime
+from scheduler_runtime.live.run import RunOptions, Runtime, apiserver_version
 from scheduler_runtime.live.server import parse_listen
 from scheduler_runtime.live.serving import DEFAULT_BIND_ADDRESS, DEFAULT_SECURE_PORT, ServingOptions
 
@@ -30,6 +46,7 @@ def arguments(parser: argparse.ArgumentParser) -> None:
         "--kubeconfig", help="kubeconfig file (default: the pod's in-cluster configuration)"
     )
     add_feature_gates_argument(parser)
+    add_emulated_version_argument(parser, default="the API server's minor")
     _serving_arguments(parser)
     parser.add_argument(
         "-v", "--v", dest="verbosity", type=int, default=2, help="log verbosity, as klog's -v"
@@ -207,23 +224,80 @@ def configure_logging(verbosity: int) -> None:
 
 
 def run_command(args: argparse.Namespace) -> int:
-    """Validates everything before touching the cluster; one clear line on bad input."""
+    """Validates everything it can before touching the cluster; one clear line on bad input.
+    The Kubernetes minor to emulate is the flag's, else the API server's: then what no minor
+    accepts is refused before the cluster, and the rest once its version is read."""
     try:
         listen = parse_listen(args.listen) if args.listen is not None else None
         serving = serving_options(args)
-        gates = parse_feature_gates(args.feature_gates)
-        config = load_configuration_file(args.config, feature_gates=gates)
+        asked = parse_emulated_version(args.emulated_version)
+        config = None
+        if asked is not None:
+            config = _configuration(args, asked)
+        else:
+            _accepted_somewhere(args)
     except (ConfigError, ValueError) as error:
         print(f"scheduler-runtime run: {error}", file=sys.stderr)
         return ExitCode.USAGE_ERROR
-    try:
-        check_profiles(config)
     except (FrameworkError, PluginLoadError) as error:
         print(f"scheduler-runtime run: {args.config}: {error}", file=sys.stderr)
         return ExitCode.USAGE_ERROR
+    try:
+        emulation = choose_emulation(
+            apiserver_version(args.kubeconfig, required=asked is None), asked
+        )
+    except (ConfigException, OSError, ValueError) as error:  # VersionError among them
+        what = "" if isinstance(error, VersionError) else "cannot load the cluster configuration: "
+        print(f"scheduler-runtime run: {what}{error}", file=sys.stderr)
+        return ExitCode.FAILURE
+    if config is None:
+        try:
+            config = _configuration(args, emulation.version)
+        except ConfigError as error:
+            print(f"scheduler-runtime run: {error}", file=sys.stderr)
+            return ExitCode.USAGE_ERROR
+        except (FrameworkError, PluginLoadError) as error:
+            print(f"scheduler-runtime run: {args.config}: {error}", file=sys.stderr)
+            return ExitCode.USAGE_ERROR
+    return _run(args, config, emulation, listen, serving)
+
+
+def _accepted_somewhere(args: argparse.Namespace) -> None:
+    """Raises what the newest minor says when no minor accepts the flags and the file."""
+    refusals: list[Exception] = []
+    for version in reversed(VERSIONS):
+        try:
+            _configuration(args, version)
+        except (ConfigError, FrameworkError, PluginLoadError) as error:
+            refusals.append(error)
+        else:
+            return
+    raise refusals[0]
+
+
+def _configuration(args: argparse.Namespace, version: str) -> SchedulerConfiguration:
+    """The flags' gates and the configuration file at a Kubernetes minor, every profile's
+    plugins built once (ConfigError, FrameworkError, PluginLoadError)."""
+    gates = parse_feature_gates(args.feature_gates, version)
+    config = load_configuration_file(args.config, feature_gates=gates)
+    check_profiles(config)
+    return config
+
+
+def _run(
+    args: argparse.Namespace,
+    config: SchedulerConfiguration,
+    emulation: Emulation,
+    listen: tuple[str, int] | None,
+    serving: ServingOptions,
+) -> int:
     configure_logging(args.verbosity)
-    for warning in config.warnings:
-        logging.getLogger("scheduler_runtime.config").warning("%s", warning)
+    log = logging.getLogger("scheduler_runtime.config")
+    log.info("%s", emulation.log_line())
+    if emulation.warning:
+        log.warning("%s", emulation.warning)
+    for warning in [*config.warnings, *unfollowed_defaults(config.feature_gates)]:
+        log.warning("%s", warning)
     try:
         options = RunOptions(
             kubeconfig=args.kubeconfig,
@@ -232,6 +306,7 @@ def run_command(args: argparse.Namespace) -> int:
             explanations=args.explanations,
             explain_annotation=args.explain_annotation,
             plugin_time_budget=args.plugin_time_budget,
+            emulation=emulation,
         )
         runtime = Runtime(config, options)
     except (ConfigException, OSError, ValueError) as error:

@@ -8,9 +8,21 @@ import sys
 
 import orjson
 
-from scheduler_runtime.cli.command import Command, ExitCode, add_feature_gates_argument
+from scheduler_runtime.cli.command import (
+    Command,
+    ExitCode,
+    add_emulated_version_argument,
+    add_feature_gates_argument,
+)
 from scheduler_runtime.config import ConfigError, DocumentError, load_configuration_file
-from scheduler_runtime.config.features import FLAG, parse_feature_gates
+from scheduler_runtime.config.features import (
+    FLAG,
+    NEWEST,
+    parse_feature_gates,
+    unfollowed_defaults,
+)
+from scheduler_runtime.config.versions import FLAG as VERSION_FLAG
+from scheduler_runtime.config.versions import parse_emulated_version
 from scheduler_runtime.dra.validation import InvalidObjectError
 from scheduler_runtime.framework.admission import RefusedObjectError
 from scheduler_runtime.framework.registry import PluginLoadError
@@ -26,13 +38,14 @@ from scheduler_runtime.simulate import (
 
 def simulate_command(args: argparse.Namespace) -> int:
     try:
-        gates = parse_feature_gates(args.feature_gates)
+        version = parse_emulated_version(args.emulated_version) or NEWEST
+        gates = parse_feature_gates(args.feature_gates, version)
         config = load_configuration_file(args.config, scheduler_profile=True, feature_gates=gates)
     except DocumentError as error:
         print(f"error: {error}", file=sys.stderr)
         return ExitCode.USAGE_ERROR
     except ConfigError as error:
-        where = "" if error.path == FLAG else f"{args.config}: "
+        where = "" if error.path in (FLAG, VERSION_FLAG) else f"{args.config}: "
         print(f"error: {where}{error}", file=sys.stderr)
         return ExitCode.USAGE_ERROR
     for warning in config.warnings:
@@ -60,6 +73,8 @@ def simulate_command(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return ExitCode.USAGE_ERROR
+    for warning in unfollowed_defaults(config.feature_gates):  # what the placements are not
+        print(f"warning: {warning}", file=sys.stderr)
     if args.output == "json":
         document: dict[str, object] = {"placements": [p.as_json() for p in placements]}
         if groups:
@@ -87,6 +102,7 @@ def arguments(parser: argparse.ArgumentParser) -> None:
         "`kubectl get -o yaml` or `-o json` prints them; - for standard input",
     )
     add_feature_gates_argument(parser)
+    add_emulated_version_argument(parser, default=f"{NEWEST}, the newest known")
     parser.add_argument("--seed", type=int, default=None, help="seed for tie-breaking")
     parser.add_argument("-o", "--output", choices=("json", "table"), default="table")
 

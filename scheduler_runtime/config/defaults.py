@@ -1,5 +1,6 @@
-"""Upstream's default plugin set (pkg/scheduler/apis/config/v1/default_plugins.go): the plugins
-every release has, then what `applyFeatureGates` adds for the gates that are on."""
+"""Upstream's default plugin set (pkg/scheduler/apis/config/v1/default_plugins.go) of each
+emulated minor: the plugins every release has, then what `applyFeatureGates` adds for the
+gates that are on."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from typing import Final
 
 from pydantic.alias_generators import to_camel
 
-from scheduler_runtime.config.features import FeatureGates
+from scheduler_runtime.config.features import DEFAULTS, NEWEST, FeatureGates, version_key
 from scheduler_runtime.config.types import KubeSchedulerProfile, Plugin, Plugins, PluginSet
 from scheduler_runtime.framework.features import Features
 
@@ -36,6 +37,16 @@ BASE_MULTI_POINT: Final[Defaults] = (
     ("DefaultBinder", 0),
 )
 
+
+def base_multi_point(version: str = NEWEST) -> Defaults:
+    """getDefaultPlugins' list before the gates: 1.37 runs NodeName before NodeUnschedulable."""
+    if version_key(version) < (1, 37):
+        return BASE_MULTI_POINT
+    plugins = list(BASE_MULTI_POINT)
+    plugins[2], plugins[3] = plugins[3], plugins[2]
+    return tuple(plugins)
+
+
 # Plugins that do nothing in kube-scheduler while a gate is off, by the gate. kube-scheduler
 # accepts a profile that names one of them with that gate off (the v1.36.3 binary starts with
 # it), so the configuration does too, and says so (`inert_plugins`).
@@ -47,14 +58,19 @@ INERT_WITHOUT: Final[Mapping[str, str]] = {
 }
 
 
-def default_multi_point(features: Features) -> Defaults:
-    """getDefaultPlugins with applyFeatureGates, in its order: NodeDeclaredFeatures appended;
+def default_multi_point(features: Features, version: str = NEWEST) -> Defaults:
+    """getDefaultPlugins with applyFeatureGates of that minor, in its order:
+    NodeDeclaredFeatures appended; (1.37) DeferredPodScheduling before NodeResourcesFit;
     DynamicResources (weight 2) before DefaultPreemption, so an idle claim is deallocated
-    before a pod is evicted; GangScheduling appended; TopologyPlacementGenerator and
+    before a pod is evicted; GangScheduling appended (its own gate until 1.36,
+    GenericWorkload's from 1.37: `features` say so either way); TopologyPlacementGenerator and
     PodGroupPodsCount (weight 1) appended."""
-    plugins = list(BASE_MULTI_POINT)
+    plugins = list(base_multi_point(version))
     if features.node_declared_features:
         plugins.append(("NodeDeclaredFeatures", 0))
+    if features.in_place_pod_vertical_scaling_scheduler_preemption:
+        fit = [name for name, _ in plugins].index("NodeResourcesFit")
+        plugins.insert(fit, ("DeferredPodScheduling", 0))
     if features.dynamic_resource_allocation:
         preemption = [name for name, _ in plugins].index("DefaultPreemption")
         plugins.insert(preemption, ("DynamicResources", 2))
@@ -65,14 +81,16 @@ def default_multi_point(features: Features) -> Defaults:
     return tuple(plugins)
 
 
-# The defaults with kube-scheduler 1.36's own gates.
-DEFAULT_MULTI_POINT: Final[Defaults] = default_multi_point(Features())
+# The defaults of the newest minor, with its own gates.
+DEFAULT_MULTI_POINT: Final[Defaults] = default_multi_point(DEFAULTS.features)
 
 
-def default_plugins(features: Features | None = None) -> Plugins:
-    """A fresh copy of the defaults for these gates (kube-scheduler's by default): everything
-    under multiPoint."""
-    chosen = DEFAULT_MULTI_POINT if features is None else default_multi_point(features)
+def default_plugins(features: Features | None = None, version: str = NEWEST) -> Plugins:
+    """A fresh copy of a minor's defaults for these gates (that minor's own by default):
+    everything under multiPoint."""
+    if features is None:
+        features = FeatureGates(version=version).features
+    chosen = default_multi_point(features, version)
     enabled = tuple(Plugin(name=name, weight=weight) for name, weight in chosen)
     return Plugins(multi_point=PluginSet(enabled=enabled))
 
@@ -85,7 +103,7 @@ def inert_plugins(profiles: Sequence[KubeSchedulerProfile], gates: FeatureGates)
         for point, plugin_set in profile.plugins:
             for position, plugin in enumerate(plugin_set.enabled):
                 gate = INERT_WITHOUT.get(plugin.name)
-                if gate is None or gates.enabled(gate):
+                if gate is None or gates.scheduling(gate):
                     continue
                 found.append(
                     f"profiles[{index}].plugins.{to_camel(point)}.enabled[{position}].name: "

@@ -2,11 +2,13 @@
 featuregate and the component registry around it), the same gates with the same defaults,
 stages and locks, and the same refusals worded the same way.
 
-kube-scheduler knows every gate of Kubernetes (kube_feature_gates.py, written from its own
-registry). Only some of them matter to scheduling (`SCHEDULING`: those pkg/scheduler reads);
-the rest are accepted, as kube-scheduler accepts them, and change nothing. On top of
-kube-scheduler's own refusals, the runtime refuses a scheduling gate set away from its default
-where it does not implement that setting (`RUNTIME_FOLLOWS`), rather than ignore it.
+kube-scheduler knows every gate of Kubernetes (kube_feature_gates/, written from its own
+registry, one table per Kubernetes minor the runtime emulates: each gate's default, stage and
+lock at that minor, as `--emulated-version` makes kube-scheduler hold them). Only some of them
+matter to scheduling (`SCHEDULING`: those pkg/scheduler reads); the rest are accepted, as
+kube-scheduler accepts them, and change nothing. On top of kube-scheduler's own refusals, the
+runtime refuses a scheduling gate set away from its default where it does not implement that
+setting (`RUNTIME_FOLLOWS`), rather than ignore it.
 
 The gates are part of the configuration (`SchedulerConfiguration.feature_gates`), never
 process-global; plugins see them as `framework.features.Features` on their handle.
@@ -19,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from scheduler_runtime.config.errors import ConfigError
-from scheduler_runtime.config.kube_feature_gates import GATES, KUBERNETES_VERSION
+from scheduler_runtime.config.kube_feature_gates import RELEASES
 from scheduler_runtime.framework.features import Features
 
 FLAG = "--feature-gates"
@@ -30,7 +32,7 @@ ALL_ALPHA, ALL_BETA = "AllAlpha", "AllBeta"
 
 @dataclass(frozen=True, slots=True)
 class FeatureSpec:
-    """A gate at the pinned release: stage is ALPHA, BETA, GA, DEPRECATED or PRE-ALPHA."""
+    """A gate at one minor: stage is ALPHA, BETA, GA, DEPRECATED or PRE-ALPHA."""
 
     name: str
     default: bool
@@ -39,9 +41,38 @@ class FeatureSpec:
     dependencies: tuple[str, ...] = ()
 
 
-KNOWN: Final[Mapping[str, FeatureSpec]] = {gate[0]: FeatureSpec(*gate) for gate in GATES}
+# The minors the runtime emulates, oldest first ("1.35", "1.36", "1.37"), and the release
+# (newest patch) each table was read from.
+VERSIONS: Final = tuple(RELEASES)
+OLDEST: Final = VERSIONS[0]
+NEWEST: Final = VERSIONS[-1]
+RELEASE: Final[Mapping[str, str]] = {minor: release for minor, (release, _) in RELEASES.items()}
 
-# The gates kube-scheduler's scheduling code reads (pkg/scheduler of the pinned release).
+TABLES: Final[Mapping[str, Mapping[str, FeatureSpec]]] = {
+    minor: {gate[0]: FeatureSpec(*gate) for gate in gates} for minor, (_, gates) in RELEASES.items()
+}
+
+
+def version_key(version: str) -> tuple[int, int]:
+    """ "1.36" -> (1, 36), for ordering minors."""
+    major, _, minor = version.partition(".")
+    return int(major), int(minor)
+
+
+def known(version: str = NEWEST) -> Mapping[str, FeatureSpec]:
+    """Every gate kube-scheduler of that minor knows, by name (KeyError: a minor the runtime
+    does not emulate)."""
+    return TABLES[version]
+
+
+# The newest minor's gates.
+KNOWN: Final = known()
+
+# A gate a later release removed while the scheduler kept its behaviour under another gate:
+# 1.37 appends GangScheduling, and gangs are scheduled, whenever GenericWorkload is on.
+FOLLOWS_WHEN_REMOVED: Final[Mapping[str, str]] = {"GangScheduling": "GenericWorkload"}
+
+# The gates kube-scheduler's scheduling code reads (pkg/scheduler, plugins/feature).
 SCHEDULING: Final = frozenset(Features.gate_names())
 
 # Scheduling gates that change when the scheduler makes its API calls or how it batches its
@@ -93,10 +124,22 @@ class FeatureGates:
 
     explicit: Mapping[str, bool] = field(default_factory=dict)
     source: str = field(default=FIELD, compare=False)
+    version: str = NEWEST  # the Kubernetes minor whose gates these are
+
+    @property
+    def known(self) -> Mapping[str, FeatureSpec]:
+        """Every gate of this minor."""
+        return TABLES[self.version]
+
+    @property
+    def release(self) -> str:
+        """The release whose table this minor's is (v1.36.3)."""
+        return RELEASE[self.version]
 
     def enabled(self, name: str) -> bool:
-        """Whether a gate is on (KeyError for a gate kube-scheduler does not know)."""
-        spec = KNOWN[name]
+        """Whether a gate is on (KeyError for a gate kube-scheduler of this minor does not
+        know)."""
+        spec = self.known[name]
         if name in self.explicit:
             return self.explicit[name]
         special = ALL_ALPHA if spec.stage == "ALPHA" else ALL_BETA if spec.stage == "BETA" else ""
@@ -104,11 +147,28 @@ class FeatureGates:
             return self.explicit[special]
         return spec.default
 
+    def scheduling(self, name: str) -> bool:
+        """A gate the scheduler reads, at this minor even when the minor has no such gate: one
+        not yet added is off; one removed keeps its last setting (GA gates are removed locked
+        on), or follows the gate that took its place."""
+        if name in self.known:
+            return self.enabled(name)
+        earlier = VERSIONS[: VERSIONS.index(self.version)]
+        older = [TABLES[version][name] for version in earlier if name in TABLES[version]]
+        if not older:
+            return False
+        if name in FOLLOWS_WHEN_REMOVED:
+            return self.enabled(FOLLOWS_WHEN_REMOVED[name])
+        return older[-1].default
+
     @property
     def features(self) -> Features:
         """The scheduling gates, as plugins read them."""
         return Features(
-            **{attribute: self.enabled(gate) for gate, attribute in Features.gate_names().items()}
+            **{
+                attribute: self.scheduling(gate)
+                for gate, attribute in Features.gate_names().items()
+            }
         )
 
     def as_flag(self) -> str:
@@ -121,7 +181,7 @@ class FeatureGates:
         """Every gate whose resolved value differs from its default."""
         return {
             name: value
-            for name, spec in KNOWN.items()
+            for name, spec in self.known.items()
             if (value := self.enabled(name)) != spec.default
         }
 
@@ -200,20 +260,24 @@ def _settings(pairs: Iterable[str]) -> dict[str, bool]:
     return settings
 
 
-def parse_feature_gates(values: str | Iterable[str]) -> FeatureGates:
+def parse_feature_gates(values: str | Iterable[str], version: str = NEWEST) -> FeatureGates:
     """kube-scheduler's `--feature-gates` (each use of the flag one string; `kube:` prefixes
-    allowed), refused as kube-scheduler refuses it: ConfigError naming the flag, with
-    kube-scheduler's words."""
+    allowed) at a Kubernetes minor, refused as kube-scheduler of that minor refuses it:
+    ConfigError naming the flag, with kube-scheduler's words."""
     pairs = _by_component([values] if isinstance(values, str) else values)
-    return feature_gates(_settings(pairs), path=FLAG)
+    return feature_gates(_settings(pairs), path=FLAG, version=version)
 
 
-def feature_gates(settings: Mapping[str, bool], *, path: str = FIELD) -> FeatureGates:
-    """Gates from a map (a configuration's `featureGates`), checked as featuregate's
-    SetFromMap checks them: unknown gates, locked gates, pre-alpha gates, dependencies."""
+def feature_gates(
+    settings: Mapping[str, bool], *, path: str = FIELD, version: str = NEWEST
+) -> FeatureGates:
+    """Gates from a map (a configuration's `featureGates`) at a Kubernetes minor, checked as
+    featuregate's SetFromMap checks them: unknown gates, locked gates, pre-alpha gates,
+    dependencies."""
+    table = known(version)
     errors: list[str] = []
     for name, value in settings.items():
-        spec = KNOWN.get(name)
+        spec = table.get(name)
         if spec is None:
             # featuregate stops at the first unknown gate, with the errors found before it.
             raise ConfigError(path, _aggregate([*errors, f"unrecognized feature gate: {name}"]))
@@ -223,21 +287,21 @@ def feature_gates(settings: Mapping[str, bool], *, path: str = FIELD) -> Feature
                 f"{_bool_text(spec.default)}"
             )
         elif spec.stage == "PRE-ALPHA":
-            minor = int(KUBERNETES_VERSION.split(".")[1])
+            minor = int(version.split(".")[1])
             errors.append(
                 f"cannot set feature gate {name} to {_bool_text(value)}, feature is PreAlpha at "
                 f"emulated version 1.{minor}, min compatibility version 1.{minor - 1}"
             )
     if errors:
         raise ConfigError(path, _aggregate(errors))
-    gates = FeatureGates(dict(settings), source=path)
+    gates = FeatureGates(dict(settings), source=path, version=version)
     _check_dependencies(gates, path)
     return gates
 
 
 def _check_dependencies(gates: FeatureGates, path: str) -> None:
     errors = []
-    for name, spec in sorted(KNOWN.items()):
+    for name, spec in sorted(gates.known.items()):
         if not spec.dependencies or not gates.enabled(name):
             continue
         disabled = [dep for dep in spec.dependencies if not gates.enabled(dep)]
@@ -256,15 +320,34 @@ def _aggregate(errors: list[str]) -> str:
     return unique[0] if len(unique) == 1 else "[" + ", ".join(unique) + "]"
 
 
+# The minor the runtime's plugins were built as: a scheduling gate it does not follow runs as
+# this minor's default.
+BUILT_AS: Final = "1.36"
+
+
+def unfollowed_defaults(gates: FeatureGates) -> list[str]:
+    """The scheduling gates on or off at the emulated minor where the runtime, not following
+    them, schedules as 1.36 does: one line each, for the log (none at 1.35 and 1.36)."""
+    built = FeatureGates(version=BUILT_AS)
+    return [
+        f"feature gate {name} is {_bool_text(value)} in kube-scheduler {gates.release}; the "
+        f"scheduler runtime schedules as with {name}={_bool_text(not value)}, not emulated yet"
+        for name in sorted(SCHEDULING - RUNTIME_FOLLOWS)
+        if (value := gates.scheduling(name)) != built.scheduling(name)
+    ]
+
+
 def check_runtime_gates(gates: FeatureGates) -> None:
-    """The runtime's own limit: a scheduling gate it does not follow runs with its default."""
+    """The runtime's own limit: a scheduling gate it does not follow runs with its default, or
+    as the runtime was built (1.36's default) where the emulated minor's default differs."""
+    built = FeatureGates(version=BUILT_AS)
     for name, value in sorted(gates.changed().items()):
-        if name in SCHEDULING and name not in RUNTIME_FOLLOWS:
+        if name in SCHEDULING and name not in RUNTIME_FOLLOWS and value != built.scheduling(name):
             raise ConfigError(
                 gates.source,
                 f"{name}={_bool_text(value)} is not supported by the scheduler runtime: it "
-                f"schedules as kube-scheduler {KUBERNETES_VERSION} does with {name}="
-                f"{_bool_text(KNOWN[name].default)}, the default",
+                f"schedules as kube-scheduler {gates.release} does with {name}="
+                f"{_bool_text(gates.known[name].default)}, the default",
             )
 
 
@@ -272,11 +355,18 @@ __all__ = [
     "DEFAULTS",
     "FLAG",
     "KNOWN",
+    "NEWEST",
+    "OLDEST",
+    "RELEASE",
     "RUNTIME_FOLLOWS",
     "SCHEDULING",
+    "VERSIONS",
     "FeatureGates",
     "FeatureSpec",
     "check_runtime_gates",
     "feature_gates",
+    "known",
     "parse_feature_gates",
+    "unfollowed_defaults",
+    "version_key",
 ]

@@ -144,7 +144,15 @@ def load_configuration(
     features = feature_gates.features
     try:
         resolved = tuple(
-            resolve_profile(profile, index, name, strict=strict, known=known, features=features)
+            resolve_profile(
+                profile,
+                index,
+                name,
+                strict=strict,
+                known=known,
+                features=features,
+                version=feature_gates.version,
+            )
             for index, (profile, name) in enumerate(zip(profiles, names, strict=True))
         )
     except PluginLoadError as error:

@@ -12,6 +12,7 @@ from pydantic import BaseModel, ValidationError
 
 from scheduler_runtime.config.defaults import default_multi_point
 from scheduler_runtime.config.errors import ConfigError, from_validation_error
+from scheduler_runtime.config.features import NEWEST, FeatureGates
 from scheduler_runtime.config.types import (
     API_VERSION,
     DEFAULT_SCHEDULER_NAME,
@@ -230,16 +231,17 @@ def resolve_profile(
     strict: bool = True,
     known: Mapping[str, PluginEntry] | None = None,
     features: Features | None = None,
+    version: str = NEWEST,
 ) -> ResolvedProfile:
     """One profile's plugins per extension point, weights and typed args. `strict` refuses
     profiles that would fail every pod (check_state_needs); `known` are the plugins the
     scheduler has (default: this runtime's registry); `features` the gates, which choose the
-    default plugins (default: kube-scheduler's)."""
+    default plugins with the Kubernetes minor `version` (default: that minor's own gates)."""
     known = registry() if known is None else known
     base = _profile_path(index)
     plugins_path = f"{base}.plugins"
-    features = features or Features()
-    chosen = default_multi_point(features)
+    features = features or FeatureGates(version=version).features
+    chosen = default_multi_point(features, version)
     defaults = tuple(_Ref(name, weight, "") for name, weight in chosen)
     multi = _merge_set(defaults, profile.plugins, MULTI_POINT, plugins_path)
     _check_multi_point(multi, known)

@@ -4,7 +4,8 @@ pkg/scheduler/framework/plugins/feature.Features): one flag per gate, named afte
 The values come from the configuration (`scheduler_runtime.config.features` parses
 kube-scheduler's `--feature-gates` and holds every gate's spec); the defaults here are
 kube-scheduler 1.36's, so a framework built without a configuration behaves as upstream's
-does out of the box. Plugins read `handle.features`, never process-global state.
+does out of the box (the gates 1.37 added are off, as 1.36 has none of them). Plugins read
+`handle.features`, never process-global state.
 """
 
 from __future__ import annotations
@@ -16,14 +17,19 @@ from dataclasses import dataclass, fields
 class Features:
     """Whether each gate the scheduler reads is on (field = the gate's name in snake case)."""
 
+    composite_pod_group: bool = False
     dra_admin_access: bool = True
     dra_consumable_capacity: bool = True
+    dra_derived_attributes: bool = False
     dra_device_binding_conditions: bool = True
+    dra_device_compatibility_groups: bool = False
     dra_device_taint_rules: bool = False
     dra_device_taints: bool = True
     dra_extended_resource: bool = True
+    dra_fractional_capacity_range: bool = False
     dra_list_type_attributes: bool = False
     dra_node_allocatable_resources: bool = False
+    dra_optional_node_operations: bool = False
     dra_partitionable_devices: bool = True
     dra_prioritized_list: bool = True
     dra_resource_claim_device_status: bool = True
@@ -34,15 +40,19 @@ class Features:
     generic_workload: bool = False
     in_place_pod_level_resources_vertical_scaling: bool = True
     in_place_pod_vertical_scaling: bool = True
+    in_place_pod_vertical_scaling_scheduler_preemption: bool = False
+    inter_pod_affinity_hostname_fast_path: bool = False
     match_label_keys_in_pod_topology_spread: bool = True
     node_declared_features: bool = True
     node_inclusion_policy_in_pod_topology_spread: bool = True
     nominated_node_name_for_expectation: bool = True
     opportunistic_batching: bool = True
+    pod_group_preemption_policy: bool = False
     pod_level_resources: bool = True
     scheduler_async_api_calls: bool = False
     scheduler_async_preemption: bool = True
     scheduler_pop_from_backoff_q: bool = True
+    scheduler_pre_queueing_hints: bool = False
     scheduler_queueing_hints: bool = True
     sidecar_containers: bool = True
     storage_capacity_scoring: bool = False

@@ -162,12 +162,25 @@ class SchedulerMetrics:
             ["name"],
             registry=r,
         )
+        # The runtime's own: which Kubernetes minor it schedules as, and the API server's
+        # version it chose it by ("" when --emulated-version chose without reading it).
+        self.emulated_version = Gauge(
+            "scheduler_runtime_emulated_version_info",
+            "The Kubernetes minor whose kube-scheduler the runtime emulates (gate defaults, "
+            "default plugins), and the API server's gitVersion. Always 1.",
+            ["emulated", "apiserver"],
+            registry=r,
+        )
         self._state = StateCollector(dict)
         r.register(self._state)
 
     def watch_state(self, source: Callable[[], Mapping[str, int]]) -> None:
         """Exports `source`'s sizes as scheduler_runtime_state_objects (the latest given)."""
         self._state.source = source
+
+    def emulating(self, version: str, apiserver: str) -> None:
+        """Which minor the runtime schedules as, and the API server's version ("" unread)."""
+        self.emulated_version.labels(emulated=version, apiserver=apiserver).set(1)
 
     def set_pending(self, counts: dict[str, int]) -> None:
         for queue, count in counts.items():

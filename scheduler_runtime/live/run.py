@@ -14,14 +14,17 @@ import signal
 import socket
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from types import FrameType
 
 from scheduler_runtime.backend import NODES, PODS
 from scheduler_runtime.config import SchedulerConfiguration
+from scheduler_runtime.config.versions import FLAG as VERSION_FLAG
+from scheduler_runtime.config.versions import Emulation, VersionError
 from scheduler_runtime.framework.interface import DEFAULT_PLUGIN_TIME_BUDGET
 from scheduler_runtime.live.explanations import DEFAULT_KEPT, ExplanationStore
-from scheduler_runtime.live.kube import Kube, RateLimiter, load_client
+from scheduler_runtime.live.kube import ApiError, Kube, RateLimiter, load_client
 from scheduler_runtime.live.leader import LeaderElector, LeaseConfig, identity
 from scheduler_runtime.live.metrics import SchedulerMetrics
 from scheduler_runtime.live.outcomes import Outcomes
@@ -37,6 +40,10 @@ FLUSH_SECONDS = 30.0  # upstream flushes leftover unschedulable pods every 30s
 # Python runs signal handlers in the main thread, and only once it wakes: a SIGTERM the kernel
 # hands to another thread would wait forever behind an untimed wait.
 SIGNAL_CHECK_SECONDS = 0.5
+# Reading the API server's version at start: attempts, and the pause after the first failure
+# (doubling each time: about half a minute in all, as an API server restarting may need).
+VERSION_ATTEMPTS = 5
+VERSION_RETRY_SECONDS = 2.0
 
 
 @dataclass(frozen=True)
@@ -47,6 +54,35 @@ class RunOptions:
     explanations: int = DEFAULT_KEPT  # pods whose explanation /explain serves
     explain_annotation: bool = False
     plugin_time_budget: float = DEFAULT_PLUGIN_TIME_BUDGET  # per call of an out-of-tree plugin
+    emulation: Emulation | None = None  # the Kubernetes minor chosen, for /metrics
+
+
+def apiserver_version(
+    kubeconfig: str | None, *, required: bool, sleep: Callable[[float], None] = time.sleep
+) -> str:
+    """The API server's gitVersion (GET /version), tried a few times. Not `required` (the
+    minor was given): "" when it does not answer. Required: VersionError naming the cause."""
+    kube = Kube(load_client(kubeconfig))
+    pause = VERSION_RETRY_SECONDS
+    for attempt in range(VERSION_ATTEMPTS if required else 1):
+        try:
+            git_version = kube.get("/version", timeout=10).get("gitVersion")
+        except (ApiError, OSError, ValueError) as error:
+            failure = f"{type(error).__name__}: {error}"
+        else:
+            if isinstance(git_version, str) and git_version:
+                return git_version
+            failure = "its answer has no gitVersion"
+        if attempt + 1 < VERSION_ATTEMPTS and required:
+            log.warning("cannot read the API server's version (%s); trying again", failure)
+            sleep(pause)
+            pause *= 2
+    if not required:
+        return ""
+    raise VersionError(
+        f"cannot read the API server's version ({failure}): {VERSION_FLAG} chooses the "
+        "Kubernetes minor without it"
+    )
 
 
 def hostname() -> str:
@@ -100,6 +136,8 @@ class Runtime:
         # with its own rate limit, so neither can starve the other or the scheduling loop.
         self.kube, event_writer, self.lease_kube = (Kube(api, self._limiter()) for _ in range(3))
         self.metrics = SchedulerMetrics()
+        if options.emulation is not None:
+            self.metrics.emulating(options.emulation.version, options.emulation.apiserver)
         outcomes = Outcomes(self.kube, event_writer, hostname(), leading=self.leading)
         self.elector: LeaderElector | None = None
         self.scheduler = Scheduler(

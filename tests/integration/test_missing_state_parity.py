@@ -14,9 +14,10 @@ import yaml
 from cluster import Cluster, kwok_node, wait_for
 from missing_state import CASES, disabled
 from replay_parity import outcome, read_json
+from runtime_support import CLUSTER_MINOR
 
 from benchmarks.processes import stop_process
-from scheduler_runtime.config import load_configuration
+from scheduler_runtime.config import FeatureGates, load_configuration
 from scheduler_runtime.simulate import simulate
 
 # A pod that fits no node, where DynamicResources' PostFilter has no state to read.
@@ -107,7 +108,9 @@ def test_missing_state_fails_pods_as_upstream_does(
         log.close()
     # The other nodes too (the messages count them); list items leave out their kind.
     nodes = [{**node, "kind": "Node"} for node in read_json(core.list_node)["items"]]
-    ours = simulate(load_configuration(config, strict=False), [*nodes, *pods], seed=1)
+    cluster_gates = FeatureGates(version=CLUSTER_MINOR)  # the minor the runtime emulates there
+    loaded = load_configuration(config, strict=False, feature_gates=cluster_gates)
+    ours = simulate(loaded, [*nodes, *pods], seed=1)
     mine = {p.name: (p.node is not None, p.message) for p in ours}
     expected = {name: (node is not None, message) for name, (node, message) in theirs.items()}
     assert mine == expected

@@ -22,6 +22,7 @@ import pytest
 import yaml
 from cluster import Cluster, kwok_node, wait_for
 from runtime_support import (
+    CLUSTER_MINOR,
     RuntimeProcess,
     make_pod,
     scheduler_config,
@@ -29,7 +30,7 @@ from runtime_support import (
 )
 
 from benchmarks.processes import stop_process
-from scheduler_runtime.config import load_configuration
+from scheduler_runtime.config import FeatureGates, load_configuration
 from scheduler_runtime.framework.algorithm import SchedulingAlgorithm
 from scheduler_runtime.framework.interface import CycleState, Handle
 from scheduler_runtime.framework.podinfo import pod_info
@@ -254,7 +255,8 @@ def scores_by_node(
 ) -> dict[str, tuple[int, dict[str, int]]]:
     """Every feasible node's total score for `pod` with `placed` bound, and each plugin's
     weighted part of it, by the framework."""
-    profile = load_configuration(config).profiles[0]
+    cluster_gates = FeatureGates(version=CLUSTER_MINOR)  # the minor the runtime emulates there
+    profile = load_configuration(config, feature_gates=cluster_gates).profiles[0]
     snapshot = Snapshot()
     for node in nodes:
         snapshot.add_node(node)

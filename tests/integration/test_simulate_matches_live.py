@@ -15,6 +15,7 @@ import pytest
 import yaml
 from cluster import Cluster, kwok_node, wait_for
 from runtime_support import (
+    CLUSTER_MINOR,
     RuntimeProcess,
     make_pod,
     scheduler_config,
@@ -72,8 +73,10 @@ def simulated(
     capsys: pytest.CaptureFixture[str], config: Path, state: Path, seed: str
 ) -> list[dict[str, Any]]:
     capsys.readouterr()
+    flags = ["--state", str(state), "--seed", seed, "-o", "json"]
+    # The minor the live runtime emulates there (the API server's).
     code = main(
-        ["simulate", "--config", str(config), "--state", str(state), "--seed", seed, "-o", "json"]
+        ["simulate", "--config", str(config), *flags, f"--emulated-version={CLUSTER_MINOR}"]
     )
     out = capsys.readouterr().out
     assert code == 0, out

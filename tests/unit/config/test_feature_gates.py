@@ -1,7 +1,8 @@
 """Feature gates as kube-scheduler v1.36.3 takes them (component-base's featuregate and the
 component registry in front of it), the default plugins they choose, and the runtime's own
 limits. The integration tier holds the words to the real binary's
-(tests/integration/test_feature_gates_upstream.py)."""
+(tests/integration/test_feature_gates_upstream.py). Every helper here works at 1.36 (the
+other minors: test_feature_gates_per_version.py)."""
 
 from __future__ import annotations
 
@@ -12,23 +13,43 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from scheduler_runtime.config import ConfigError, load_configuration
-from scheduler_runtime.config.defaults import (
-    BASE_MULTI_POINT,
-    DEFAULT_MULTI_POINT,
-    default_multi_point,
-)
+from scheduler_runtime import config
+from scheduler_runtime.config import ConfigError, SchedulerConfiguration
+from scheduler_runtime.config import features as gates_module
+from scheduler_runtime.config.defaults import BASE_MULTI_POINT, Defaults
+from scheduler_runtime.config.defaults import default_multi_point as any_default_multi_point
 from scheduler_runtime.config.features import (
-    DEFAULTS,
-    KNOWN,
     RUNTIME_FOLLOWS,
     SCHEDULING,
     FeatureGates,
-    feature_gates,
-    parse_feature_gates,
+    known,
 )
 from scheduler_runtime.framework.features import Features
 from scheduler_runtime.framework.registry import registry
+
+MINOR = "1.36"
+KNOWN = known(MINOR)
+DEFAULTS = FeatureGates(version=MINOR)
+
+
+def parse_feature_gates(values: str | list[str]) -> FeatureGates:
+    return gates_module.parse_feature_gates(values, MINOR)
+
+
+def feature_gates(settings: dict[str, bool]) -> FeatureGates:
+    return gates_module.feature_gates(settings, version=MINOR)
+
+
+def default_multi_point(features: Features) -> Defaults:
+    return any_default_multi_point(features, MINOR)
+
+
+def load_configuration(doc: dict[str, Any], **options: Any) -> SchedulerConfiguration:
+    options.setdefault("feature_gates", DEFAULTS)
+    return config.load_configuration(doc, **options)
+
+
+DEFAULT_MULTI_POINT = default_multi_point(DEFAULTS.features)
 
 HEADER = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration"}
 # NodeDeclaredFeatures off, with the gates that depend on it (kube-scheduler refuses it alone).
@@ -75,12 +96,25 @@ def test_gates_have_their_1_36_specs(gate: str, default: bool, stage: str, locke
 
 
 def test_every_gate_the_scheduler_reads_is_known_with_its_default() -> None:
+    """The framework's defaults are 1.36's; the gates 1.37 added are off there."""
     defaults = Features()
+    added_later = SCHEDULING - set(KNOWN)
     for gate, attribute in Features.gate_names().items():
-        assert gate in KNOWN, gate
-        assert getattr(defaults, attribute) == KNOWN[gate].default, gate
+        assert gate in KNOWN or gate in known("1.37"), gate
+        assert getattr(defaults, attribute) == (gate in KNOWN and KNOWN[gate].default), gate
     assert DEFAULTS.features == defaults
-    assert set(KNOWN) > SCHEDULING
+    assert set(KNOWN) > SCHEDULING - added_later
+    assert added_later == {
+        "CompositePodGroup",
+        "DRADerivedAttributes",
+        "DRADeviceCompatibilityGroups",
+        "DRAFractionalCapacityRange",
+        "DRAOptionalNodeOperations",
+        "InPlacePodVerticalScalingSchedulerPreemption",
+        "InterPodAffinityHostnameFastPath",
+        "PodGroupPreemptionPolicy",
+        "SchedulerPreQueueingHints",
+    }
     assert RUNTIME_FOLLOWS <= SCHEDULING
 
 
@@ -183,7 +217,7 @@ def test_all_alpha_and_all_beta_set_the_gates_of_their_stage_left_unset() -> Non
 
 @given(
     st.dictionaries(
-        st.sampled_from(sorted(SCHEDULING | {"APIResponseCompression", "AllBeta"})),
+        st.sampled_from(sorted((SCHEDULING & set(KNOWN)) | {"APIResponseCompression", "AllBeta"})),
         st.booleans(),
         max_size=6,
     )
@@ -198,7 +232,7 @@ def test_a_map_is_either_refused_by_name_or_resolved_as_set(settings: dict[str, 
         return
     for name, value in settings.items():
         assert outcome.enabled(name) == value
-    assert FeatureGates(settings) == outcome
+    assert FeatureGates(settings, version=MINOR) == outcome
     assert parse_feature_gates(outcome.as_flag()) == outcome
 
 
@@ -293,7 +327,8 @@ def test_every_plugin_a_gate_the_runtime_takes_brings_is_in_the_runtime() -> Non
     for gate, attribute in Features.gate_names().items():
         on = {name for name, _ in default_multi_point(replace(Features(), **{attribute: True}))}
         off = {name for name, _ in default_multi_point(replace(Features(), **{attribute: False}))}
-        if gate in RUNTIME_FOLLOWS or (KNOWN[gate].locked and KNOWN[gate].default):
+        spec = KNOWN.get(gate)
+        if gate in RUNTIME_FOLLOWS or (spec is not None and spec.locked and spec.default):
             assert on - off <= set(registry()), gate
 
 

@@ -16,9 +16,9 @@ from scheduler_runtime.framework.registry import registry
 
 HEADER = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration"}
 
-DEFAULT_FILTERS = (
-    "NodeUnschedulable",
+DEFAULT_FILTERS = (  # the newest minor's (1.37 runs NodeName first)
     "NodeName",
+    "NodeUnschedulable",
     "TaintToleration",
     "NodeAffinity",
     "NodePorts",
@@ -30,7 +30,7 @@ DEFAULT_FILTERS = (
     "PodTopologySpread",
     "InterPodAffinity",
     "DynamicResources",  # as upstream's: it needs its PreFilter state here, reserve and preBind
-    "NodeDeclaredFeatures",  # appended by applyFeatureGates: its gate is beta and on in 1.36
+    "NodeDeclaredFeatures",  # appended by applyFeatureGates: its gate is GA and locked in 1.37
 )
 
 

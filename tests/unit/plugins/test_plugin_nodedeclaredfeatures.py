@@ -133,12 +133,12 @@ def test_filter_without_its_prefilter_state_fails_as_upstream_words_it() -> None
     assert not need.needed(Features(node_declared_features=False))
     with pytest.raises(ConfigError, match="runs at filter but not at preFilter"):
         load_configuration({**HEADER, "profiles": [FILTER_ONLY]})
-    gate_off = parse_feature_gates(GATE_OFF)
+    gate_off = parse_feature_gates(GATE_OFF, "1.36")
     assert load_configuration({**HEADER, "profiles": [FILTER_ONLY]}, feature_gates=gate_off)
 
 
 def test_the_configured_gate_reaches_the_plugin() -> None:
-    off = load_configuration(HEADER, feature_gates=parse_feature_gates(GATE_OFF))
+    off = load_configuration(HEADER, feature_gates=parse_feature_gates(GATE_OFF, "1.36"))
     assert not off.features.node_declared_features
     on = load_configuration(HEADER)
     assert on.features.node_declared_features

@@ -36,7 +36,8 @@ NO_CPU = (
 
 
 # The gates kube-scheduler 1.36 needs for gangs (its defaults then run GangScheduling).
-GANG_GATES = parse_feature_gates("GenericWorkload=true,GangScheduling=true")
+# The v1alpha2 workload API and its gates are 1.36's.
+GANG_GATES = parse_feature_gates("GenericWorkload=true,GangScheduling=true", "1.36")
 
 
 def config(*plugins: str) -> Any:
@@ -266,18 +267,14 @@ def test_the_command_reports_groups_in_a_table_and_in_json(
         )
     )
     gates = "--feature-gates=GenericWorkload=true,GangScheduling=true"
-    assert main(["simulate", "--config", str(configuration), "--state", str(state), gates]) == 0
+    state_flags = ["--state", str(state), gates, "--emulated-version=1.36"]
+    assert main(["simulate", "--config", str(configuration), *state_flags]) == 0
     table = capsys.readouterr().out
     assert "NAMESPACE   POD GROUP   PLACED   BOUND/MIN   MEMBERS   REASON" in table
     assert (
         "ns          big         no       0/2         2         pod group is unschedulable" in table
     )
-    assert (
-        main(
-            ["simulate", "--config", str(configuration), "--state", str(state), gates, "-o", "json"]
-        )
-        == 0
-    )
+    assert main(["simulate", "--config", str(configuration), *state_flags, "-o", "json"]) == 0
     document = yaml.safe_load(capsys.readouterr().out)
     assert [(g["name"], g["placed"], g["bound"]) for g in document["podGroups"]] == [
         ("fits", True, 2),
@@ -470,7 +467,7 @@ def test_the_members_tried_in_a_group_cycle_share_its_state_and_binding_never_se
 # ----- TopologyAwareWorkloadScheduling
 
 TAS_GATES = parse_feature_gates(
-    "GenericWorkload=true,GangScheduling=true,TopologyAwareWorkloadScheduling=true"
+    "GenericWorkload=true,GangScheduling=true,TopologyAwareWorkloadScheduling=true", "1.36"
 )
 
 

@@ -144,7 +144,8 @@ def simulation(
     config = dict(CONFIG)
     if plugin_config:
         config["profiles"] = [{"schedulerName": "default-scheduler", "pluginConfig": plugin_config}]
-    loaded = load_configuration(config, feature_gates=feature_gates(gates or {}))
+    # 1.36's gates: the DRA gates these tests turn off are locked on from 1.37.
+    loaded = load_configuration(config, feature_gates=feature_gates(gates or {}, version="1.36"))
     run = Simulation(loaded, seed=1)
     run.load(objects)
     return run

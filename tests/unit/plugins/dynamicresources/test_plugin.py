@@ -580,7 +580,7 @@ def test_args_of_a_feature_that_is_off_are_refused(
         "profiles": [{"pluginConfig": [{"name": "DynamicResources", "args": args}]}],
     }
     with pytest.raises(ConfigError) as caught:
-        load_configuration(config, feature_gates=feature_gates(gates))
+        load_configuration(config, feature_gates=feature_gates(gates, version="1.36"))
     assert caught.value.path == f"profiles[0].pluginConfig[0].args.{field}"
     assert caught.value.reason == f"not allowed: {error}"
 
