@@ -4,7 +4,6 @@ objects once its churn drains)."""
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Iterator
 from typing import Any
 
@@ -20,6 +19,7 @@ from scheduler_runtime.config import load_configuration
 from scheduler_runtime.framework.podgroups import COSCHEDULING_POD_GROUP, POD_GROUP_LABEL
 from scheduler_runtime.framework.podinfo import pod_info
 from scheduler_runtime.live import scheduler as live
+from scheduler_runtime.live.api_calls import PodStatusPatchCall
 from scheduler_runtime.live.kube import Kube
 from scheduler_runtime.live.metrics import STATE_OBJECTS, SchedulerMetrics
 from scheduler_runtime.live.outcomes import Outcomes
@@ -98,7 +98,9 @@ def test_a_scheduler_reports_the_sizes_of_what_it_holds(scheduler: live.Schedule
     assert flying is not None
     scheduler.backend.cache.assume(flying.pod_info, "n2")
     scheduler.backend.dra.claims.signal_pending_allocation("uid-c2", claim("c2", "dev-2"))
-    scheduler._reports["ns/p1"] = deque()  # a write about p1 under way
+    # A refusal about p1 waiting for the dispatcher (its workers not started here).
+    p1 = pod_info(pod("p1", scheduler=OURS))
+    scheduler.dispatcher.queue.add(PodStatusPatchCall(scheduler.outcomes, p1, "Unschedulable"))
 
     sizes = scraped(scheduler)
 
@@ -128,10 +130,10 @@ def test_sizes_are_read_at_scrape_time_and_drop_as_work_drains(scheduler: live.S
     assert flying is not None
     scheduler.backend.cache.assume(flying.pod_info, "n1")
     assert (scraped(scheduler)["in_flight_pods"], scraped(scheduler)["assumed_pods"]) == (1, 1)
-    scheduler.queue.done(flying.key)
+    scheduler.queue.done(flying.id)
     bound = pod("p1", node_name="n1", scheduler=OURS)
     events.upsert(PODS, bound)  # the watch confirms the binding
-    assert pod_info(bound).key == flying.key
+    assert pod_info(bound).id == flying.id
     after = scraped(scheduler)
     assert (after["active_pods"], after["in_flight_pods"], after["assumed_pods"]) == (0, 0, 0)
     assert after["bound_pods"] == 1
