@@ -29,7 +29,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any
 
 from scheduler_runtime.dra import cel
 from scheduler_runtime.dra.model import (
@@ -870,9 +870,13 @@ class _Attempt:
         selectors: Sequence[str | None],
     ) -> bool:
         cache = self.a.index.matches
+        young = cache.young
         for i, expression in enumerate(selectors):
             assert expression is not None  # checked in _validate
-            outcome = cache.get(expression, device)
+            per_device = young.get(expression)  # the common case, without a call
+            outcome = per_device.get(id(device)) if per_device is not None else None
+            if outcome is None:
+                outcome = cache.get(expression, device)
             if outcome is None:
                 outcome = self._evaluate(expression, device, cls, claim_index, i)
                 if outcome is not None:
@@ -919,10 +923,10 @@ class _Attempt:
         for the answer of the call it made: True, False, or _EXCEEDED (upstream's
         errAllocationResultMaxSizeExceeded); other errors abandon the search."""
         stack: list[_Frame] = []
-        step: _Call | bool | object = _Call(0, 0, 0, 0, False, _ORIGIN)
+        step: _Call | bool | object = (0, 0, 0, 0, False, _ORIGIN)
         try:
             while True:
-                if type(step) is _Call:
+                if type(step) is tuple:
                     step = self._enter(step, stack)
                 elif stack:
                     step = stack[-1].resume(step, stack)
@@ -936,24 +940,38 @@ class _Attempt:
             raise
 
     def _enter(self, call: _Call, stack: list[_Frame]) -> _Call | bool | object:  # noqa: PLR0911 (upstream's allocateOne, step by step)
-        """The start of allocateOne: an answer, or the next call (with a frame pushed when
-        this call has to see its answer)."""
-        self._check_deadline()
+        """allocateOne up to its first device: an answer, or the call after the device taken
+        (with a frame pushed to see that call's answer). Moving on to the next request or
+        claim is a loop here, not a call."""
         claim_index, request_index, sub, device_index, in_sub, _ = call
-        if claim_index >= len(self.claims):
-            return True
-        if request_index >= len(self.claims[claim_index].requests):
-            stack.append(_NextClaim())
-            return _Call(claim_index + 1, 0, 0, 0, False, _ORIGIN)
-        data = self.request_data[(claim_index, request_index, sub)]
-        if not in_sub and data.parent is not None:
-            subrequests = _Subrequests(self, claim_index, request_index, device_index)
-            stack.append(subrequests)
-            return subrequests.next_call(stack)
-        if data.request.allocation_mode == ALL and not data.all_devices:
-            return False
-        if device_index >= data.num_devices:
-            return _Call(claim_index, request_index + 1, 0, 0, False, _ORIGIN)
+        claims = self.claims
+        while True:
+            self._check_deadline()
+            if claim_index >= len(claims):
+                return True
+            if request_index >= len(claims[claim_index].requests):
+                if claim_index + 1 >= len(claims):
+                    return True
+                stack.append(_NEXT_CLAIM)
+                claim_index, request_index, sub, device_index, in_sub = (
+                    claim_index + 1,
+                    0,
+                    0,
+                    0,
+                    False,
+                )
+                continue
+            data = self.request_data[(claim_index, request_index, sub)]
+            if not in_sub and data.parent is not None:
+                subrequests = _Subrequests(self, claim_index, request_index, device_index)
+                stack.append(subrequests)
+                return subrequests.next_call(stack)
+            if data.request.allocation_mode == ALL and not data.all_devices:
+                return False
+            if device_index >= data.num_devices:
+                request_index, sub, device_index, in_sub = request_index + 1, 0, 0, False
+                continue
+            break
         if len(self.results[claim_index]) + data.num_devices - device_index > (
             ALLOCATION_RESULTS_MAX_SIZE
         ):
@@ -964,8 +982,10 @@ class _Attempt:
             if undo is None:
                 return False
             stack.append(_AllDevices(undo))
-            return _Call(claim_index, request_index, sub, device_index + 1, in_sub, _ORIGIN)
-        frame = _Search(self, call, data)
+            return (claim_index, request_index, sub, device_index + 1, in_sub, _ORIGIN)
+        frame = _Search(self, claim_index, request_index, sub, device_index, in_sub, data)
+        if call[0] == claim_index and call[1] == request_index:
+            frame.pool, frame.slice, frame.device = call[5]
         stack.append(frame)
         return frame.scan(stack)
 
@@ -1178,17 +1198,10 @@ class _Attempt:
 # The search's frames: allocateOne's recursion, one frame per call still waiting for an answer.
 
 
-class _Call(NamedTuple):
-    """allocateOne's arguments: the device to find, and where the search for it starts."""
-
-    claim_index: int
-    request_index: int
-    sub: int
-    device_index: int
-    in_sub: bool
-    start: tuple[int, int, int]
-
-
+# allocateOne's arguments: claim, request and subrequest index, the device to find, whether
+# a subrequest is being tried, and where the search for the device starts (pool, slice,
+# device).
+_Call = tuple[int, int, int, int, bool, tuple[int, int, int]]
 _ORIGIN = (0, 0, 0)
 _EXCEEDED = object()  # errAllocationResultMaxSizeExceeded, as an answer
 
@@ -1216,6 +1229,9 @@ class _NextClaim(_Frame):
         return False if answer is _EXCEEDED else answer
 
 
+_NEXT_CLAIM = _NextClaim()
+
+
 class _Subrequests(_Frame):
     """A request with subrequests: the first one that can be allocated."""
 
@@ -1236,9 +1252,7 @@ class _Subrequests(_Frame):
         if key not in self.attempt.request_data:
             stack.pop()
             return _EXCEEDED if self.all_exceeded else False
-        return _Call(
-            self.claim_index, self.request_index, self.sub, self.device_index, True, _ORIGIN
-        )
+        return (self.claim_index, self.request_index, self.sub, self.device_index, True, _ORIGIN)
 
     def resume(self, answer: object, stack: list[_Frame]) -> _Call | bool | object:
         if answer is not _EXCEEDED:
@@ -1274,13 +1288,38 @@ class _Search(_Frame):
     """allocationMode ExactCount: the devices in upstream's order, from the start location,
     each taken in turn while the rest of the search is tried after it."""
 
-    __slots__ = ("attempt", "call", "data", "device", "pool", "slice", "undo")
+    __slots__ = (
+        "attempt",
+        "claim_index",
+        "data",
+        "device",
+        "device_index",
+        "in_sub",
+        "pool",
+        "request_index",
+        "slice",
+        "sub",
+        "undo",
+    )
 
-    def __init__(self, attempt: _Attempt, call: _Call, data: _RequestData) -> None:
+    def __init__(  # noqa: PLR0917 (allocateOne's arguments)
+        self,
+        attempt: _Attempt,
+        claim_index: int,
+        request_index: int,
+        sub: int,
+        device_index: int,
+        in_sub: bool,
+        data: _RequestData,
+    ) -> None:
         self.attempt = attempt
-        self.call = call
+        self.claim_index = claim_index
+        self.request_index = request_index
+        self.sub = sub
+        self.device_index = device_index
+        self.in_sub = in_sub
         self.data = data
-        self.pool, self.slice, self.device = call.start
+        self.pool = self.slice = self.device = 0
         self.undo: Callable[[], None] | None = None
 
     def resume(self, answer: object, stack: list[_Frame]) -> _Call | bool | object:
@@ -1302,13 +1341,13 @@ class _Search(_Frame):
 
     def scan(self, stack: list[_Frame]) -> _Call | bool | object:
         """From the current location on: the call after the next device taken, or False."""
-        attempt, data, call = self.attempt, self.data, self.call
-        claim_index = call.claim_index
+        attempt, data, claim_index = self.attempt, self.data, self.claim_index
         request = data.request
         admin = bool(request.admin_access)
         allocated = attempt.a.state.allocated_devices
         allocating = attempt.allocating
         consumable = attempt.features.consumable_capacity
+        deadline = attempt.deadline
         pools = attempt.search_pools
         while self.pool < len(pools):
             pool = pools[self.pool]
@@ -1316,7 +1355,8 @@ class _Search(_Frame):
                 s = pool.slices[self.slice]
                 devices = s.devices
                 while self.device < len(devices):
-                    attempt._check_deadline()
+                    if deadline is not None and time.monotonic() > deadline:
+                        attempt._check_deadline()
                     device = devices[self.device]
                     device_id = device.id
                     using = allocating.get(device_id)
@@ -1338,7 +1378,8 @@ class _Search(_Frame):
                         continue
                     self.undo = undo
                     location = (self.pool, self.slice, self.device + 1)
-                    return call._replace(device_index=call.device_index + 1, start=location)
+                    index = self.device_index + 1
+                    return (claim_index, self.request_index, self.sub, index, self.in_sub, location)
                 self.slice += 1
                 self.device = 0
             self.pool += 1
