@@ -146,8 +146,9 @@ class MatchCache:
     outcome found in the old generation moves back to the young one, so the pairs in use
     stay while a claim with thousands of selectors passes through; at most 2 x `max_bytes`."""
 
-    # Measured (tracemalloc): about 100 bytes per outcome in a per-expression dict keyed by
-    # device, and an expression's string and dict besides.
+    # Counted generously: tracemalloc measures about 70 bytes per outcome in a per-expression
+    # dict keyed by device (so at most about 22 MiB in all), and an expression's string and
+    # dict besides.
     ENTRY_BYTES = 100
     EXPRESSION_BYTES = 300
     MAX_BYTES = 16 * 2**20
