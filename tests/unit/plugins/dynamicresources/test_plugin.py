@@ -30,6 +30,7 @@ from dra_objects import (
 
 from scheduler_runtime.config import ConfigError, load_configuration
 from scheduler_runtime.config.features import feature_gates
+from scheduler_runtime.dra import allocator
 from scheduler_runtime.framework.explain import annotation
 from scheduler_runtime.framework.podinfo import pod_info
 from scheduler_runtime.plugins.dynamicresources import answers, binding
@@ -647,3 +648,31 @@ def test_pods_sharing_a_claim_write_their_reservations_one_at_a_time() -> None:
     assert reads == []
     final = api._claims["default/shared"]
     assert sorted(r["name"] for r in final["status"]["reservedFor"]) == [f"p{i}" for i in range(5)]
+
+
+def test_a_search_past_the_filter_timeout_is_the_pods_error_with_upstreams_message(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The deadline passes while a selector is evaluated (a clock that jumps an hour then)
+    and no device matches: the search stops at the next device rather than going through
+    them all, and the pod gets upstream's timeout status."""
+    evaluate = allocator._Attempt._evaluate
+    clock = [time.monotonic()]
+
+    def slow(self: Any, *args: Any) -> Any:
+        clock[0] += 3600
+        return evaluate(self, *args)
+
+    monkeypatch.setattr(allocator._Attempt, "_evaluate", slow)
+    monkeypatch.setattr(allocator, "time", type("Clock", (), {"monotonic": lambda: clock[0]}))
+    found = placements(
+        node("n1"),
+        device_class(expression='device.driver == "other.example.com"'),
+        node_slice("n1", device("a"), device("b")),
+        template(),
+        pod("p"),
+    )
+    assert found["p"].node is None
+    assert found["p"].message == (
+        'running "DynamicResources" filter plugin: node n1: timed out trying to allocate devices'
+    )
