@@ -946,8 +946,10 @@ class _Attempt:
         claim is a loop here, not a call."""
         claim_index, request_index, sub, device_index, in_sub, _ = call
         claims = self.claims
+        deadline = self.deadline
         while True:
-            self._check_deadline()
+            if deadline is not None and time.monotonic() > deadline:
+                self._check_deadline()
             if claim_index >= len(claims):
                 return True
             if request_index >= len(claims[claim_index].requests):
@@ -984,9 +986,9 @@ class _Attempt:
                 return False
             stack.append(_AllDevices(undo))
             return (claim_index, request_index, sub, device_index + 1, in_sub, _ORIGIN)
-        frame = _Search(self, claim_index, request_index, sub, device_index, in_sub, data)
-        if call[0] == claim_index and call[1] == request_index:
-            frame.pool, frame.slice, frame.device = call[5]
+        if call[0] != claim_index or call[1] != request_index:  # moved on: from the start
+            call = (claim_index, request_index, sub, device_index, in_sub, _ORIGIN)
+        frame = _Search(self, call, data)
         stack.append(frame)
         return frame.scan(stack)
 
@@ -1289,38 +1291,13 @@ class _Search(_Frame):
     """allocationMode ExactCount: the devices in upstream's order, from the start location,
     each taken in turn while the rest of the search is tried after it."""
 
-    __slots__ = (
-        "attempt",
-        "claim_index",
-        "data",
-        "device",
-        "device_index",
-        "in_sub",
-        "pool",
-        "request_index",
-        "slice",
-        "sub",
-        "undo",
-    )
+    __slots__ = ("attempt", "call", "data", "device", "pool", "slice", "undo")
 
-    def __init__(  # noqa: PLR0917 (allocateOne's arguments)
-        self,
-        attempt: _Attempt,
-        claim_index: int,
-        request_index: int,
-        sub: int,
-        device_index: int,
-        in_sub: bool,
-        data: _RequestData,
-    ) -> None:
+    def __init__(self, attempt: _Attempt, call: _Call, data: _RequestData) -> None:
         self.attempt = attempt
-        self.claim_index = claim_index
-        self.request_index = request_index
-        self.sub = sub
-        self.device_index = device_index
-        self.in_sub = in_sub
+        self.call = call
         self.data = data
-        self.pool = self.slice = self.device = 0
+        self.pool, self.slice, self.device = call[5]
         self.undo: Callable[[], None] | None = None
 
     def resume(self, answer: object, stack: list[_Frame]) -> _Call | bool | object:
@@ -1342,7 +1319,8 @@ class _Search(_Frame):
 
     def scan(self, stack: list[_Frame]) -> _Call | bool | object:
         """From the current location on: the call after the next device taken, or False."""
-        attempt, data, claim_index = self.attempt, self.data, self.claim_index
+        attempt, data, call = self.attempt, self.data, self.call
+        claim_index = call[0]
         request = data.request
         admin = bool(request.admin_access)
         allocated = attempt.a.state.allocated_devices
@@ -1379,8 +1357,7 @@ class _Search(_Frame):
                         continue
                     self.undo = undo
                     location = (self.pool, self.slice, self.device + 1)
-                    index = self.device_index + 1
-                    return (claim_index, self.request_index, self.sub, index, self.in_sub, location)
+                    return (claim_index, call[1], call[2], call[3] + 1, call[4], location)
                 self.slice += 1
                 self.device = 0
             self.pool += 1
