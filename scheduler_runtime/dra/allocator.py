@@ -29,7 +29,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any
 
 from scheduler_runtime.dra import cel
 from scheduler_runtime.dra.model import (
@@ -146,8 +146,9 @@ class MatchCache:
     outcome found in the old generation moves back to the young one, so the pairs in use
     stay while a claim with thousands of selectors passes through; at most 2 x `max_bytes`."""
 
-    # Measured (tracemalloc): about 100 bytes per outcome in a per-expression dict keyed by
-    # device, and an expression's string and dict besides.
+    # Counted generously: tracemalloc measures about 70 bytes per outcome in a per-expression
+    # dict keyed by device (so at most about 22 MiB in all), and an expression's string and
+    # dict besides.
     ENTRY_BYTES = 100
     EXPRESSION_BYTES = 300
     MAX_BYTES = 16 * 2**20
@@ -870,9 +871,13 @@ class _Attempt:
         selectors: Sequence[str | None],
     ) -> bool:
         cache = self.a.index.matches
+        young = cache.young
         for i, expression in enumerate(selectors):
             assert expression is not None  # checked in _validate
-            outcome = cache.get(expression, device)
+            per_device = young.get(expression)  # the common case, without a call
+            outcome = per_device.get(id(device)) if per_device is not None else None
+            if outcome is None:
+                outcome = cache.get(expression, device)
             if outcome is None:
                 outcome = self._evaluate(expression, device, cls, claim_index, i)
                 if outcome is not None:
@@ -919,10 +924,10 @@ class _Attempt:
         for the answer of the call it made: True, False, or _EXCEEDED (upstream's
         errAllocationResultMaxSizeExceeded); other errors abandon the search."""
         stack: list[_Frame] = []
-        step: _Call | bool | object = _Call(0, 0, 0, 0, False, _ORIGIN)
+        step: _Call | bool | object = (0, 0, 0, 0, False, _ORIGIN)
         try:
             while True:
-                if type(step) is _Call:
+                if type(step) is tuple:
                     step = self._enter(step, stack)
                 elif stack:
                     step = stack[-1].resume(step, stack)
@@ -936,24 +941,40 @@ class _Attempt:
             raise
 
     def _enter(self, call: _Call, stack: list[_Frame]) -> _Call | bool | object:  # noqa: PLR0911 (upstream's allocateOne, step by step)
-        """The start of allocateOne: an answer, or the next call (with a frame pushed when
-        this call has to see its answer)."""
-        self._check_deadline()
+        """allocateOne up to its first device: an answer, or the call after the device taken
+        (with a frame pushed to see that call's answer). Moving on to the next request or
+        claim is a loop here, not a call."""
         claim_index, request_index, sub, device_index, in_sub, _ = call
-        if claim_index >= len(self.claims):
-            return True
-        if request_index >= len(self.claims[claim_index].requests):
-            stack.append(_NextClaim())
-            return _Call(claim_index + 1, 0, 0, 0, False, _ORIGIN)
-        data = self.request_data[(claim_index, request_index, sub)]
-        if not in_sub and data.parent is not None:
-            subrequests = _Subrequests(self, claim_index, request_index, device_index)
-            stack.append(subrequests)
-            return subrequests.next_call(stack)
-        if data.request.allocation_mode == ALL and not data.all_devices:
-            return False
-        if device_index >= data.num_devices:
-            return _Call(claim_index, request_index + 1, 0, 0, False, _ORIGIN)
+        claims = self.claims
+        deadline = self.deadline
+        while True:
+            if deadline is not None and time.monotonic() > deadline:
+                self._check_deadline()
+            if claim_index >= len(claims):
+                return True
+            if request_index >= len(claims[claim_index].requests):
+                if claim_index + 1 >= len(claims):
+                    return True
+                stack.append(_NEXT_CLAIM)
+                claim_index, request_index, sub, device_index, in_sub = (
+                    claim_index + 1,
+                    0,
+                    0,
+                    0,
+                    False,
+                )
+                continue
+            data = self.request_data[(claim_index, request_index, sub)]
+            if not in_sub and data.parent is not None:
+                subrequests = _Subrequests(self, claim_index, request_index, device_index)
+                stack.append(subrequests)
+                return subrequests.next_call(stack)
+            if data.request.allocation_mode == ALL and not data.all_devices:
+                return False
+            if device_index >= data.num_devices:
+                request_index, sub, device_index, in_sub = request_index + 1, 0, 0, False
+                continue
+            break
         if len(self.results[claim_index]) + data.num_devices - device_index > (
             ALLOCATION_RESULTS_MAX_SIZE
         ):
@@ -964,7 +985,9 @@ class _Attempt:
             if undo is None:
                 return False
             stack.append(_AllDevices(undo))
-            return _Call(claim_index, request_index, sub, device_index + 1, in_sub, _ORIGIN)
+            return (claim_index, request_index, sub, device_index + 1, in_sub, _ORIGIN)
+        if call[0] != claim_index or call[1] != request_index:  # moved on: from the start
+            call = (claim_index, request_index, sub, device_index, in_sub, _ORIGIN)
         frame = _Search(self, call, data)
         stack.append(frame)
         return frame.scan(stack)
@@ -1178,17 +1201,10 @@ class _Attempt:
 # The search's frames: allocateOne's recursion, one frame per call still waiting for an answer.
 
 
-class _Call(NamedTuple):
-    """allocateOne's arguments: the device to find, and where the search for it starts."""
-
-    claim_index: int
-    request_index: int
-    sub: int
-    device_index: int
-    in_sub: bool
-    start: tuple[int, int, int]
-
-
+# allocateOne's arguments: claim, request and subrequest index, the device to find, whether
+# a subrequest is being tried, and where the search for the device starts (pool, slice,
+# device).
+_Call = tuple[int, int, int, int, bool, tuple[int, int, int]]
 _ORIGIN = (0, 0, 0)
 _EXCEEDED = object()  # errAllocationResultMaxSizeExceeded, as an answer
 
@@ -1216,6 +1232,9 @@ class _NextClaim(_Frame):
         return False if answer is _EXCEEDED else answer
 
 
+_NEXT_CLAIM = _NextClaim()
+
+
 class _Subrequests(_Frame):
     """A request with subrequests: the first one that can be allocated."""
 
@@ -1236,9 +1255,7 @@ class _Subrequests(_Frame):
         if key not in self.attempt.request_data:
             stack.pop()
             return _EXCEEDED if self.all_exceeded else False
-        return _Call(
-            self.claim_index, self.request_index, self.sub, self.device_index, True, _ORIGIN
-        )
+        return (self.claim_index, self.request_index, self.sub, self.device_index, True, _ORIGIN)
 
     def resume(self, answer: object, stack: list[_Frame]) -> _Call | bool | object:
         if answer is not _EXCEEDED:
@@ -1280,7 +1297,7 @@ class _Search(_Frame):
         self.attempt = attempt
         self.call = call
         self.data = data
-        self.pool, self.slice, self.device = call.start
+        self.pool, self.slice, self.device = call[5]
         self.undo: Callable[[], None] | None = None
 
     def resume(self, answer: object, stack: list[_Frame]) -> _Call | bool | object:
@@ -1303,12 +1320,13 @@ class _Search(_Frame):
     def scan(self, stack: list[_Frame]) -> _Call | bool | object:
         """From the current location on: the call after the next device taken, or False."""
         attempt, data, call = self.attempt, self.data, self.call
-        claim_index = call.claim_index
+        claim_index = call[0]
         request = data.request
         admin = bool(request.admin_access)
         allocated = attempt.a.state.allocated_devices
         allocating = attempt.allocating
         consumable = attempt.features.consumable_capacity
+        deadline = attempt.deadline
         pools = attempt.search_pools
         while self.pool < len(pools):
             pool = pools[self.pool]
@@ -1316,7 +1334,8 @@ class _Search(_Frame):
                 s = pool.slices[self.slice]
                 devices = s.devices
                 while self.device < len(devices):
-                    attempt._check_deadline()
+                    if deadline is not None and time.monotonic() > deadline:
+                        attempt._check_deadline()
                     device = devices[self.device]
                     device_id = device.id
                     using = allocating.get(device_id)
@@ -1338,7 +1357,7 @@ class _Search(_Frame):
                         continue
                     self.undo = undo
                     location = (self.pool, self.slice, self.device + 1)
-                    return call._replace(device_index=call.device_index + 1, start=location)
+                    return (claim_index, call[1], call[2], call[3] + 1, call[4], location)
                 self.slice += 1
                 self.device = 0
             self.pool += 1

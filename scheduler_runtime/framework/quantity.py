@@ -52,6 +52,7 @@ _BINARY_SUFFIXES = {"Ki": 10, "Mi": 20, "Gi": 30, "Ti": 40, "Pi": 50, "Ei": 60}
 _DECIMAL_NAMES = {exponent: name for name, exponent in _DECIMAL_SUFFIXES.items()}
 _BINARY_NAMES = {exponent: name for name, exponent in _BINARY_SUFFIXES.items()}
 _EXPONENT: Final = re.compile(r"[eE]([+-]?)([0-9]+)$")
+_SIMPLE: Final = re.compile(r"([0-9]+)([numkMGTPE]|[KMGTPE]i)?")
 
 SPLIT_RE = "^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$"
 ERR_FORMAT_WRONG = f"quantities must match the regular expression '{SPLIT_RE}'"
@@ -148,13 +149,9 @@ class Quantity:
         return cls(value * NANO, fmt)
 
 
+@lru_cache(maxsize=4096)
 def parse(text: str) -> Quantity:
     """`resource.ParseQuantity`, cached: the same strings recur in every slice and pod."""
-    return _parse(text)
-
-
-@lru_cache(maxsize=4096)
-def _parse(text: str) -> Quantity:
     if not text:
         raise QuantityError(ERR_FORMAT_WRONG)
     if text == "0":
@@ -212,6 +209,9 @@ def _to_nanos(unscaled: int, shift: int) -> int:
 
 def _split(text: str) -> tuple[bool, str, str, str]:
     """parseQuantityString: sign, numerator (no leading zeros), fraction digits, suffix."""
+    simple = _SIMPLE.fullmatch(text)  # most quantities: digits and a suffix, scanned at once
+    if simple is not None:
+        return True, simple[1].lstrip("0") or "0", "", simple[2] or ""
     positive = True
     pos, end = 0, len(text)
     if text[0] in "+-":

@@ -30,6 +30,7 @@ from dra_objects import (
 
 from scheduler_runtime.config import ConfigError, load_configuration
 from scheduler_runtime.config.features import feature_gates
+from scheduler_runtime.dra import allocator
 from scheduler_runtime.framework.explain import annotation
 from scheduler_runtime.framework.podinfo import pod_info
 from scheduler_runtime.plugins.dynamicresources import answers, binding
@@ -125,8 +126,7 @@ def test_a_pod_waits_outside_the_queue_until_its_claim_exists() -> None:
     )
     assert run.run() == []
     assert (
-        run.backend.queue.gated("uid-p").message()
-        == 'could not find ResourceClaim "default/mine"'
+        run.backend.queue.gated("uid-p").message() == 'could not find ResourceClaim "default/mine"'
     )
     run.claims.load(claim("mine", exactly()))
     (placed,) = run.run()
@@ -845,3 +845,31 @@ NO_CPU_2 = (  # a pod with claims: DynamicResources' PostFilter has nothing to d
 
 def rc_status(run: Any, name: str) -> dict[str, Any]:
     return dict(run.claims.get_claim("default", name).get("status") or {})
+
+
+def test_a_search_past_the_filter_timeout_is_the_pods_error_with_upstreams_message(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The deadline passes while a selector is evaluated (a clock that jumps an hour then)
+    and no device matches: the search stops at the next device rather than going through
+    them all, and the pod gets upstream's timeout status."""
+    evaluate = allocator._Attempt._evaluate
+    clock = [time.monotonic()]
+
+    def slow(self: Any, *args: Any) -> Any:
+        clock[0] += 3600
+        return evaluate(self, *args)
+
+    monkeypatch.setattr(allocator._Attempt, "_evaluate", slow)
+    monkeypatch.setattr(allocator, "time", type("Clock", (), {"monotonic": lambda: clock[0]}))
+    found = placements(
+        node("n1"),
+        device_class(expression='device.driver == "other.example.com"'),
+        node_slice("n1", device("a"), device("b")),
+        template(),
+        pod("p"),
+    )
+    assert found["p"].node is None
+    assert found["p"].message == (
+        'running "DynamicResources" filter plugin: node n1: timed out trying to allocate devices'
+    )
