@@ -19,6 +19,9 @@ _DECIMAL_SUFFIXES |= {"P": 15, "E": 18}
 _BINARY_SUFFIXES = {"Ki": 10, "Mi": 20, "Gi": 30, "Ti": 40, "Pi": 50, "Ei": 60}
 _NUMBER = re.compile(r"([+-]?)(\d*)(?:\.(\d*))?(.*)")
 _MAX_INT64_FACTORS = 18
+# A scale past this would make Sub build numbers of up to 10**|scale| digits (Go's inf.Dec
+# path, which never ends for 1e999999999): such a minResources is refused instead.
+_MAX_SCALE = 18
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +82,8 @@ def parse(text: str) -> Quantity:
     shifted = whole + fraction
     value = int(shifted)
     scale = exponent - len(fraction)
+    if abs(scale) > _MAX_SCALE:
+        raise ValueError(f"{text!r}: the exponent is out of range")
     canonical = scale % 3 == 0 and not shifted.endswith("000") and shifted[0] != "0"
     return Quantity(-value if negative else value, scale, fmt, text if canonical else "")
 

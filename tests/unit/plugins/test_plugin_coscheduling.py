@@ -177,6 +177,21 @@ def test_min_resources_keep_a_gang_from_every_node() -> None:
     }
 
 
+@pytest.mark.parametrize("huge", ["1e999999999", "1e-999999999", "1e19", "1e-19"])
+def test_a_min_resources_exponent_out_of_range_is_refused_not_computed(huge: str) -> None:
+    """A tenant's minResources of 1e999999999 made the gap's subtraction build a number of a
+    billion digits (the scheduler froze): it is refused, naming the field, and the group's
+    pods are told so."""
+    with pytest.raises(ValueError, match="the exponent is out of range"):
+        parse(huge)
+    made = run(*state(("a", "1", "job"), ("b", "1", "job"), minResources={"cpu": huge}))
+    assert not any(p.node for p in made.placements.values())
+    assert all(
+        "spec.minResources" in (p.message or "") and "out of range" in (p.message or "")
+        for p in made.placements.values()
+    )
+
+
 def test_a_gang_that_does_not_fit_waits_for_nothing_and_holds_nothing() -> None:
     made = run(*state(("a", "3", "job"), ("b", "3", "job"), ("c", "3", "job"), min_member=3))
     messages = sorted(p.message or "" for p in made.placements.values())
