@@ -642,6 +642,12 @@ class Outcome:
     bindings: int
     seconds: float
     final_state: dict[str, int]
+    unbound: Sequence[str] = ()  # the first pods not bound within BOUND_TIMEOUT
+
+    @property
+    def failed(self) -> bool:
+        """A leak, a double binding, or a pod that fits left unbound."""
+        return bool(self.leaks or self.violations or self.counts.not_bound)
 
 
 async def soak(args: argparse.Namespace, kubeconfig: Path, workdir: Path) -> Outcome:
@@ -716,8 +722,6 @@ async def churn_and_check(
         rss, threads = process_status(process.pid)
         samples.append(Sample(seconds / 60, rss, threads, 0.0, final))
         notes += [f"worker error: {e}" for e in churn.errors]
-        if churn.unbound:
-            notes.append(f"not bound within {BOUND_TIMEOUT:.0f} s: {', '.join(churn.unbound)}")
         return Outcome(
             samples,
             leaks,
@@ -727,6 +731,7 @@ async def churn_and_check(
             ledger.bindings,
             seconds,
             final,
+            churn.unbound,
         )
     finally:
         for task in watchers:
@@ -771,15 +776,21 @@ def summary(outcome: Outcome) -> str:
     shown = " ".join(f"{k}={v}" for k, v in sorted(outcome.final_state.items()))
     lines.append(f"state after draining: {shown}")
     lines += [f"note: {note}" for note in outcome.notes]
-    if outcome.leaks or outcome.violations:
-        lines.append("FAILED:")
-        lines += [f"  leak: {leak}" for leak in outcome.leaks]
-        lines += [f"  double binding: {v}" for v in outcome.violations[:50]]
-        if len(outcome.violations) > 50:
-            lines.append(f"  ... and {len(outcome.violations) - 50} more double bindings")
-    else:
+    if not outcome.failed:
         lines.append(
-            "OK: no leak, no pod bound twice, no device in two claims, no node over-committed"
+            "OK: no leak, no pod bound twice, no device in two claims, no node over-committed, "
+            "every pod bound"
+        )
+        return "\n".join(lines)
+    lines.append("FAILED:")
+    lines += [f"  leak: {leak}" for leak in outcome.leaks]
+    lines += [f"  double binding: {v}" for v in outcome.violations[:50]]
+    if len(outcome.violations) > 50:
+        lines.append(f"  ... and {len(outcome.violations) - 50} more double bindings")
+    if outcome.counts.not_bound:
+        lines.append(
+            f"  not bound within {BOUND_TIMEOUT:.0f} s: {outcome.counts.not_bound} pods "
+            f"({', '.join(outcome.unbound)}{', ...' if outcome.counts.not_bound > 20 else ''})"
         )
     return "\n".join(lines)
 
@@ -839,7 +850,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"soak: FAILED: the runtime stopped: {error}", file=sys.stderr)
         return 1
     print(summary(outcome), flush=True)
-    failed = bool(outcome.leaks or outcome.violations)
+    failed = outcome.failed
     if args.keep_workdir or failed:
         progress(f"runtime log and configuration kept in {workdir}")
     else:
