@@ -316,6 +316,8 @@ class Churn:
                     raise
                 await asyncio.sleep(0.05)
                 continue
+            if made is None:  # a retried create whose lost first attempt had made the pod
+                made = await self.api.get(f"{self.pods}/{manifest['metadata']['name']}")
             self.counts.created += 1
             return str(made["metadata"]["uid"])
         raise RuntimeError(f"pod {manifest['metadata']['name']} still exists after 50 tries")
@@ -416,10 +418,10 @@ class Churn:
         while not self.stop.is_set():
             try:
                 await step()
-            except (ApiError, aiohttp.ClientError, RuntimeError) as error:
+            except Exception as error:  # counted and shown: the worker goes on
                 self.counts.errors += 1
                 if len(self.errors) < 20:
-                    self.errors.append(str(error)[:300])
+                    self.errors.append(f"{type(error).__name__}: {str(error)[:300]}")
                 await asyncio.sleep(1)
 
 
