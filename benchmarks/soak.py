@@ -486,7 +486,11 @@ async def report_every_minute(
         now = time.monotonic()
         bound = churn.watched.ledger.bindings
         rss, threads = process_status(process.pid)
-        state = parse_state(await process.metrics())
+        try:
+            state = parse_state(await process.metrics())
+        except (aiohttp.ClientError, TimeoutError) as error:  # shown; the next minute tries again
+            churn.errors.append(f"/metrics not read: {error}")
+            state = {}
         sample = Sample(
             (now - started) / 60, rss, threads, (bound - last_bound) / (now - last_at), state
         )
