@@ -316,6 +316,8 @@ class Churn:
                     raise
                 await asyncio.sleep(0.05)
                 continue
+            if made is None:  # a retried create whose lost first attempt had made the pod
+                made = await self.api.get(f"{self.pods}/{manifest['metadata']['name']}")
             self.counts.created += 1
             return str(made["metadata"]["uid"])
         raise RuntimeError(f"pod {manifest['metadata']['name']} still exists after 50 tries")
@@ -416,10 +418,10 @@ class Churn:
         while not self.stop.is_set():
             try:
                 await step()
-            except (ApiError, aiohttp.ClientError, RuntimeError) as error:
+            except Exception as error:  # counted and shown: the worker goes on
                 self.counts.errors += 1
                 if len(self.errors) < 20:
-                    self.errors.append(str(error)[:300])
+                    self.errors.append(f"{type(error).__name__}: {str(error)[:300]}")
                 await asyncio.sleep(1)
 
 
@@ -484,7 +486,11 @@ async def report_every_minute(
         now = time.monotonic()
         bound = churn.watched.ledger.bindings
         rss, threads = process_status(process.pid)
-        state = parse_state(await process.metrics())
+        try:
+            state = parse_state(await process.metrics())
+        except (aiohttp.ClientError, TimeoutError) as error:  # shown; the next minute tries again
+            churn.errors.append(f"/metrics not read: {error}")
+            state = {}
         sample = Sample(
             (now - started) / 60, rss, threads, (bound - last_bound) / (now - last_at), state
         )
@@ -642,6 +648,12 @@ class Outcome:
     bindings: int
     seconds: float
     final_state: dict[str, int]
+    unbound: Sequence[str] = ()  # the first pods not bound within BOUND_TIMEOUT
+
+    @property
+    def failed(self) -> bool:
+        """A leak, a double binding, or a pod that fits left unbound."""
+        return bool(self.leaks or self.violations or self.counts.not_bound)
 
 
 async def soak(args: argparse.Namespace, kubeconfig: Path, workdir: Path) -> Outcome:
@@ -716,8 +728,6 @@ async def churn_and_check(
         rss, threads = process_status(process.pid)
         samples.append(Sample(seconds / 60, rss, threads, 0.0, final))
         notes += [f"worker error: {e}" for e in churn.errors]
-        if churn.unbound:
-            notes.append(f"not bound within {BOUND_TIMEOUT:.0f} s: {', '.join(churn.unbound)}")
         return Outcome(
             samples,
             leaks,
@@ -727,6 +737,7 @@ async def churn_and_check(
             ledger.bindings,
             seconds,
             final,
+            churn.unbound,
         )
     finally:
         for task in watchers:
@@ -771,15 +782,21 @@ def summary(outcome: Outcome) -> str:
     shown = " ".join(f"{k}={v}" for k, v in sorted(outcome.final_state.items()))
     lines.append(f"state after draining: {shown}")
     lines += [f"note: {note}" for note in outcome.notes]
-    if outcome.leaks or outcome.violations:
-        lines.append("FAILED:")
-        lines += [f"  leak: {leak}" for leak in outcome.leaks]
-        lines += [f"  double binding: {v}" for v in outcome.violations[:50]]
-        if len(outcome.violations) > 50:
-            lines.append(f"  ... and {len(outcome.violations) - 50} more double bindings")
-    else:
+    if not outcome.failed:
         lines.append(
-            "OK: no leak, no pod bound twice, no device in two claims, no node over-committed"
+            "OK: no leak, no pod bound twice, no device in two claims, no node over-committed, "
+            "every pod bound"
+        )
+        return "\n".join(lines)
+    lines.append("FAILED:")
+    lines += [f"  leak: {leak}" for leak in outcome.leaks]
+    lines += [f"  double binding: {v}" for v in outcome.violations[:50]]
+    if len(outcome.violations) > 50:
+        lines.append(f"  ... and {len(outcome.violations) - 50} more double bindings")
+    if outcome.counts.not_bound:
+        lines.append(
+            f"  not bound within {BOUND_TIMEOUT:.0f} s: {outcome.counts.not_bound} pods "
+            f"({', '.join(outcome.unbound)}{', ...' if outcome.counts.not_bound > 20 else ''})"
         )
     return "\n".join(lines)
 
@@ -839,7 +856,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"soak: FAILED: the runtime stopped: {error}", file=sys.stderr)
         return 1
     print(summary(outcome), flush=True)
-    failed = bool(outcome.leaks or outcome.violations)
+    failed = outcome.failed
     if args.keep_workdir or failed:
         progress(f"runtime log and configuration kept in {workdir}")
     else:

@@ -7,7 +7,16 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from benchmarks.soak import Run, runtime_configuration, soak_node, soak_pod
+from benchmarks.soak import (
+    Counts,
+    Outcome,
+    Run,
+    Sample,
+    runtime_configuration,
+    soak_node,
+    soak_pod,
+    summary,
+)
 from benchmarks.soak_checks import (
     BindingLedger,
     ClusterState,
@@ -258,3 +267,23 @@ def test_the_runtime_configuration_of_a_soak_loads() -> None:
     (profile,) = load_configuration(runtime_configuration(Path("/kubeconfig"))).profiles
     assert "Coscheduling" in profile.enabled("permit")
     assert "DynamicResources" in profile.enabled("preBind")
+
+
+def outcome(**changes: Any) -> Outcome:
+    samples = [Sample(1.0, 110.0, 44, 6.0, {}), Sample(2.0, 112.5, 45, 0.0, {"nodes": 12})]
+    made = Outcome(samples, [], [], [], Counts(created=10), 9, 120.0, {"nodes": 12})
+    return Outcome(**{**made.__dict__, **changes})
+
+
+def test_the_summary_says_ok_only_when_nothing_was_found() -> None:
+    assert summary(outcome()).splitlines()[-1].startswith("OK: no leak")
+    assert not outcome().failed
+    leaked = outcome(leaks=["scheduled_pod_groups: ... 3 leaked"])
+    assert leaked.failed
+    assert summary(leaked).splitlines()[-2:] == [
+        "FAILED:",
+        "  leak: scheduled_pod_groups: ... 3 leaked",
+    ]
+    stuck = outcome(counts=Counts(created=10, not_bound=2), unbound=["sts-1", "sts-2"])
+    assert stuck.failed
+    assert summary(stuck).splitlines()[-1] == "  not bound within 60 s: 2 pods (sts-1, sts-2)"
