@@ -302,7 +302,7 @@ class _Validator:
     def __init__(self, features: cel.Features) -> None:
         self.features = features
         self.errors: list[FieldError] = []
-        self._compiled: dict[str, str | None] = {}
+        self._compiled: dict[str, FieldError | None] = {}
 
     def add(self, error: FieldError) -> None:
         self.errors.append(error)
@@ -532,10 +532,24 @@ class _Validator:
             self.add(too_long(path, CEL_SELECTOR_EXPRESSION_MAX_LENGTH))
             return  # upstream does not compile an expression that long
         if expression not in self._compiled:
-            self._compiled[expression] = cel.compile_expression(expression, self.features).error
+            self._compiled[expression] = _compile_error(expression, self.features)
         error = self._compiled[expression]
         if error is not None:
-            self.add(invalid(path, expression, error))
+            shown = expression if error.type == "Invalid value" else OMIT
+            self.add(FieldError(path, error.type, shown, error.detail))
+
+
+def _compile_error(expression: str, features: cel.Features) -> FieldError | None:
+    """CompileCELExpression's error (its field and value are filled in by the caller); a
+    failure of the compiler itself is field.InternalError, as upstream reports one."""
+    try:
+        error = cel.compile_expression(expression, features).error
+    except (RuntimeError, ValueError, RecursionError) as failure:
+        # The compiler's own status, when what failed was reading it.
+        cause = failure.__context__
+        detail = str(cause if isinstance(cause, RuntimeError) else failure)
+        return FieldError("", "Internal error", OMIT, detail)
+    return None if error is None else FieldError("", "Invalid value", OMIT, error)
 
 
 def _truncated(key: str, limit: int = ATTRIBUTE_AND_CAPACITY_MAX_KEY_LENGTH) -> str:

@@ -926,6 +926,17 @@ def test_a_selector_that_does_not_compile_is_refused_with_the_compilers_diagnost
     )
 
 
+@pytest.mark.parametrize(
+    "expression",
+    ["(" * 5000 + "true" + ")" * 5000, "[" * 3000 + "]" * 3000 + " == []", "1" + " + 1" * 2000],
+    ids=["parentheses", "lists", "sums"],
+)
+def test_a_selector_nested_too_deeply_is_refused_naming_the_field(expression: str) -> None:
+    errors = validate(mutate(device_class(), "spec.selectors[0].cel.expression", expression))
+    assert [e.field for e in errors] == ["spec.selectors[0].cel.expression"]
+    assert errors[0].type in {"Invalid value", "Internal error"}
+
+
 def test_several_errors_are_listed_as_the_api_server_lists_them() -> None:
     bad = mutate(mutate(claim(), f"{REQ}.count", -5), f"{SUB}[0].allocationMode", "Some")
     with pytest.raises(InvalidObjectError) as raised:
