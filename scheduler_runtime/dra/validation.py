@@ -10,6 +10,7 @@ denial of service), so the work per object is bounded by its limits."""
 
 from __future__ import annotations
 
+import datetime
 import json
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -197,7 +198,8 @@ def too_many(path: str, count: int, limit: int) -> FieldError:
 
 def wrong_type(path: str, value: Any, wanted: str) -> FieldError:
     """What JSON decoding refuses, in the words of the API's schema validation."""
-    shown = value if len(render(value)) <= _SHOWN_VALUE_MAX else OMIT
+    plain = isinstance(value, str | int | float | list | dict | type(None))
+    shown = value if plain and len(render(value)) <= _SHOWN_VALUE_MAX else OMIT
     return FieldError(path, "Invalid value", shown, f"must be of type {wanted}")
 
 
@@ -332,6 +334,11 @@ class _Validator:
             self.add(wrong_type(path, value, "string"))
             return None
         return value
+
+    def timestamp(self, value: Any, path: str) -> None:
+        """metav1.Time: RFC 3339 text (YAML reads an unquoted one as a datetime)."""
+        if value is not None and not isinstance(value, str | datetime.date):
+            self.add(wrong_type(path, value, "string"))
 
     def integer(self, value: Any, path: str) -> int | None:
         if value is None:
@@ -1539,7 +1546,7 @@ def _taint(v: _Validator, raw: Any, path: str) -> None:
             v.add(required(f"{path}.effect"))
     elif effect not in TAINT_EFFECTS:
         v.add(not_supported(f"{path}.effect", effect, TAINT_EFFECTS))
-    v.string(taint.get("timeAdded"), f"{path}.timeAdded")
+    v.timestamp(taint.get("timeAdded"), f"{path}.timeAdded")
 
 
 def _device_node_selection(
@@ -1631,19 +1638,16 @@ def _metadata(v: _Validator, raw: Any, kind: str) -> None:
     _meta_types(v, metadata)
 
 
-_META_STRINGS: Final = (
-    "uid",
-    "resourceVersion",
-    "generateName",
-    "creationTimestamp",
-    "deletionTimestamp",
-)
+_META_STRINGS: Final = ("uid", "resourceVersion", "generateName")
+_META_TIMES: Final = ("creationTimestamp", "deletionTimestamp")
 
 
 def _meta_types(v: _Validator, metadata: Mapping[str, Any]) -> None:
     """What decoding ObjectMeta refuses: the fields the runtime reads, of the wrong type."""
     for field in _META_STRINGS:
         v.string(metadata.get(field), f"metadata.{field}")
+    for field in _META_TIMES:
+        v.timestamp(metadata.get(field), f"metadata.{field}")
     v.strings(metadata.get("finalizers"), "metadata.finalizers")
     v.each(
         metadata.get("ownerReferences"),
@@ -1702,7 +1706,32 @@ def validate(
         _class_spec(v, obj.get("spec"))
     else:
         _slice_spec(v, obj.get("spec"))
+    if not v.errors:
+        v.errors += _not_json(obj)
     return v.errors
+
+
+_JSON_SCALARS: Final = (str, float, bool, type(None), datetime.date)
+UINT64_MAX: Final = 2**64 - 1
+
+
+def _not_json(obj: Mapping[str, Any]) -> list[FieldError]:
+    """The first value anywhere in the object (fields the API server would drop, opaque
+    parameters) that is not JSON the runtime can carry: a YAML binary or set, or an integer
+    past 64 bits. Iterative: the depth of the object is the file's to choose."""
+    stack: list[tuple[str, Any]] = [(key, value) for key, value in obj.items()]
+    while stack:
+        path, value = stack.pop()
+        if isinstance(value, Mapping):
+            stack += [(f"{path}.{_truncated(str(k))}", item) for k, item in value.items()]
+        elif isinstance(value, list):
+            stack += [(f"{path}[{i}]", item) for i, item in enumerate(value)]
+        elif isinstance(value, int) and not isinstance(value, bool):
+            if not INT64_MIN <= value <= UINT64_MAX:
+                return [invalid(path, value, "must fit in 64 bits")]
+        elif not isinstance(value, _JSON_SCALARS):
+            return [invalid(path, "<value omitted>", "must be a JSON value")]
+    return []
 
 
 def validate_pod(pod: Mapping[str, Any]) -> list[FieldError]:

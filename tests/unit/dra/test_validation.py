@@ -6,6 +6,7 @@ fail with anything but a named field."""
 from __future__ import annotations
 
 import copy
+import datetime
 import re
 from collections.abc import Callable
 from typing import Any
@@ -935,6 +936,44 @@ def test_a_selector_nested_too_deeply_is_refused_naming_the_field(expression: st
     errors = validate(mutate(device_class(), "spec.selectors[0].cel.expression", expression))
     assert [e.field for e in errors] == ["spec.selectors[0].cel.expression"]
     assert errors[0].type in {"Invalid value", "Internal error"}
+
+
+def test_an_unquoted_yaml_timestamp_is_a_timestamp() -> None:
+    stamped = mutate(claim(), "metadata.creationTimestamp", datetime.datetime.now(datetime.UTC))
+    assert validate(mutate(stamped, "metadata.deletionTimestamp", datetime.date(2026, 1, 1))) == []
+
+
+@pytest.mark.parametrize(
+    ("path", "value", "expected"),
+    [
+        (
+            "spec.devices.extra",
+            2**70,
+            f"spec.devices.extra: Invalid value: {2**70}: must fit in 64 bits",
+        ),
+        (
+            "spec.devices.config[0].opaque.parameters.size",
+            -(2**64),
+            f"spec.devices.config[0].opaque.parameters.size: Invalid value: {-(2**64)}: must fit "
+            "in 64 bits",
+        ),
+        (
+            "metadata.annotations",
+            {"a": b"binary"},
+            "metadata.annotations[a]: Invalid value: must be of type string",
+        ),
+        (
+            "spec.devices.extra",
+            {"a", "b"},
+            'spec.devices.extra: Invalid value: "<value omitted>": must be a JSON value',
+        ),
+    ],
+)
+def test_what_json_cannot_carry_is_refused_wherever_it_is(
+    path: str, value: Any, expected: str
+) -> None:
+    """Even where the API server would drop the field: the runtime copies objects as JSON."""
+    assert [str(e) for e in validate(mutate(claim(), path, value))] == [expected]
 
 
 def test_several_errors_are_listed_as_the_api_server_lists_them() -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -110,9 +111,9 @@ def pod(name: str, claim: dict[str, str]) -> dict[str, Any]:
     }
 
 
-def state(*replacing: dict[str, Any]) -> list[dict[str, Any]]:
+def state(*replacing: dict[str, Any], kind: str | None = None) -> list[dict[str, Any]]:
     """A state where one pod takes the claim and one a template's claim; an object given
-    replaces the one of its kind."""
+    replaces the one of its kind (`kind`: of that kind, whatever the object says)."""
     objects = {
         "DeviceClass": device_class(),
         "ResourceSlice": resource_slice(),
@@ -120,7 +121,7 @@ def state(*replacing: dict[str, Any]) -> list[dict[str, Any]]:
         "ResourceClaimTemplate": template(),
     }
     for obj in replacing:
-        objects[obj["kind"]] = obj
+        objects[kind or obj["kind"]] = obj
     return [
         node(),
         pod("first", {"name": "shared", "resourceClaimName": "shared"}),
@@ -292,6 +293,43 @@ def _paths(value: Any, prefix: tuple[str | int, ...] = ()) -> list[tuple[str | i
     for step, child in children:
         found += [(*prefix, step), *_paths(child, (*prefix, step))]
     return found
+
+
+BUILDERS = {
+    "ResourceClaim": claim,
+    "ResourceClaimTemplate": template,
+    "DeviceClass": device_class,
+    "ResourceSlice": resource_slice,
+}
+REFUSAL = re.compile(
+    r"error: (.*: document 0 items\[\d\]: )?"
+    r"(ResourceClaim|ResourceClaimTemplate|DeviceClass|ResourceSlice|Pod) [^ ]+: "
+    r"\[?[a-zA-Z]+[a-zA-Z.\[\]0-9]*(: | must be)"
+)
+
+
+@settings(
+    max_examples=1500,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(data=st.data())
+def test_a_mutated_object_runs_or_is_refused_naming_it_and_a_field(
+    data: st.DataObject, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Any field of any of the DRA objects (its metadata and kind included) replaced."""
+    kind = data.draw(st.sampled_from(sorted(BUILDERS)))
+    mutated = BUILDERS[kind]()
+    path = data.draw(st.sampled_from(_paths(mutated)))
+    mutated = changed(mutated, list(path), data.draw(json_values))
+    code, out, err = run(tmp_path, capsys, state(mutated, kind=kind))
+    assert code in {0, 2}, err
+    if code == 2:
+        assert out == ""
+        assert err.count("\n") == 1
+        assert "cannot simulate" not in err, err
+        if mutated.get("kind") == kind and isinstance(mutated.get("metadata"), dict):
+            assert REFUSAL.match(err), err
 
 
 @settings(
