@@ -1,7 +1,7 @@
 """`scheduler-runtime simulate` on a state file whose resource.k8s.io objects the API server
 would refuse: exit 2 with one line naming the object, the field and the reason, before any
-pod is scheduled; and (hypothesis) a mutated claim either runs or is refused that way, never
-with a traceback or a Python type name."""
+pod is scheduled; and (hypothesis) any DRA object mutated either runs or is refused that way,
+never with a traceback or a Python type name."""
 
 from __future__ import annotations
 
@@ -304,12 +304,12 @@ BUILDERS = {
 REFUSAL = re.compile(
     r"error: (.*: document 0 items\[\d\]: )?"
     r"(ResourceClaim|ResourceClaimTemplate|DeviceClass|ResourceSlice|Pod) [^ ]+: "
-    r"\[?[a-zA-Z]+[a-zA-Z.\[\]0-9]*(: | must be)"
+    r"\[?(apiVersion|metadata|spec|status)[^ ]*(: | must be)"
 )
 
 
 @settings(
-    max_examples=1500,
+    max_examples=80,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
@@ -330,30 +330,3 @@ def test_a_mutated_object_runs_or_is_refused_naming_it_and_a_field(
         assert "cannot simulate" not in err, err
         if mutated.get("kind") == kind and isinstance(mutated.get("metadata"), dict):
             assert REFUSAL.match(err), err
-
-
-@settings(
-    max_examples=60,
-    deadline=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-)
-@given(data=st.data())
-def test_a_mutated_claim_runs_or_is_refused_naming_it_and_a_field(
-    data: st.DataObject, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    mutated = claim()
-    path = data.draw(st.sampled_from(_paths(mutated["spec"])))
-    mutated = changed(mutated, ["spec", *path], data.draw(json_values))
-    code, out, err = run(tmp_path, capsys, state(mutated))
-    if code == 0:
-        assert "placements" in json.loads(out)
-        return
-    assert code == 2
-    assert out == ""
-    # One error as it is, several in brackets (as the API server lists them).
-    assert err.startswith(
-        ("error: ResourceClaim default/shared: spec", "error: ResourceClaim default/shared: [spec")
-    ), err
-    assert "cannot simulate" not in err
-    assert "Error:" not in err
-    assert err.count("\n") == 1
