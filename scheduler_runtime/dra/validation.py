@@ -305,6 +305,8 @@ class _Validator:
         self.features = features
         self.errors: list[FieldError] = []
         self._compiled: dict[str, FieldError | None] = {}
+        # (attributes or capacity, name, items) of device entries found valid.
+        self.valid_entries: set[tuple[str, str, tuple[tuple[str, Any], ...]]] = set()
 
     def add(self, error: FieldError) -> None:
         self.errors.append(error)
@@ -314,7 +316,10 @@ class _Validator:
     def mapping(self, value: Any, path: str) -> Mapping[str, Any] | None:
         if value is None:
             return None
-        if not isinstance(value, Mapping) or not all(isinstance(k, str) for k in value):
+        if type(value) is not dict and not isinstance(value, Mapping):
+            self.add(wrong_type(path, value, "object"))
+            return None
+        if not all(type(k) is str for k in value):
             self.add(wrong_type(path, value, "object"))
             return None
         return value
@@ -1273,12 +1278,11 @@ def _device(v: _Validator, raw: Any, path: str, per_device: bool) -> None:
             )
         )
         return
-    v.keyed(attributes, -1, f"{path}.attributes", v.qualified, lambda a, at: _attribute(v, a, at))
-    v.keyed(
+    _entries(v, attributes, f"{path}.attributes", lambda a, at: _attribute(v, a, at))
+    _entries(
+        v,
         capacity,
-        -1,
         f"{path}.capacity",
-        v.qualified,
         lambda c, at: _capacity(v, c, at, multiple=bool(multiple)),
     )
     v.each(
@@ -1299,6 +1303,23 @@ def _device(v: _Validator, raw: Any, path: str, per_device: bool) -> None:
     _binding_parameters(v, device, path)
     v.boolean(device.get("bindsToNode"), f"{path}.bindsToNode")
     _resource_mappings(v, device.get("nodeAllocatableResourceMappings"), capacity, path)
+
+
+def _entries(v: _Validator, entries: Mapping[str, Any], path: str, check: Check) -> None:
+    """validateMap over a device's attributes or capacities. The devices of a slice mostly
+    repeat each other's entries (`model: a100`), so an entry of plain values found valid
+    once is not checked again."""
+    for key, item in entries.items():
+        plain = None
+        if type(item) is dict and all(type(x) in (str, int, bool) for x in item.values()):
+            plain = (path.rpartition(".")[2], key, tuple(item.items()))
+            if plain in v.valid_entries:
+                continue
+        before = len(v.errors)
+        v.qualified(key, path)
+        check(item, f"{path}[{_truncated(key)}]")
+        if plain is not None and len(v.errors) == before:
+            v.valid_entries.add(plain)
 
 
 def _attribute_values(attributes: Mapping[str, Any]) -> int:
@@ -1718,20 +1739,33 @@ UINT64_MAX: Final = 2**64 - 1
 def _not_json(obj: Mapping[str, Any]) -> list[FieldError]:
     """The first value anywhere in the object (fields the API server would drop, opaque
     parameters) that is not JSON the runtime can carry: a YAML binary or set, or an integer
-    past 64 bits. Iterative: the depth of the object is the file's to choose."""
-    stack: list[tuple[str, Any]] = [(key, value) for key, value in obj.items()]
+    past 64 bits. Iterative: the depth of the object is the file's to choose. Paths are only
+    spelled out for what is found."""
+    stack: list[tuple[Any, Any]] = [(None, obj)]  # (the parent's entry, value)
     while stack:
-        path, value = stack.pop()
-        if isinstance(value, Mapping):
-            stack += [(f"{path}.{_truncated(str(k))}", item) for k, item in value.items()]
-        elif isinstance(value, list):
-            stack += [(f"{path}[{i}]", item) for i, item in enumerate(value)]
-        elif isinstance(value, int) and not isinstance(value, bool):
+        entry, value = stack.pop()
+        kind = type(value)
+        if kind is dict:
+            stack += [((entry, k), item) for k, item in value.items()]
+        elif kind is list:
+            stack += [((entry, i), item) for i, item in enumerate(value)]
+        elif kind is int:
             if not INT64_MIN <= value <= UINT64_MAX:
-                return [invalid(path, value, "must fit in 64 bits")]
-        elif not isinstance(value, _JSON_SCALARS):
-            return [invalid(path, "<value omitted>", "must be a JSON value")]
+                return [invalid(_spelled(entry), value, "must fit in 64 bits")]
+        elif not isinstance(value, _JSON_SCALARS) and not isinstance(value, Mapping | list):
+            return [invalid(_spelled(entry), "<value omitted>", "must be a JSON value")]
+        elif isinstance(value, Mapping | list) and kind not in (dict, list):
+            stack.append((entry, dict(value) if isinstance(value, Mapping) else list(value)))
     return []
+
+
+def _spelled(entry: Any) -> str:
+    """The path of a `_not_json` entry: (parent, key) pairs, innermost last."""
+    steps: list[str] = []
+    while entry is not None:
+        entry, step = entry
+        steps.append(f"[{step}]" if isinstance(step, int) else f".{_truncated(str(step))}")
+    return "".join(reversed(steps)).removeprefix(".")
 
 
 def validate_pod(pod: Mapping[str, Any]) -> list[FieldError]:
