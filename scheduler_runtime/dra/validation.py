@@ -140,7 +140,49 @@ def render(value: Any) -> str:
         return str(value)
     if isinstance(value, str):
         return json.dumps(value, ensure_ascii=False)
-    return json.dumps(value, separators=(",", ":"), sort_keys=True, default=str)
+    return json.dumps(value, separators=(",", ":"), default=str)
+
+
+def _go_struct(
+    names: Sequence[str], fields: Sequence[str], raw: Mapping[str, Any]
+) -> dict[str, Any]:
+    """An internal API struct as json.Marshal prints it in an error (it has no JSON tags):
+    Go's field names in declaration order, unset ones null."""
+    return {name: raw.get(field) for name, field in zip(names, fields, strict=True)}
+
+
+def _go_attribute(raw: Mapping[str, Any]) -> dict[str, Any]:
+    names = ("IntValue", "BoolValue", "StringValue", "VersionValue")
+    lists = ("IntValues", "BoolValues", "StringValues", "VersionValues")
+    fields = ("int", "bool", "string", "version", "ints", "bools", "strings", "versions")
+    return _go_struct((*names, *lists), fields, raw)
+
+
+def _go_pod_claim(raw: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        "Name": raw.get("name") or "",
+        "ResourceClaimName": raw.get("resourceClaimName"),
+        "ResourceClaimTemplateName": raw.get("resourceClaimTemplateName"),
+    }
+
+
+def _go_terms(terms: Sequence[Any]) -> list[Any]:
+    """core.NodeSelectorTerm values, as a NodeSelector error prints them."""
+
+    def requirements(raw: Any) -> list[dict[str, Any]] | None:
+        if not raw:
+            return None
+        return [
+            _go_struct(("Key", "Operator", "Values"), ("key", "operator", "values"), r) for r in raw
+        ]
+
+    return [
+        {
+            "MatchExpressions": requirements(t.get("matchExpressions")),
+            "MatchFields": requirements(t.get("matchFields")),
+        }
+        for t in terms
+    ]
 
 
 @dataclass(frozen=True, slots=True)
@@ -1004,7 +1046,7 @@ def _binding_parameters(v: _Validator, owner: Mapping[str, Any], path: str) -> N
         v.add(
             invalid(
                 conditions_path,
-                conditions,
+                owner.get("bindingConditions"),
                 "bindingConditions are required to use bindingFailureConditions",
             )
         )
@@ -1012,7 +1054,7 @@ def _binding_parameters(v: _Validator, owner: Mapping[str, Any], path: str) -> N
         v.add(
             invalid(
                 failures_path,
-                failures,
+                owner.get("bindingFailureConditions"),
                 "bindingFailureConditions are required to use bindingConditions",
             )
         )
@@ -1214,7 +1256,7 @@ def _node_selection(v: _Validator, spec: Mapping[str, Any]) -> list[str]:
             v.add(
                 invalid(
                     "spec.nodeSelector.nodeSelectorTerms",
-                    terms,
+                    _go_terms(terms),
                     "must have exactly one node selector term",
                 )
             )
@@ -1354,7 +1396,7 @@ def _attribute(v: _Validator, raw: Any, path: str) -> None:
     if fields == 0 and all(attribute.get(f) is None for f in attribute):
         v.add(invalid(path, "", "exactly one value must be specified"))
     elif fields > 1:
-        v.add(invalid(path, dict(attribute), "exactly one value must be specified"))
+        v.add(invalid(path, _go_attribute(attribute), "exactly one value must be specified"))
 
 
 def _attribute_lists(v: _Validator, attribute: Mapping[str, Any], path: str) -> int:
@@ -1650,9 +1692,7 @@ def _metadata(v: _Validator, raw: Any, kind: str) -> None:
         unit = "bytes" if kind == CLASS else "characters"
         v.names(dns1123_subdomain(name, unit=unit), "metadata.name", name)
     namespace = v.string(metadata.get("namespace"), "metadata.namespace")
-    if namespace and kind in (CLASS, SLICE):
-        v.add(forbidden("metadata.namespace", "not allowed on this type"))
-    elif namespace:
+    if namespace and kind not in (CLASS, SLICE):  # a cluster-scoped object's is cleared
         v.names(dns1123_label(namespace), "metadata.namespace", namespace)
     _labels(v, metadata, "metadata")
     _meta_types(v, metadata)
@@ -1830,7 +1870,7 @@ def _pod_claim(v: _Validator, raw: Any, path: str, names: set[str]) -> None:
         v.add(
             invalid(
                 path,
-                dict(claim),
+                _go_pod_claim(claim),
                 "at most one of `resourceClaimName` or `resourceClaimTemplateName` may be "
                 "specified",
             )
@@ -1839,7 +1879,7 @@ def _pod_claim(v: _Validator, raw: Any, path: str, names: set[str]) -> None:
         v.add(
             invalid(
                 path,
-                dict(claim),
+                _go_pod_claim(claim),
                 "must specify one of: `resourceClaimName`, `resourceClaimTemplateName`",
             )
         )
@@ -1848,13 +1888,15 @@ def _pod_claim(v: _Validator, raw: Any, path: str, names: set[str]) -> None:
 
 
 def describe(obj: Mapping[str, Any], kind: str | None = None) -> str:
-    """`Kind namespace/name`, as the errors name an object."""
+    """`Kind namespace/name` (a cluster-scoped kind's namespace left out, as the API server
+    clears it), as the errors name an object."""
+    kind = kind or obj.get("kind")
     metadata = obj.get("metadata")
     metadata = metadata if isinstance(metadata, Mapping) else {}
     namespace, name = metadata.get("namespace"), metadata.get("name")
-    where = f"{namespace}/" if isinstance(namespace, str) and namespace else ""
+    scoped = isinstance(namespace, str) and namespace and kind not in (CLASS, SLICE)
     shown = name if isinstance(name, str) and name else "<unnamed>"
-    return f"{kind or obj.get('kind')} {where}{shown}"
+    return f"{kind} {f'{namespace}/' if scoped else ''}{shown}"
 
 
 def check(

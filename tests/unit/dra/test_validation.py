@@ -622,12 +622,6 @@ CASES: list[tuple[str, str, Any, str]] = [
         many(33, lambda i: {"opaque": {"driver": DRIVER, "parameters": {}}}),
         "spec.config: Too many: 33: must have at most 32 items",
     ),
-    (
-        "class",
-        "metadata.namespace",
-        "team-a",
-        "metadata.namespace: Forbidden: not allowed on this type",
-    ),
     # ResourceSlice: the spec
     (
         "slice",
@@ -706,8 +700,9 @@ CASES: list[tuple[str, str, Any, str]] = [
         "slice",
         f"{DEV}.attributes.model",
         {"string": "a100", "int": 1},
-        f'{DEV}.attributes[model]: Invalid value: {{"int":1,"string":"a100"}}: exactly one '
-        "value must be specified",
+        f'{DEV}.attributes[model]: Invalid value: {{"IntValue":1,"BoolValue":null,"StringValue":'
+        '"a100","VersionValue":null,"IntValues":null,"BoolValues":null,"StringValues":null,'
+        '"VersionValues":null}: exactly one value must be specified',
     ),
     (
         "slice",
@@ -803,7 +798,7 @@ CASES: list[tuple[str, str, Any, str]] = [
         "slice",
         f"{DEV}.bindingFailureConditions",
         DELETE,
-        f"{DEV}.bindingFailureConditions: Invalid value: []: bindingFailureConditions are "
+        f"{DEV}.bindingFailureConditions: Invalid value: null: bindingFailureConditions are "
         "required to use bindingConditions",
     ),
     (
@@ -867,16 +862,17 @@ CASES: list[tuple[str, str, Any, str]] = [
         "pod",
         "spec.resourceClaims[0].resourceClaimName",
         "train",
-        'spec.resourceClaims[0]: Invalid value: {"name":"gpu","resourceClaimName":"train",'
-        '"resourceClaimTemplateName":"one-gpu"}: at most one of `resourceClaimName` or '
+        'spec.resourceClaims[0]: Invalid value: {"Name":"gpu","ResourceClaimName":"train",'
+        '"ResourceClaimTemplateName":"one-gpu"}: at most one of `resourceClaimName` or '
         "`resourceClaimTemplateName` may be specified",
     ),
     (
         "pod",
         "spec.resourceClaims[0].resourceClaimTemplateName",
         DELETE,
-        'spec.resourceClaims[0]: Invalid value: {"name":"gpu"}: must specify one of: '
-        "`resourceClaimName`, `resourceClaimTemplateName`",
+        'spec.resourceClaims[0]: Invalid value: {"Name":"gpu","ResourceClaimName":null,'
+        '"ResourceClaimTemplateName":null}: must specify one of: `resourceClaimName`, '
+        "`resourceClaimTemplateName`",
     ),
     (
         "pod",
@@ -994,6 +990,24 @@ def test_defaults_are_applied_before_validation() -> None:
     ok = mutate(ok, f"{REQ}.allocationMode", "")
     ok = mutate(ok, f"{REQ}.tolerations[1].operator", "")
     assert validate(ok) == []
+
+
+def test_a_cluster_scoped_objects_namespace_is_ignored_as_the_api_server_clears_it() -> None:
+    scoped = mutate(device_class(), "metadata.namespace", "team-a")
+    assert validate(scoped) == []
+    assert validation.describe(scoped) == "DeviceClass gpu.example.com"
+
+
+def test_two_node_selector_terms_print_as_the_api_server_prints_them() -> None:
+    term = {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n"]}]}
+    bad = mutate(resource_slice(), "spec.nodeName", DELETE)
+    bad = mutate(bad, "spec.nodeSelector", {"nodeSelectorTerms": [term, term]})
+    assert [str(e) for e in validate(bad)] == [
+        'spec.nodeSelector.nodeSelectorTerms: Invalid value: [{"MatchExpressions":null,'
+        '"MatchFields":[{"Key":"metadata.name","Operator":"In","Values":["n"]}]},'
+        '{"MatchExpressions":null,"MatchFields":[{"Key":"metadata.name","Operator":"In",'
+        '"Values":["n"]}]}]: must have exactly one node selector term'
+    ]
 
 
 def test_other_kinds_are_not_looked_at() -> None:
