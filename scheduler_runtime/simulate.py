@@ -139,16 +139,18 @@ def _kind(obj: Mapping[str, Any]) -> str:
 
 
 def _check_shape(obj: Mapping[str, Any], where: str) -> None:
-    for field in ("metadata", "spec", "status"):
+    if not isinstance(obj.get("metadata") or {}, Mapping):
+        raise StateError(f"{where}: {_kind(obj)}.metadata must be an object")
+    for field in ("spec", "status"):
         if not isinstance(obj.get(field) or {}, Mapping):
-            raise StateError(f"{where}: {_kind(obj)}.{field} must be an object")
+            raise StateError(f"{where}: {_describe(obj)}: {field} must be an object")
 
 
 def _describe(obj: Mapping[str, Any]) -> str:
     metadata = obj.get("metadata") or {}
-    namespace = metadata.get("namespace")
-    name = metadata.get("name") or "<unnamed>"
-    return f"{_kind(obj)} {namespace + '/' if namespace else ''}{name}"
+    namespace, name = metadata.get("namespace"), metadata.get("name")
+    where = f"{namespace}/" if isinstance(namespace, str) and namespace else ""
+    return f"{_kind(obj)} {where}{name if isinstance(name, str) and name else '<unnamed>'}"
 
 
 def _checked_pod(obj: dict[str, Any]) -> dict[str, Any]:

@@ -10,6 +10,7 @@ denial of service), so the work per object is bounded by its limits."""
 
 from __future__ import annotations
 
+import datetime
 import json
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -139,7 +140,49 @@ def render(value: Any) -> str:
         return str(value)
     if isinstance(value, str):
         return json.dumps(value, ensure_ascii=False)
-    return json.dumps(value, separators=(",", ":"), sort_keys=True, default=str)
+    return json.dumps(value, separators=(",", ":"), default=str)
+
+
+def _go_struct(
+    names: Sequence[str], fields: Sequence[str], raw: Mapping[str, Any]
+) -> dict[str, Any]:
+    """An internal API struct as json.Marshal prints it in an error (it has no JSON tags):
+    Go's field names in declaration order, unset ones null."""
+    return {name: raw.get(field) for name, field in zip(names, fields, strict=True)}
+
+
+def _go_attribute(raw: Mapping[str, Any]) -> dict[str, Any]:
+    names = ("IntValue", "BoolValue", "StringValue", "VersionValue")
+    lists = ("IntValues", "BoolValues", "StringValues", "VersionValues")
+    fields = ("int", "bool", "string", "version", "ints", "bools", "strings", "versions")
+    return _go_struct((*names, *lists), fields, raw)
+
+
+def _go_pod_claim(raw: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        "Name": raw.get("name") or "",
+        "ResourceClaimName": raw.get("resourceClaimName"),
+        "ResourceClaimTemplateName": raw.get("resourceClaimTemplateName"),
+    }
+
+
+def _go_terms(terms: Sequence[Any]) -> list[Any]:
+    """core.NodeSelectorTerm values, as a NodeSelector error prints them."""
+
+    def requirements(raw: Any) -> list[dict[str, Any]] | None:
+        if not raw:
+            return None
+        return [
+            _go_struct(("Key", "Operator", "Values"), ("key", "operator", "values"), r) for r in raw
+        ]
+
+    return [
+        {
+            "MatchExpressions": requirements(t.get("matchExpressions")),
+            "MatchFields": requirements(t.get("matchFields")),
+        }
+        for t in terms
+    ]
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,7 +240,8 @@ def too_many(path: str, count: int, limit: int) -> FieldError:
 
 def wrong_type(path: str, value: Any, wanted: str) -> FieldError:
     """What JSON decoding refuses, in the words of the API's schema validation."""
-    shown = value if len(render(value)) <= _SHOWN_VALUE_MAX else OMIT
+    plain = isinstance(value, str | int | float | list | dict | type(None))
+    shown = value if plain and len(render(value)) <= _SHOWN_VALUE_MAX else OMIT
     return FieldError(path, "Invalid value", shown, f"must be of type {wanted}")
 
 
@@ -302,7 +346,9 @@ class _Validator:
     def __init__(self, features: cel.Features) -> None:
         self.features = features
         self.errors: list[FieldError] = []
-        self._compiled: dict[str, str | None] = {}
+        self._compiled: dict[str, FieldError | None] = {}
+        # (attributes or capacity, name, items) of device entries found valid.
+        self.valid_entries: set[tuple[str, str, tuple[tuple[str, Any], ...]]] = set()
 
     def add(self, error: FieldError) -> None:
         self.errors.append(error)
@@ -312,7 +358,10 @@ class _Validator:
     def mapping(self, value: Any, path: str) -> Mapping[str, Any] | None:
         if value is None:
             return None
-        if not isinstance(value, Mapping) or not all(isinstance(k, str) for k in value):
+        if type(value) is not dict and not isinstance(value, Mapping):
+            self.add(wrong_type(path, value, "object"))
+            return None
+        if not all(type(k) is str for k in value):
             self.add(wrong_type(path, value, "object"))
             return None
         return value
@@ -332,6 +381,11 @@ class _Validator:
             self.add(wrong_type(path, value, "string"))
             return None
         return value
+
+    def timestamp(self, value: Any, path: str) -> None:
+        """metav1.Time: RFC 3339 text (YAML reads an unquoted one as a datetime)."""
+        if value is not None and not isinstance(value, str | datetime.date):
+            self.add(wrong_type(path, value, "string"))
 
     def integer(self, value: Any, path: str) -> int | None:
         if value is None:
@@ -532,10 +586,24 @@ class _Validator:
             self.add(too_long(path, CEL_SELECTOR_EXPRESSION_MAX_LENGTH))
             return  # upstream does not compile an expression that long
         if expression not in self._compiled:
-            self._compiled[expression] = cel.compile_expression(expression, self.features).error
+            self._compiled[expression] = _compile_error(expression, self.features)
         error = self._compiled[expression]
         if error is not None:
-            self.add(invalid(path, expression, error))
+            shown = expression if error.type == "Invalid value" else OMIT
+            self.add(FieldError(path, error.type, shown, error.detail))
+
+
+def _compile_error(expression: str, features: cel.Features) -> FieldError | None:
+    """CompileCELExpression's error (its field and value are filled in by the caller); a
+    failure of the compiler itself is field.InternalError, as upstream reports one."""
+    try:
+        error = cel.compile_expression(expression, features).error
+    except (RuntimeError, ValueError, RecursionError) as failure:
+        # The compiler's own status, when what failed was reading it.
+        cause = failure.__context__
+        detail = str(cause if isinstance(cause, RuntimeError) else failure)
+        return FieldError("", "Internal error", OMIT, detail)
+    return None if error is None else FieldError("", "Invalid value", OMIT, error)
 
 
 def _truncated(key: str, limit: int = ATTRIBUTE_AND_CAPACITY_MAX_KEY_LENGTH) -> str:
@@ -686,13 +754,12 @@ def _exact_request(v: _Validator, raw: Any, path: str, *, subrequest: bool) -> N
     v.each(tolerations, DEVICE_TOLERATIONS_MAX_LENGTH, f"{path}.tolerations", v_toleration(v))
     capacity = _obj(v, request.get("capacity"), f"{path}.capacity")
     if capacity:
-        v.keyed(
-            capacity.get("requests"),
-            -1,
-            f"{path}.capacity.requests",
-            v.qualified,
-            v.quantity,
-        )
+        # Upstream checks neither the names nor the count here: only that each is a quantity.
+        v.keyed(capacity.get("requests"), -1, f"{path}.capacity.requests", _any_key, v.quantity)
+
+
+def _any_key(key: str, path: str) -> None:
+    """A map key upstream does not check."""
 
 
 def _allocation_mode(v: _Validator, request: Mapping[str, Any], path: str) -> None:
@@ -979,7 +1046,7 @@ def _binding_parameters(v: _Validator, owner: Mapping[str, Any], path: str) -> N
         v.add(
             invalid(
                 conditions_path,
-                conditions,
+                owner.get("bindingConditions"),
                 "bindingConditions are required to use bindingFailureConditions",
             )
         )
@@ -987,7 +1054,7 @@ def _binding_parameters(v: _Validator, owner: Mapping[str, Any], path: str) -> N
         v.add(
             invalid(
                 failures_path,
-                failures,
+                owner.get("bindingFailureConditions"),
                 "bindingFailureConditions are required to use bindingConditions",
             )
         )
@@ -1189,7 +1256,7 @@ def _node_selection(v: _Validator, spec: Mapping[str, Any]) -> list[str]:
             v.add(
                 invalid(
                     "spec.nodeSelector.nodeSelectorTerms",
-                    terms,
+                    _go_terms(terms),
                     "must have exactly one node selector term",
                 )
             )
@@ -1252,12 +1319,11 @@ def _device(v: _Validator, raw: Any, path: str, per_device: bool) -> None:
             )
         )
         return
-    v.keyed(attributes, -1, f"{path}.attributes", v.qualified, lambda a, at: _attribute(v, a, at))
-    v.keyed(
+    _entries(v, attributes, f"{path}.attributes", lambda a, at: _attribute(v, a, at))
+    _entries(
+        v,
         capacity,
-        -1,
         f"{path}.capacity",
-        v.qualified,
         lambda c, at: _capacity(v, c, at, multiple=bool(multiple)),
     )
     v.each(
@@ -1278,6 +1344,23 @@ def _device(v: _Validator, raw: Any, path: str, per_device: bool) -> None:
     _binding_parameters(v, device, path)
     v.boolean(device.get("bindsToNode"), f"{path}.bindsToNode")
     _resource_mappings(v, device.get("nodeAllocatableResourceMappings"), capacity, path)
+
+
+def _entries(v: _Validator, entries: Mapping[str, Any], path: str, check: Check) -> None:
+    """validateMap over a device's attributes or capacities. The devices of a slice mostly
+    repeat each other's entries (`model: a100`), so an entry of plain values found valid
+    once is not checked again."""
+    for key, item in entries.items():
+        plain = None
+        if type(item) is dict and all(type(x) in (str, int, bool) for x in item.values()):
+            plain = (path.rpartition(".")[2], key, tuple(item.items()))
+            if plain in v.valid_entries:
+                continue
+        before = len(v.errors)
+        v.qualified(key, path)
+        check(item, f"{path}[{_truncated(key)}]")
+        if plain is not None and len(v.errors) == before:
+            v.valid_entries.add(plain)
 
 
 def _attribute_values(attributes: Mapping[str, Any]) -> int:
@@ -1313,7 +1396,7 @@ def _attribute(v: _Validator, raw: Any, path: str) -> None:
     if fields == 0 and all(attribute.get(f) is None for f in attribute):
         v.add(invalid(path, "", "exactly one value must be specified"))
     elif fields > 1:
-        v.add(invalid(path, dict(attribute), "exactly one value must be specified"))
+        v.add(invalid(path, _go_attribute(attribute), "exactly one value must be specified"))
 
 
 def _attribute_lists(v: _Validator, attribute: Mapping[str, Any], path: str) -> int:
@@ -1525,7 +1608,7 @@ def _taint(v: _Validator, raw: Any, path: str) -> None:
             v.add(required(f"{path}.effect"))
     elif effect not in TAINT_EFFECTS:
         v.add(not_supported(f"{path}.effect", effect, TAINT_EFFECTS))
-    v.string(taint.get("timeAdded"), f"{path}.timeAdded")
+    v.timestamp(taint.get("timeAdded"), f"{path}.timeAdded")
 
 
 def _device_node_selection(
@@ -1609,27 +1692,22 @@ def _metadata(v: _Validator, raw: Any, kind: str) -> None:
         unit = "bytes" if kind == CLASS else "characters"
         v.names(dns1123_subdomain(name, unit=unit), "metadata.name", name)
     namespace = v.string(metadata.get("namespace"), "metadata.namespace")
-    if namespace and kind in (CLASS, SLICE):
-        v.add(forbidden("metadata.namespace", "not allowed on this type"))
-    elif namespace:
+    if namespace and kind not in (CLASS, SLICE):  # a cluster-scoped object's is cleared
         v.names(dns1123_label(namespace), "metadata.namespace", namespace)
     _labels(v, metadata, "metadata")
     _meta_types(v, metadata)
 
 
-_META_STRINGS: Final = (
-    "uid",
-    "resourceVersion",
-    "generateName",
-    "creationTimestamp",
-    "deletionTimestamp",
-)
+_META_STRINGS: Final = ("uid", "resourceVersion", "generateName")
+_META_TIMES: Final = ("creationTimestamp", "deletionTimestamp")
 
 
 def _meta_types(v: _Validator, metadata: Mapping[str, Any]) -> None:
     """What decoding ObjectMeta refuses: the fields the runtime reads, of the wrong type."""
     for field in _META_STRINGS:
         v.string(metadata.get(field), f"metadata.{field}")
+    for field in _META_TIMES:
+        v.timestamp(metadata.get(field), f"metadata.{field}")
     v.strings(metadata.get("finalizers"), "metadata.finalizers")
     v.each(
         metadata.get("ownerReferences"),
@@ -1688,7 +1766,45 @@ def validate(
         _class_spec(v, obj.get("spec"))
     else:
         _slice_spec(v, obj.get("spec"))
+    if not v.errors:
+        v.errors += _not_json(obj)
     return v.errors
+
+
+_JSON_SCALARS: Final = (str, float, bool, type(None), datetime.date)
+UINT64_MAX: Final = 2**64 - 1
+
+
+def _not_json(obj: Mapping[str, Any]) -> list[FieldError]:
+    """The first value anywhere in the object (fields the API server would drop, opaque
+    parameters) that is not JSON the runtime can carry: a YAML binary or set, or an integer
+    past 64 bits. Iterative: the depth of the object is the file's to choose. Paths are only
+    spelled out for what is found."""
+    stack: list[tuple[Any, Any]] = [(None, obj)]  # (the parent's entry, value)
+    while stack:
+        entry, value = stack.pop()
+        kind = type(value)
+        if kind is dict:
+            stack += [((entry, k), item) for k, item in value.items()]
+        elif kind is list:
+            stack += [((entry, i), item) for i, item in enumerate(value)]
+        elif kind is int:
+            if not INT64_MIN <= value <= UINT64_MAX:
+                return [invalid(_spelled(entry), value, "must fit in 64 bits")]
+        elif not isinstance(value, _JSON_SCALARS) and not isinstance(value, Mapping | list):
+            return [invalid(_spelled(entry), "<value omitted>", "must be a JSON value")]
+        elif isinstance(value, Mapping | list) and kind not in (dict, list):
+            stack.append((entry, dict(value) if isinstance(value, Mapping) else list(value)))
+    return []
+
+
+def _spelled(entry: Any) -> str:
+    """The path of a `_not_json` entry: (parent, key) pairs, innermost last."""
+    steps: list[str] = []
+    while entry is not None:
+        entry, step = entry
+        steps.append(f"[{step}]" if isinstance(step, int) else f".{_truncated(str(step))}")
+    return "".join(reversed(steps)).removeprefix(".")
 
 
 def validate_pod(pod: Mapping[str, Any]) -> list[FieldError]:
@@ -1754,7 +1870,7 @@ def _pod_claim(v: _Validator, raw: Any, path: str, names: set[str]) -> None:
         v.add(
             invalid(
                 path,
-                dict(claim),
+                _go_pod_claim(claim),
                 "at most one of `resourceClaimName` or `resourceClaimTemplateName` may be "
                 "specified",
             )
@@ -1763,7 +1879,7 @@ def _pod_claim(v: _Validator, raw: Any, path: str, names: set[str]) -> None:
         v.add(
             invalid(
                 path,
-                dict(claim),
+                _go_pod_claim(claim),
                 "must specify one of: `resourceClaimName`, `resourceClaimTemplateName`",
             )
         )
@@ -1772,13 +1888,15 @@ def _pod_claim(v: _Validator, raw: Any, path: str, names: set[str]) -> None:
 
 
 def describe(obj: Mapping[str, Any], kind: str | None = None) -> str:
-    """`Kind namespace/name`, as the errors name an object."""
+    """`Kind namespace/name` (a cluster-scoped kind's namespace left out, as the API server
+    clears it), as the errors name an object."""
+    kind = kind or obj.get("kind")
     metadata = obj.get("metadata")
     metadata = metadata if isinstance(metadata, Mapping) else {}
     namespace, name = metadata.get("namespace"), metadata.get("name")
-    where = f"{namespace}/" if isinstance(namespace, str) and namespace else ""
+    scoped = isinstance(namespace, str) and namespace and kind not in (CLASS, SLICE)
     shown = name if isinstance(name, str) and name else "<unnamed>"
-    return f"{kind or obj.get('kind')} {where}{shown}"
+    return f"{kind} {f'{namespace}/' if scoped else ''}{shown}"
 
 
 def check(

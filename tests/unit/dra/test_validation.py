@@ -6,6 +6,7 @@ fail with anything but a named field."""
 from __future__ import annotations
 
 import copy
+import datetime
 import re
 from collections.abc import Callable
 from typing import Any
@@ -14,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from scheduler_runtime.dra import validation
+from scheduler_runtime.dra import cel, validation
 from scheduler_runtime.dra.model import ModelError, parse_claim, parse_class, parse_slice
 from scheduler_runtime.dra.validation import InvalidObjectError, check, validate
 
@@ -621,12 +622,6 @@ CASES: list[tuple[str, str, Any, str]] = [
         many(33, lambda i: {"opaque": {"driver": DRIVER, "parameters": {}}}),
         "spec.config: Too many: 33: must have at most 32 items",
     ),
-    (
-        "class",
-        "metadata.namespace",
-        "team-a",
-        "metadata.namespace: Forbidden: not allowed on this type",
-    ),
     # ResourceSlice: the spec
     (
         "slice",
@@ -705,8 +700,9 @@ CASES: list[tuple[str, str, Any, str]] = [
         "slice",
         f"{DEV}.attributes.model",
         {"string": "a100", "int": 1},
-        f'{DEV}.attributes[model]: Invalid value: {{"int":1,"string":"a100"}}: exactly one '
-        "value must be specified",
+        f'{DEV}.attributes[model]: Invalid value: {{"IntValue":1,"BoolValue":null,"StringValue":'
+        '"a100","VersionValue":null,"IntValues":null,"BoolValues":null,"StringValues":null,'
+        '"VersionValues":null}: exactly one value must be specified',
     ),
     (
         "slice",
@@ -802,7 +798,7 @@ CASES: list[tuple[str, str, Any, str]] = [
         "slice",
         f"{DEV}.bindingFailureConditions",
         DELETE,
-        f"{DEV}.bindingFailureConditions: Invalid value: []: bindingFailureConditions are "
+        f"{DEV}.bindingFailureConditions: Invalid value: null: bindingFailureConditions are "
         "required to use bindingConditions",
     ),
     (
@@ -866,16 +862,17 @@ CASES: list[tuple[str, str, Any, str]] = [
         "pod",
         "spec.resourceClaims[0].resourceClaimName",
         "train",
-        'spec.resourceClaims[0]: Invalid value: {"name":"gpu","resourceClaimName":"train",'
-        '"resourceClaimTemplateName":"one-gpu"}: at most one of `resourceClaimName` or '
+        'spec.resourceClaims[0]: Invalid value: {"Name":"gpu","ResourceClaimName":"train",'
+        '"ResourceClaimTemplateName":"one-gpu"}: at most one of `resourceClaimName` or '
         "`resourceClaimTemplateName` may be specified",
     ),
     (
         "pod",
         "spec.resourceClaims[0].resourceClaimTemplateName",
         DELETE,
-        'spec.resourceClaims[0]: Invalid value: {"name":"gpu"}: must specify one of: '
-        "`resourceClaimName`, `resourceClaimTemplateName`",
+        'spec.resourceClaims[0]: Invalid value: {"Name":"gpu","ResourceClaimName":null,'
+        '"ResourceClaimTemplateName":null}: must specify one of: `resourceClaimName`, '
+        "`resourceClaimTemplateName`",
     ),
     (
         "pod",
@@ -912,7 +909,8 @@ def test_the_refusal_names_the_object_and_is_one_line() -> None:
         check(bad)
     message = str(raised.value)
     assert message.startswith(
-        f'ResourceClaim team-a/train: {REQ}.selectors[0].cel.expression: Invalid value: "device.foo"'
+        f"ResourceClaim team-a/train: {REQ}.selectors[0].cel.expression: Invalid value: "
+        '"device.foo": compilation failed: '
     )
     assert "\n" not in message
 
@@ -923,6 +921,55 @@ def test_a_selector_that_does_not_compile_is_refused_with_the_compilers_diagnost
         'spec.selectors[0].cel.expression: Invalid value: "device.attributes[": compilation '
         "failed: ERROR: <input>:1:19: Syntax error: "
     )
+
+
+@pytest.mark.parametrize(
+    "expression",
+    ["(" * 5000 + "true" + ")" * 5000, "[" * 3000 + "]" * 3000 + " == []", "1" + " + 1" * 2000],
+    ids=["parentheses", "lists", "sums"],
+)
+def test_a_selector_nested_too_deeply_is_refused_naming_the_field(expression: str) -> None:
+    errors = validate(mutate(device_class(), "spec.selectors[0].cel.expression", expression))
+    assert [e.field for e in errors] == ["spec.selectors[0].cel.expression"]
+    assert errors[0].type in {"Invalid value", "Internal error"}
+
+
+def test_an_unquoted_yaml_timestamp_is_a_timestamp() -> None:
+    stamped = mutate(claim(), "metadata.creationTimestamp", datetime.datetime.now(datetime.UTC))
+    assert validate(mutate(stamped, "metadata.deletionTimestamp", datetime.date(2026, 1, 1))) == []
+
+
+@pytest.mark.parametrize(
+    ("path", "value", "expected"),
+    [
+        (
+            "spec.devices.extra",
+            2**70,
+            f"spec.devices.extra: Invalid value: {2**70}: must fit in 64 bits",
+        ),
+        (
+            "spec.devices.config[0].opaque.parameters.size",
+            -(2**64),
+            f"spec.devices.config[0].opaque.parameters.size: Invalid value: {-(2**64)}: must fit "
+            "in 64 bits",
+        ),
+        (
+            "metadata.annotations",
+            {"a": b"binary"},
+            "metadata.annotations[a]: Invalid value: must be of type string",
+        ),
+        (
+            "spec.devices.extra",
+            {"a", "b"},
+            'spec.devices.extra: Invalid value: "<value omitted>": must be a JSON value',
+        ),
+    ],
+)
+def test_what_json_cannot_carry_is_refused_wherever_it_is(
+    path: str, value: Any, expected: str
+) -> None:
+    """Even where the API server would drop the field: the runtime copies objects as JSON."""
+    assert [str(e) for e in validate(mutate(claim(), path, value))] == [expected]
 
 
 def test_several_errors_are_listed_as_the_api_server_lists_them() -> None:
@@ -943,6 +990,24 @@ def test_defaults_are_applied_before_validation() -> None:
     ok = mutate(ok, f"{REQ}.allocationMode", "")
     ok = mutate(ok, f"{REQ}.tolerations[1].operator", "")
     assert validate(ok) == []
+
+
+def test_a_cluster_scoped_objects_namespace_is_ignored_as_the_api_server_clears_it() -> None:
+    scoped = mutate(device_class(), "metadata.namespace", "team-a")
+    assert validate(scoped) == []
+    assert validation.describe(scoped) == "DeviceClass gpu.example.com"
+
+
+def test_two_node_selector_terms_print_as_the_api_server_prints_them() -> None:
+    term = {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n"]}]}
+    bad = mutate(resource_slice(), "spec.nodeName", DELETE)
+    bad = mutate(bad, "spec.nodeSelector", {"nodeSelectorTerms": [term, term]})
+    assert [str(e) for e in validate(bad)] == [
+        'spec.nodeSelector.nodeSelectorTerms: Invalid value: [{"MatchExpressions":null,'
+        '"MatchFields":[{"Key":"metadata.name","Operator":"In","Values":["n"]}]},'
+        '{"MatchExpressions":null,"MatchFields":[{"Key":"metadata.name","Operator":"In",'
+        '"Values":["n"]}]}]: must have exactly one node selector term'
+    ]
 
 
 def test_other_kinds_are_not_looked_at() -> None:
@@ -975,13 +1040,13 @@ def test_a_list_too_long_is_refused_without_reading_its_items() -> None:
 
 def test_the_same_selector_is_compiled_once_per_object(monkeypatch: pytest.MonkeyPatch) -> None:
     compiled: list[str] = []
-    original = validation.cel.compile_expression
+    original = cel.compile_expression
 
     def counting(expression: str, features: Any = validation.DEFAULT_FEATURES) -> Any:
         compiled.append(expression)
         return original(expression, features)
 
-    monkeypatch.setattr(validation.cel, "compile_expression", counting)
+    monkeypatch.setattr(cel, "compile_expression", counting)
     same = many(32, lambda i: {"cel": {"expression": "true"}})
     assert validate(mutate(device_class(), "spec.selectors", same)) == []
     assert compiled == ["true"]
@@ -1046,7 +1111,11 @@ def test_any_mutation_is_valid_or_refused_with_a_field_and_parses_without_a_trac
     for error in errors:
         assert re.match(r"^[A-Za-z]", error.field), error
         assert str(error).startswith(f"{error.field}: "), error
+    # Parsed, or a ModelError naming the object: never a TypeError from inside the parse.
     try:
         PARSERS[kind](obj)
     except ModelError as error:
-        assert str(error)  # a named error, not a TypeError from inside the parse
+        message = str(error)
+    else:
+        message = "parsed"
+    assert message
