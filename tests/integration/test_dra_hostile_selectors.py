@@ -91,9 +91,11 @@ def test_hostile_selectors_do_not_stall_other_namespaces(
     try:
         wait_for(
             f"the default ServiceAccount of {other}",
-            lambda: core.list_namespaced_service_account(
-                other, field_selector="metadata.name=default"
-            ).items,
+            lambda: (
+                core.list_namespaced_service_account(
+                    other, field_selector="metadata.name=default"
+                ).items
+            ),
             timeout=60,
         )
         set_up(scenario, dra, make_nodes, namespace)
