@@ -10,13 +10,21 @@ cel-go's and prints the same diagnostics). The checked tree is then compiled onc
 closures that evaluate with Kubernetes' semantics: attribute maps that answer an unknown
 domain with an empty map, the `kubernetes.Quantity` and `kubernetes.Semver` types, and cel-go's
 runtime error texts (`no such key: x`, `operation cancelled: actual cost limit exceeded`).
+Regular expressions run on RE2 (linear time, Go's syntax, Go's error texts): selectors are
+written by tenants, and a backtracking engine would let one stall the scheduler.
 
 API (what the allocator and the plugin use):
 - `Compiler(features).compile(expression) -> CompilationResult`, cached per expression string
   (`Cache`, upstream's `cel.Cache`); a result carries `error` (upstream's text) or evaluates.
-- `CompilationResult.device_matches(device_input) -> bool`, raising `CelRuntimeError` with
-  upstream's message. `device_input(...)` builds a device's variables once; the allocator keeps
-  it on the parsed device, so a selector evaluated on many devices never rebuilds them."""
+- `CompilationResult.device_matches(device_input, deadline=...) -> bool`, raising
+  `CelRuntimeError` with upstream's message; `deadline` (a `time.monotonic()` instant) is the
+  context upstream passes: comprehensions stop once it has passed (`CelDeadlineError`).
+  `device_input(...)` builds a device's variables once; the allocator keeps it on the parsed
+  device, so a selector evaluated on many devices never rebuilds them.
+
+Known differences: the C++ parser stops at a nesting depth of 32 (cel-go: 250), and the
+running cost is counted per evaluated node, not with cel-go's per-function costs (a 300 x 300
+comprehension costs 812,102 here, 721,501 upstream)."""
 
 from __future__ import annotations
 

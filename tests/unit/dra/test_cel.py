@@ -160,3 +160,19 @@ def test_dynamic_patterns_are_cached_with_a_bound() -> None:
     info = cel._cached_regex.cache_info()
     assert info.maxsize is not None
     assert 0 < info.currsize <= info.maxsize
+
+
+def test_long_chains_evaluate_without_recursion_errors() -> None:
+    """Chains the parser keeps flat or balanced stay within Python's recursion limit, however
+    long the selector makes them."""
+    device = cel.device_input("", None, {}, {}, cel.Features())
+    for expression in (
+        "!" * 9000 + "true",
+        "-" * 9000 + "1 == 1",
+        " && ".join(["true"] * 3000),
+        " || ".join(["false"] * 3000) + " || true",
+        "[" + ", ".join(["[1]"] * 3000) + "].size() > 0",
+    ):
+        result = cel.compile_expression(expression)
+        assert result.error is None
+        assert result.device_matches(device) is True
