@@ -125,8 +125,7 @@ def test_a_pod_waits_outside_the_queue_until_its_claim_exists() -> None:
     )
     assert run.run() == []
     assert (
-        run.backend.queue.gated("uid-p").message()
-        == 'could not find ResourceClaim "default/mine"'
+        run.backend.queue.gated("uid-p").message() == 'could not find ResourceClaim "default/mine"'
     )
     run.claims.load(claim("mine", exactly()))
     (placed,) = run.run()
