@@ -170,3 +170,25 @@ def test_a_deleted_podgroup_leaves_nothing_and_one_recreated_under_its_name_is_t
     scheduler.group_decided(GroupOutcome(key, refused))
     scheduler.reporting.shutdown(wait=True)
     assert written == [("first", "True"), ("second", "False")]
+
+
+def test_explain_finds_a_group_member_by_name_whichever_pod_holds_the_name_now(
+    scheduler: Scheduler,
+) -> None:
+    def member(uid: str, node_name: str = "") -> dict[str, Any]:
+        made = pod("a", node_name, scheduler=PROFILE)
+        made["metadata"]["uid"] = uid
+        made["spec"]["schedulingGroup"] = {"podGroupName": "job"}
+        return made
+
+    scheduler.backend.events.upsert(PODS, member("old"))
+    explained = scheduler.explain("ns/a")
+    assert explained is not None
+    assert (explained["pod"], explained["node"]) == ("ns/a", "")
+    assert (explained["podGroup"]["name"], explained["podGroup"]["members"]) == ("job", 1)
+    scheduler.backend.events.delete(PODS, member("old"))
+    assert scheduler.explain("ns/a") is None
+    scheduler.backend.events.upsert(PODS, member("new", "n1"))
+    explained = scheduler.explain("ns/a")
+    assert explained is not None
+    assert (explained["node"], explained["podGroup"]["members"]) == ("n1", 1)
