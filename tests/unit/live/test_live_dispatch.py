@@ -155,8 +155,8 @@ def test_a_bug_in_the_binding_cleanup_is_logged_counted_and_the_pod_released(
     with caplog.at_level(logging.ERROR, logger="scheduler_runtime.scheduler"):
         attempt(scheduler, "a")
         wait_bindings(scheduler)
-    assert not scheduler.backend.cache.is_assumed("ns/a")
-    assert "ns/a" in scheduler.queue  # back in the queue (backoff)
+    assert not scheduler.backend.cache.is_assumed("uid-a")
+    assert "uid-a" in scheduler.queue  # back in the queue (backoff)
     assert scheduler.queue.pending()["backoff"] == 1
     assert unexpected(scheduler, "binding_cleanup") == 1
     assert any('pod="ns/a"' in r.getMessage() for r in caplog.records)

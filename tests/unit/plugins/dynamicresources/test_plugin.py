@@ -691,7 +691,11 @@ def interconnect_slice(*nodes: str) -> dict[str, Any]:
                 "nodeSelectorTerms": [
                     {
                         "matchExpressions": [
-                            {"key": "kubernetes.io/hostname", "operator": "In", "values": nodes}
+                            {
+                                "key": "kubernetes.io/hostname",
+                                "operator": "In",
+                                "values": list(nodes),
+                            }
                         ]
                     }
                 ]
