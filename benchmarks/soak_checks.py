@@ -15,7 +15,8 @@ from typing import Any
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from scheduler_runtime.framework.quantity import QuantityError, parse
+from scheduler_runtime.framework.podinfo import pod_requests as framework_pod_requests
+from scheduler_runtime.framework.quantity import CPU, PODS, resource_list
 
 STATE_OBJECTS = "scheduler_runtime_state_objects"
 POD_GROUP_LABEL = "scheduling.x-k8s.io/pod-group"
@@ -45,34 +46,14 @@ def _uid(obj: Object) -> str:
     return str((obj.get("metadata") or {}).get("uid") or "")
 
 
-def _quantity(text: Any) -> int:
-    try:
-        return parse(str(text)).nanos
-    except QuantityError:
-        return 0
-
-
 def pod_requests(pod: Object) -> dict[str, int]:
-    """What a pod asks of its node, in nano-units (upstream's PodRequests: the containers'
-    sum or the largest init container, whichever is more, plus the overhead), and one pod."""
-    spec = pod.get("spec") or {}
-    total: dict[str, int] = {}
-    for container in spec.get("containers") or ():
-        for name, value in ((container.get("resources") or {}).get("requests") or {}).items():
-            total[name] = total.get(name, 0) + _quantity(value)
-    for container in spec.get("initContainers") or ():
-        for name, value in ((container.get("resources") or {}).get("requests") or {}).items():
-            total[name] = max(total.get(name, 0), _quantity(value))
-    for name, value in (spec.get("overhead") or {}).items():
-        total[name] = total.get(name, 0) + _quantity(value)
-    total["pods"] = parse("1").nanos
-    return total
+    """What a pod asks of its node, as the scheduler counts it (milli-CPU, units otherwise),
+    and one pod."""
+    return {**framework_pod_requests(pod.get("spec") or {}, non_missing=False), PODS: 1}
 
 
 def allocatable(node: Object) -> dict[str, int]:
-    return {
-        k: _quantity(v) for k, v in ((node.get("status") or {}).get("allocatable") or {}).items()
-    }
+    return resource_list((node.get("status") or {}).get("allocatable"))
 
 
 def allocated_devices(claim: Object) -> list[Device]:
@@ -160,9 +141,10 @@ class BindingLedger:
         used = self._used[node]
         over = [name for name, amount in used.items() if amount > capacity.get(name, 0)]
         for name in sorted(over):
+            asked, has = _show(name, used[name]), _show(name, capacity.get(name, 0))
             self.violations.append(
                 f"node {node} over-committed in {name} once {pod} was bound: bound pods "
-                f"request {_show(used[name])}, allocatable {_show(capacity.get(name, 0))}"
+                f"request {asked}, allocatable {has}"
             )
 
     # ----- claims
@@ -196,9 +178,8 @@ class BindingLedger:
             self.claim("MODIFIED", claim)
 
 
-def _show(nanos: int) -> str:
-    whole, rest = divmod(nanos, 10**9)
-    return str(whole) if not rest else f"{nanos / 10**9:g}"
+def _show(resource: str, amount: int) -> str:
+    return f"{amount / 1000:g}" if resource == CPU else str(amount)
 
 
 # ----- leaks, once everything drained

@@ -480,25 +480,22 @@ class _Validator:
         for message in messages:
             self.add(invalid(path, value, message))
 
-    def dns_label(self, value: Any, path: str) -> None:
+    def _named(self, value: Any, path: str, rule: Callable[[str], list[str]]) -> None:
         text = self.string(value, path)
         if text is not None:
-            self.names(dns1123_label(text), path, text)
+            self.names(rule(text), path, text)
+
+    def dns_label(self, value: Any, path: str) -> None:
+        self._named(value, path, dns1123_label)
 
     def dns_subdomain(self, value: Any, path: str) -> None:
-        text = self.string(value, path)
-        if text is not None:
-            self.names(dns1123_subdomain(text), path, text)
+        self._named(value, path, dns1123_subdomain)
 
     def label_name(self, value: Any, path: str) -> None:
-        text = self.string(value, path)
-        if text is not None:
-            self.names(qualified_name(text), path, text)
+        self._named(value, path, qualified_name)
 
     def label_value(self, value: Any, path: str) -> None:
-        text = self.string(value, path)
-        if text is not None:
-            self.names(label_value(text), path, text)
+        self._named(value, path, label_value)
 
     def driver_name(self, value: Any, path: str) -> None:
         """ValidateCSIDriverName."""

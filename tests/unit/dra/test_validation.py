@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from json_paths import field_paths
 
 from scheduler_runtime.dra import cel, validation
 from scheduler_runtime.dra.model import ModelError, parse_claim, parse_class, parse_slice
@@ -1069,19 +1070,6 @@ json_values = st.recursive(
 )
 
 
-def _paths(value: Any, prefix: Path = ()) -> list[Path]:
-    """Every field path of a JSON value, as steps."""
-    found: list[Path] = []
-    children: list[tuple[str | int, Any]] = []
-    if isinstance(value, dict):
-        children = list(value.items())
-    elif isinstance(value, list):
-        children = list(enumerate(value))
-    for step, child in children:
-        found += [(*prefix, step), *_paths(child, (*prefix, step))]
-    return found
-
-
 def _template_claim(obj: dict[str, Any]) -> object:
     spec = obj.get("spec")
     return parse_claim({**obj, "spec": spec.get("spec") if isinstance(spec, dict) else spec})
@@ -1104,7 +1092,7 @@ def test_any_mutation_is_valid_or_refused_with_a_field_and_parses_without_a_trac
     kind = data.draw(st.sampled_from(sorted(PARSERS)))
     obj = BUILDERS[kind]()
     for _ in range(data.draw(st.integers(1, 3))):
-        paths = _paths(obj)
+        paths = field_paths(obj)
         path = data.draw(st.sampled_from(paths))
         obj = mutate(obj, path, data.draw(json_values | st.just(DELETE)))
     errors = validate(obj)

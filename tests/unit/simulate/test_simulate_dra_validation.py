@@ -15,6 +15,7 @@ import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from json_paths import field_paths
 
 from scheduler_runtime.cli import main
 
@@ -288,18 +289,6 @@ json_values = st.recursive(
 )
 
 
-def _paths(value: Any, prefix: tuple[str | int, ...] = ()) -> list[tuple[str | int, ...]]:
-    found: list[tuple[str | int, ...]] = []
-    children: list[tuple[str | int, Any]] = []
-    if isinstance(value, dict):
-        children = list(value.items())
-    elif isinstance(value, list):
-        children = list(enumerate(value))
-    for step, child in children:
-        found += [(*prefix, step), *_paths(child, (*prefix, step))]
-    return found
-
-
 BUILDERS = {
     "ResourceClaim": claim,
     "ResourceClaimTemplate": template,
@@ -325,7 +314,7 @@ def test_a_mutated_object_runs_or_is_refused_naming_it_and_a_field(
     """Any field of any of the DRA objects (its metadata and kind included) replaced."""
     kind = data.draw(st.sampled_from(sorted(BUILDERS)))
     mutated = BUILDERS[kind]()
-    path = data.draw(st.sampled_from(_paths(mutated)))
+    path = data.draw(st.sampled_from(field_paths(mutated)))
     mutated = changed(mutated, list(path), data.draw(json_values))
     code, out, err = run(tmp_path, capsys, state(mutated, kind=kind))
     assert code in {0, 2}, err
