@@ -84,7 +84,7 @@ from benchmarks.stats import (
     percentile,
     share_beyond_finite_buckets,
 )
-from benchmarks.tools import REPO, cluster_tool, pinned_versions
+from benchmarks.tools import REPO, cluster_tool, kubernetes_version
 from scheduler_runtime.framework.registry import PluginLoadError
 from scheduler_runtime.framework.runtime import FrameworkError
 
@@ -272,7 +272,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     report = Report(
         date=datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
-        kubernetes_version=pinned_versions()["KUBERNETES_VERSION"],
+        kubernetes_version=kubernetes_version(),
         client_qps=CLIENT_QPS,
         commit=source_commit(),
         machine=machine(args.note),

@@ -4,6 +4,7 @@ with the tests)."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 
@@ -19,6 +20,17 @@ def pinned_versions() -> dict[str, str]:
         if "=" in line and not line.lstrip().startswith("#")
     )
     return {key.strip(): value.strip() for key, value in pairs}
+
+
+def kubernetes_version() -> str:
+    """The Kubernetes release the local clusters run: the pinned one, or KUBE_VERSION's (the
+    version matrix and the upgrade kit set it; tools/build-binaries.sh reads the same)."""
+    return os.environ.get("KUBE_VERSION") or pinned_versions()["KUBERNETES_VERSION"]
+
+
+def kubernetes_minor() -> str:
+    """kubernetes_version()'s minor, as the runtime names what it emulates ("1.37")."""
+    return ".".join(kubernetes_version().removeprefix("v").split(".")[:2])
 
 
 def cluster_tool(*args: str) -> str:

@@ -23,12 +23,14 @@ from cluster import REPO, Cluster, wait_for
 from timing import settle
 
 from benchmarks.processes import free_port, stop_process
+from benchmarks.tools import kubernetes_minor
 from scheduler_runtime.config.defaults import default_multi_point
 from scheduler_runtime.config.features import FeatureGates
 from scheduler_runtime.framework.registry import PluginLoadError, registry
 
-# The control plane's minor (tools/versions.env pins 1.36.3); the runtime emulates it there.
-CLUSTER_MINOR = "1.36"
+# The control plane's minor (tools/versions.env's pin, or KUBE_VERSION's); the runtime emulates
+# it there.
+CLUSTER_MINOR = kubernetes_minor()
 DEFAULT_PLUGINS = [
     name
     for name, _ in default_multi_point(FeatureGates(version=CLUSTER_MINOR).features, CLUSTER_MINOR)

@@ -10,6 +10,9 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=versions.env
 source "$here/versions.env"
+# KUBE_VERSION runs another Kubernetes release than the pinned one (the version matrix, the
+# upgrade kit); it is built into its own cache directory like the pinned one.
+KUBERNETES_VERSION=${KUBE_VERSION:-$KUBERNETES_VERSION}
 cache=${SCHEDULER_OPERATOR_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/scheduler-operator}
 export CGO_ENABLED=0 GOFLAGS=-trimpath GOTOOLCHAIN=${GOTOOLCHAIN:-auto}
 

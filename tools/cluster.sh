@@ -9,6 +9,8 @@
 #   cluster.sh down [NAME]        delete it, and its real node if it has one
 #   cluster.sh kubeconfig [NAME]  print its kubeconfig path
 #   cluster.sh kwokctl ARGS...    run the pinned kwokctl against the project's clusters
+# KUBE_VERSION=v1.MM.P runs that Kubernetes release instead of the pinned one; a cluster made
+# with another release is made anew.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -32,6 +34,7 @@ kubeconfig=$cluster_dir/kubeconfig.yaml
 # certificate (for logs and exec).
 configuration() {
   cat <<EOF
+# kubernetes: $k8s
 apiVersion: config.kwok.x-k8s.io/v1alpha1
 kind: KwokctlConfiguration
 options:

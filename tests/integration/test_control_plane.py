@@ -9,12 +9,12 @@ import kubernetes
 import yaml
 from cluster import Cluster, kwok_node, wait_for
 
-from benchmarks.tools import pinned_versions
+from benchmarks.tools import kubernetes_version
 
 
 def test_api_server_reports_the_pinned_version(cluster: Cluster) -> None:
     version = json.loads(cluster.kubectl("get", "--raw", "/version").stdout)
-    assert version["gitVersion"] == pinned_versions()["KUBERNETES_VERSION"]
+    assert version["gitVersion"] == kubernetes_version()
 
 
 def test_kwok_nodes_become_ready(cluster: Cluster, make_nodes) -> None:

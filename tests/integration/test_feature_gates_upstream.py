@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 from cluster import Cluster
 
+from benchmarks.tools import kubernetes_minor
 from scheduler_runtime.config import ConfigError
 from scheduler_runtime.config.features import known, parse_feature_gates
 
@@ -27,7 +28,7 @@ HELP_GATE = re.compile(
     r"^\s+kube:(\w+)=true\|false \((ALPHA|BETA) - default=(true|false)\)\s*$", re.M
 )
 SPECIAL = ("AllAlpha", "AllBeta")
-MINOR = "1.36"  # tools/versions.env pins v1.36.3
+MINOR = kubernetes_minor()  # the control plane's
 KNOWN = known(MINOR)
 
 

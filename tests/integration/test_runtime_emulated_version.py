@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 from runtime_support import RuntimeProcess, scheduler_config, unique_scheduler_name
 
-from benchmarks.tools import pinned_versions
+from benchmarks.tools import kubernetes_version
 
 
 def emulated(runtime: RuntimeProcess) -> str:
@@ -21,7 +21,7 @@ def emulated(runtime: RuntimeProcess) -> str:
 def test_the_runtime_emulates_the_api_servers_minor(
     start_runtime: Callable[..., RuntimeProcess],
 ) -> None:
-    server = pinned_versions()["KUBERNETES_VERSION"]
+    server = kubernetes_version()
     minor = ".".join(server.removeprefix("v").split(".")[:2])
     runtime = start_runtime(scheduler_config(unique_scheduler_name()))
     assert emulated(runtime) == (
@@ -33,7 +33,7 @@ def test_the_runtime_emulates_the_api_servers_minor(
 
 
 def test_the_flag_chooses_an_older_minor(start_runtime: Callable[..., RuntimeProcess]) -> None:
-    server = pinned_versions()["KUBERNETES_VERSION"]
+    server = kubernetes_version()
     runtime = start_runtime(
         scheduler_config(unique_scheduler_name()), args=("--emulated-version=1.35",)
     )
