@@ -11,11 +11,12 @@ bound now."""
 from __future__ import annotations
 
 import hashlib
-import os
 import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+from benchmarks.tools import shared_cluster_name
 
 WORKLOAD_API = "scheduling.k8s.io"
 COSCHEDULING_API = "scheduling.x-k8s.io"
@@ -197,7 +198,7 @@ def workload_cluster_name(base: str | None = None) -> str:
     """The local cluster serving the workload API that the gang tests and the soak share:
     the test cluster's name ($TEST_CLUSTER_NAME, else "test") and a digest of its flags."""
     digest = hashlib.sha256(" ".join(WORKLOAD_CLUSTER_FLAGS).encode()).hexdigest()[:6]
-    return f"{base or os.environ.get('TEST_CLUSTER_NAME', 'test')}-wl-{digest}"
+    return f"{base or shared_cluster_name()}-wl-{digest}"
 
 
 def gang_objects(

@@ -33,6 +33,18 @@ def kubernetes_minor() -> str:
     return ".".join(kubernetes_version().removeprefix("v").split(".")[:2])
 
 
+def shared_cluster_name() -> str:
+    """The local cluster the tests share: $TEST_CLUSTER_NAME (parallel runs keep apart), else
+    "test", with the release appended when KUBE_VERSION runs another one than the pinned, so
+    that a run of the version matrix never remakes the pinned release's cluster."""
+    if name := os.environ.get("TEST_CLUSTER_NAME"):
+        return name
+    version = kubernetes_version()
+    if version == pinned_versions()["KUBERNETES_VERSION"]:
+        return "test"
+    return "test-" + version.removeprefix("v").replace(".", "-")
+
+
 def cluster_tool(*args: str) -> str:
     """Runs tools/cluster.sh; a failure carries the tool's own explanation."""
     done = subprocess.run(

@@ -12,7 +12,7 @@ from typing import Any
 
 import kubernetes
 
-from benchmarks.tools import cluster_tool
+from benchmarks.tools import cluster_tool, shared_cluster_name
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -130,13 +130,8 @@ def start_cluster() -> tuple[Cluster, bool]:
     given = os.environ.get("TEST_KUBECONFIG")
     if given:
         return Cluster(Path(given), bin_dir), False
-    return Cluster(Path(cluster_tool("up", test_cluster_name())), bin_dir), True
-
-
-def test_cluster_name() -> str:
-    """The test cluster's name; TEST_CLUSTER_NAME lets parallel runs keep apart."""
-    return os.environ.get("TEST_CLUSTER_NAME", "test")
+    return Cluster(Path(cluster_tool("up", shared_cluster_name())), bin_dir), True
 
 
 def stop_cluster() -> None:
-    cluster_tool("down", test_cluster_name())
+    cluster_tool("down", shared_cluster_name())

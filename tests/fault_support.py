@@ -21,12 +21,12 @@ import kubernetes
 import pytest
 import yaml
 from cluster import Cluster, wait_for
-from cluster import test_cluster_name as cluster_name
 from kubernetes.utils import parse_quantity
 from prometheus_client.parser import text_string_to_metric_families
 from runtime_support import Pods, RuntimeProcess
 
 from benchmarks.tools import cluster_tool
+from benchmarks.tools import shared_cluster_name as cluster_name
 
 
 def report(line: str) -> None:

@@ -28,13 +28,13 @@ from typing import Any
 import kubernetes
 import pytest
 import yaml
-from cluster import Cluster, kwok_node, test_cluster_name, wait_for
+from cluster import Cluster, kwok_node, wait_for
 from runtime_support import RuntimeProcess, scheduler_config
 
 from benchmarks.gangs import WORKLOAD_CLUSTER_FLAGS, GangLedger, minimums_of
 from benchmarks.gangs import workload_cluster_name as gang_cluster_name
 from benchmarks.processes import free_port, stop_process
-from benchmarks.tools import cluster_tool
+from benchmarks.tools import cluster_tool, shared_cluster_name
 
 CLUSTER_FLAGS = WORKLOAD_CLUSTER_FLAGS
 # The gates of the upstream scheduler the tests compare with (TopologyAwareWorkloadScheduling
@@ -45,7 +45,7 @@ POD_GROUPS = "podgroups.scheduling.k8s.io"
 
 def workload_cluster_name() -> str:
     """The gang cluster's name: the test cluster's, and a digest of the flags it runs with."""
-    return gang_cluster_name(test_cluster_name())
+    return gang_cluster_name(shared_cluster_name())
 
 
 @pytest.fixture(scope="session")

@@ -6,7 +6,6 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from cluster import Cluster, kwok_node, wait_for
-from cluster import test_cluster_name as cluster_name
 from runtime_support import (
     Pods,
     RuntimeProcess,
@@ -16,6 +15,7 @@ from runtime_support import (
 )
 
 from benchmarks.tools import cluster_tool
+from benchmarks.tools import shared_cluster_name as cluster_name
 
 
 def test_runtime_survives_a_control_plane_restart(
