@@ -168,7 +168,8 @@ class FeatureGates:
             **{
                 attribute: self.scheduling(gate)
                 for gate, attribute in Features.gate_names().items()
-            }
+            },
+            release=version_key(self.version),
         )
 
     def as_flag(self) -> str:

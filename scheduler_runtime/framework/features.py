@@ -61,11 +61,18 @@ class Features:
     volume_attributes_class: bool = True
     volume_limit_scaling: bool = False
     workload_aware_preemption: bool = False
+    # The emulated minor. What a release changed without a gate (a message, an order) follows
+    # it, so that the runtime reads as the kube-scheduler of that minor does.
+    release: tuple[int, int] = (1, 36)
 
     @classmethod
     def gate_names(cls) -> dict[str, str]:
         """Gate name -> field name, for every gate this class carries."""
-        return {gate_name(f.name): f.name for f in fields(cls)}
+        return {gate_name(f.name): f.name for f in fields(cls) if f.name != "release"}
+
+    def since(self, major: int, minor: int) -> bool:
+        """Whether the emulated release is `major.minor` or newer."""
+        return self.release >= (major, minor)
 
 
 _ACRONYMS = {"dra": "DRA", "api": "API", "q": "Q"}

@@ -130,6 +130,7 @@ class DynamicResources(PluginBase[DynamicResourcesArgs]):
         gates = handle.features
         self.features = allocator_features(gates)
         self.filter_timeout, self.binding_timeout = effective_timeouts(self.args, gates)
+        self.says_nothing_undone = gates.since(1, 37)
         self.cel_cache = CelCache(features=self.features.cel)
         # Without a scheduler around the framework there are no DRA objects at all.
         self.dra: SharedDRAManager = handle.dra if handle.dra is not None else NoDRA()
@@ -580,7 +581,7 @@ class DynamicResources(PluginBase[DynamicResourcesArgs]):
             # then fails reading its state, and its error ends the message ("... not found").
             return None, Status.as_error(LookupError("not found"))
         if data.claims.empty():
-            return None, Status.unschedulable(NO_CLAIMS_TO_DEALLOCATE)
+            return None, self._nothing_undone(NO_CLAIMS_TO_DEALLOCATE)
         extended = data.claims.extended_claim()
         extended_stale = extended is not None and not extendedclaim.in_memory(extended)
         for index in sorted(data.unavailable):
@@ -600,7 +601,11 @@ class DynamicResources(PluginBase[DynamicResourcesArgs]):
             except ClaimAPIError as error:
                 return None, Status.as_error(error)
             return None, Status.unschedulable(DELETED)
-        return None, Status.unschedulable(STILL_NOT_SCHEDULABLE)
+        return None, self._nothing_undone(STILL_NOT_SCHEDULABLE)
+
+    def _nothing_undone(self, why: str) -> Status:
+        """PostFilter undid nothing: 1.36 says why, 1.37 says nothing."""
+        return Status.unschedulable() if self.says_nothing_undone else Status.unschedulable(why)
 
     def _deallocate(self, claim: Object) -> tuple[PostFilterResult | None, Status]:
         status = {

@@ -132,7 +132,7 @@ def test_no_victims_message() -> None:
     )
     assert placed["urgent"] == (
         None,
-        "0/2 nodes are available: 2 Insufficient cpu. no new claims to deallocate, "
+        "0/2 nodes are available: 2 Insufficient cpu. "
         "preemption: 0/2 nodes are available: "
         "2 No preemption victims found for incoming pod.",
     )
@@ -148,7 +148,7 @@ def test_unresolvable_nodes_are_not_helped_by_preemption() -> None:
     assert placed["urgent"] == (
         None,
         "0/2 nodes are available: 2 node(s) didn't match Pod's node affinity/selector. "
-        "no new claims to deallocate, preemption: 0/2 nodes are available: "
+        "preemption: 0/2 nodes are available: "
         "2 Preemption is not helpful for scheduling.",
     )
 
@@ -162,7 +162,7 @@ def test_resource_beyond_the_node_is_not_helped_by_preemption() -> None:
     )
     assert placed["urgent"][1] == (
         "0/2 nodes are available: 2 Insufficient cpu. "
-        "no new claims to deallocate, preemption: 0/2 nodes are available: "
+        "preemption: 0/2 nodes are available: "
         "2 Preemption is not helpful for scheduling."
     )
 
@@ -176,7 +176,7 @@ def test_preemption_policy_never() -> None:
     assert placed["polite"] == (
         None,
         "0/1 nodes are available: 1 Insufficient cpu. "
-        "no new claims to deallocate, preemption: not eligible due to preemptionPolicy=Never.",
+        "preemption: not eligible due to preemptionPolicy=Never.",
     )
 
 

@@ -64,7 +64,7 @@ def test_json_output_in_scheduling_order(capsys: pytest.CaptureFixture[str]) -> 
                 "name": "too-big",
                 "node": None,
                 "message": "0/2 nodes are available: 1 Insufficient cpu, "
-                "1 node(s) had untolerated taint(s). no new claims to deallocate, "
+                "1 node(s) had untolerated taint(s). "
                 "preemption: 0/2 nodes are available: 2 Preemption is not helpful for "
                 "scheduling.",
             },
@@ -157,7 +157,7 @@ def test_each_placement_counts_for_the_next_and_priority_goes_first() -> None:
     placements = simulate(config, objects, seed=1)
     assert [(p.name, p.node) for p in placements] == [("important", "n0"), ("first-come", None)]
     assert placements[1].message == (
-        "0/1 nodes are available: 1 Insufficient cpu. no new claims to deallocate, "
+        "0/1 nodes are available: 1 Insufficient cpu. "
         "preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod."
     )
 

@@ -140,12 +140,13 @@ def simulation(
     *objects: dict[str, Any],
     plugin_config: list[dict[str, Any]] | None = None,
     gates: dict[str, bool] | None = None,
+    version: str = "1.36",
 ) -> Simulation:
     config = dict(CONFIG)
     if plugin_config:
         config["profiles"] = [{"schedulerName": "default-scheduler", "pluginConfig": plugin_config}]
-    # 1.36's gates: the DRA gates these tests turn off are locked on from 1.37.
-    loaded = load_configuration(config, feature_gates=feature_gates(gates or {}, version="1.36"))
+    # 1.36 unless told: the DRA gates these tests turn off are locked on from 1.37.
+    loaded = load_configuration(config, feature_gates=feature_gates(gates or {}, version=version))
     run = Simulation(loaded, seed=1)
     run.load(objects)
     return run

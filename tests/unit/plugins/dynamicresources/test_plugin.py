@@ -117,6 +117,20 @@ def test_a_class_that_does_not_exist_holds_the_pod_with_upstreams_message() -> N
     )
 
 
+@pytest.mark.parametrize(
+    ("version", "post_filter"), [("1.36", "no new claims to deallocate, "), ("1.37", "")]
+)
+def test_post_filter_says_why_nothing_was_undone_until_1_37(version: str, post_filter: str) -> None:
+    found = placements(
+        node("n1"), node_slice("n1", device("gpu-0")), template(), pod("p"), version=version
+    )
+    assert found["p"].message == (
+        "0/1 nodes are available: request gpu: device class gpu.example.com does not exist. "
+        + post_filter
+        + PREEMPTION_NOT_HELPFUL.format(n=1)
+    )
+
+
 def test_a_pod_waits_outside_the_queue_until_its_claim_exists() -> None:
     run = simulation(
         node("n1"),
