@@ -5,7 +5,7 @@ SHELL := /bin/bash
 VENV := .venv
 PY := $(VENV)/bin/python
 
-.PHONY: demo check lint test unit integration e2e binaries cluster-down bench soak lock
+.PHONY: demo check check-matrix lint test unit integration e2e binaries cluster-down bench soak lock
 
 # Every dependency comes from the lock file, hashes checked; the project and the sample plugin
 # package are then installed without resolving anything.
@@ -54,6 +54,20 @@ e2e: $(VENV)/.installed binaries
 
 cluster-down:
 	tools/cluster.sh down
+
+# The side-by-side suites against every other Kubernetes release the runtime emulates (the
+# newest patch of each supported minor; `make check` runs the pinned one), each on a control
+# plane of that release built once into the cache. MATRIX="v1.35.4" runs just those.
+MATRIX ?= $(shell $(PY) -c 'from scheduler_runtime.config.features import RELEASE; print(*RELEASE.values())' 2>/dev/null)
+PINNED_KUBERNETES = $(shell sed -n 's/^KUBERNETES_VERSION=//p' tools/versions.env)
+PARITY_SUITES = $(sort $(wildcard tests/integration/*parity*.py tests/integration/*upstream*.py) \
+  tests/integration/test_control_plane.py tests/integration/test_runtime_emulated_version.py)
+check-matrix: $(VENV)/.installed
+	set -e; for version in $(filter-out $(PINNED_KUBERNETES),$(MATRIX)); do \
+	  echo "== the parity suites on Kubernetes $$version"; \
+	  KUBE_VERSION=$$version tools/build-binaries.sh >/dev/null; \
+	  KUBE_VERSION=$$version $(VENV)/bin/pytest -m integration $(PARITY_SUITES); \
+	done
 
 # The scheduler benchmark (not a test): BENCH_ARGS="--quick" for a one-minute run;
 # see docs/benchmarks.md.
