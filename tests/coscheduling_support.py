@@ -48,6 +48,20 @@ def bin_dir() -> Path:
     return found[0]
 
 
+def kubernetes_minor() -> str:
+    """The Kubernetes minor scheduler-plugins' kube-scheduler is built from ("1.35"): its code,
+    and so its messages, are that minor's, and the runtime emulates it beside it."""
+    done = subprocess.run(
+        [str(bin_dir() / "kube-scheduler"), "--version"],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+    version = done.stdout.split()[-1]  # "Kubernetes v1.35.4"
+    return ".".join(version.removeprefix("v").split(".")[:2])
+
+
 def module_dir() -> Path:
     """The pinned release's source, as the Go module cache holds it."""
     done = subprocess.run(

@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 from cluster import Cluster, wait_for
 
+from benchmarks.tools import kubernetes_minor
 from scheduler_runtime.config import FeatureGates, load_configuration
 from scheduler_runtime.framework.algorithm import SchedulingAlgorithm
 from scheduler_runtime.framework.interface import CycleState, Handle
@@ -129,9 +130,9 @@ def replay_framework(snapshot: Snapshot) -> Framework:
                 }
             ],
         },
-        feature_gates=FeatureGates(version="1.36"),  # the control plane's minor (v1.36.3)
+        feature_gates=FeatureGates(version=kubernetes_minor()),  # the control plane's minor
     )
-    return Framework(config.profiles[0], Handle(snapshot))
+    return Framework(config.profiles[0], Handle(snapshot, features=config.features))
 
 
 def replay(snapshot: Snapshot, decisions: Decisions) -> tuple[list[str], int]:

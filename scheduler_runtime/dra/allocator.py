@@ -64,6 +64,8 @@ class Features:
     consumable_capacity: bool = True  # DRAConsumableCapacity: beta, on
     extended_resource: bool = True  # DRAExtendedResource: beta, on (used by the plugin)
     list_type_attributes: bool = False  # DRAListTypeAttributes: alpha, off
+    # 1.37's runtime errors name the device and hint at optional chaining for a missing key.
+    device_in_runtime_errors: bool = False
 
     @property
     def binding_and_status(self) -> bool:
@@ -883,11 +885,25 @@ class _Attempt:
                 if outcome is not None:
                     cache.put(expression, device, outcome)
             if type(outcome) is str:
-                owner = f"class {cls.name}" if cls else f"claim {self.claims[claim_index].key}"
-                raise AllocationError(f"{owner}: selector #{i}: CEL runtime error: {outcome}")
+                raise AllocationError(self._runtime_error(claim_index, device, cls, i, outcome))
             if not outcome:
                 return False
         return True
+
+    def _runtime_error(
+        self, claim_index: int, device: Device, cls: DeviceClass | None, i: int, error: str
+    ) -> str:
+        """Upstream's words for selector #i failing on a device (1.37 names the device)."""
+        owner = f"class {cls.name}" if cls else f"claim {self.claims[claim_index].key}"
+        if not self.features.device_in_runtime_errors:
+            return f"{owner}: selector #{i}: CEL runtime error: {error}"
+        if "no such key:" in error:  # cel.EnhanceRuntimeError
+            error += (
+                ". consider using CEL optional chaining (.? followed by orValue()) or guarding "
+                "the check with has() for optional fields"
+            )
+        where = "/".join(device.id)
+        return f"{owner}: selector #{i} on device {where}: CEL runtime error: {error}"
 
     def _evaluate(
         self, expression: str, device: Device, cls: DeviceClass | None, claim_index: int, i: int

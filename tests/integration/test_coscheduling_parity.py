@@ -19,7 +19,13 @@ from typing import Any
 
 import pytest
 from cluster import Cluster, kwok_node, wait_for
-from coscheduling_support import coscheduling_configuration, gang_pod, install_crds, pod_group
+from coscheduling_support import (
+    coscheduling_configuration,
+    gang_pod,
+    install_crds,
+    kubernetes_minor,
+    pod_group,
+)
 from gang_support import GangRun, Outcome, run_both
 from runtime_support import RuntimeProcess
 from timing import settle
@@ -53,7 +59,7 @@ def names(
     ours = f"cosched-rt-{uuid.uuid4().hex[:6]}"
     config = coscheduling_configuration(ours, cluster.kubeconfig, PERMIT_WAITING_SECONDS)
     del config["clientConnection"]
-    start_runtime(config, name="runtime")
+    start_runtime(config, name="runtime", args=(f"--emulated-version={kubernetes_minor()}",))
     return {"upstream": reference, "runtime": ours}
 
 
@@ -312,7 +318,7 @@ def test_the_runtime_keeps_the_podgroup_status_as_the_controller_does(
     name = f"cosched-rt-{uuid.uuid4().hex[:6]}"
     config = coscheduling_configuration(name, cluster.kubeconfig, PERMIT_WAITING_SECONDS)
     del config["clientConnection"]
-    start_runtime(config, name="runtime")
+    start_runtime(config, name="runtime", args=(f"--emulated-version={kubernetes_minor()}",))
     run = GangRun(cluster, name)
     try:
         run.pod_groups(pod_group("job", 3))

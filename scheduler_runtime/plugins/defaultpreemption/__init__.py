@@ -148,7 +148,11 @@ class DefaultPreemption(PluginBase[DefaultPreemptionArgs]):
         self._evict(best, pod)
         self._clear_nominations(cleared)
         result = PostFilterResult(NominatingInfo(best.node), best.victims, cleared)
-        return result, SUCCESS
+        if not self.handle.features.since(1, 37):
+            return result, SUCCESS
+        # 1.37 says where it made room, and the pod's FailedScheduling message carries it.
+        placed = f"found a potential placement for pod on node {best.node}, preempting"
+        return result, Status(Code.SUCCESS, (f"{placed} {len(best.victims)} victims",))
 
     def _no_candidates(
         self, pod: PodInfo, failures: NodeToStatus

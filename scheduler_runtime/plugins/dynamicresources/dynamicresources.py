@@ -810,6 +810,7 @@ def allocator_features(gates: GateFeatures) -> Features:
         consumable_capacity=gates.dra_consumable_capacity,
         extended_resource=gates.dra_extended_resource,
         list_type_attributes=gates.dra_list_type_attributes,
+        device_in_runtime_errors=gates.since(1, 37),
     )
 
 

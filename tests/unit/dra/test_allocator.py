@@ -229,3 +229,32 @@ def test_a_huge_quantity_in_a_selector_parses_and_refuses_to_be_compared() -> No
         'claim t/huge: selector #0: CEL runtime error: quantity "1e999999999" has more than '
         "1000 digits: too large to compare or compute with"
     )
+
+
+@pytest.mark.parametrize(
+    ("device_in_runtime_errors", "error"),
+    [
+        (False, "claim t/c: selector #0: CEL runtime error: no such key: model"),
+        (
+            True,
+            f"claim t/c: selector #0 on device {DRIVER}/node-1/gpu-0: CEL runtime error: "
+            "no such key: model. consider using CEL optional chaining (.? followed by "
+            "orValue()) or guarding the check with has() for optional fields",
+        ),
+    ],
+)
+def test_a_runtime_error_names_the_device_from_1_37(
+    device_in_runtime_errors: bool, error: str
+) -> None:
+    """dynamic-resource-allocation v0.37's words (v0.36's without the device and the hint)."""
+    allocator = alloc.Allocator(
+        alloc.Features(device_in_runtime_errors=device_in_runtime_errors),
+        alloc.AllocatedState(),
+        {"gpu": GPU_CLASS},
+        gpus(1),
+        cel.Cache(),
+    )
+    missing = f"device.attributes['{DRIVER}'].model == 'a100'"
+    with pytest.raises(alloc.AllocationError) as e:
+        allocator.allocate(alloc.Node("node-1"), [gpu_claim("c", gpu_request("r", missing))])
+    assert str(e.value) == error

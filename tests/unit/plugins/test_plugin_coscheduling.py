@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from scheduler_runtime.config import load_configuration
+from scheduler_runtime.config import FeatureGates, load_configuration
 from scheduler_runtime.framework.nodeinfo import NodeInfo
 from scheduler_runtime.framework.podinfo import pod_info
 from scheduler_runtime.plugins.coscheduling.resources import (
@@ -102,7 +102,9 @@ def configuration() -> Any:
                     },
                 }
             ],
-        }
+        },
+        # scheduler-plugins v0.35 is kube-scheduler 1.35's code: its words are that minor's.
+        feature_gates=FeatureGates(version="1.35"),
     )
 
 
