@@ -262,7 +262,7 @@ def scores_by_node(
         snapshot.add_node(node)
     for bound in placed:
         snapshot.add_pod(pod_info(bound))
-    framework = Framework(profile, Handle(snapshot=snapshot))
+    framework = Framework(profile, Handle(snapshot=snapshot, features=cluster_gates.features))
     algorithm = SchedulingAlgorithm(snapshot, 0, random.Random(0))
     state = CycleState()
     info = pod_info(pod)
@@ -324,10 +324,11 @@ def test_same_decisions_as_upstream_kube_scheduler(
         else:
             with_state = {**pod, "metadata": {**pod["metadata"], "namespace": namespace}}
             scores = scores_by_node(ours_config, nodes, placed, with_state)
-            if scores[mine.node][0] != scores[reference.node][0]:
+            theirs_score, mine_score = scores.get(reference.node), scores.get(mine.node)
+            if theirs_score is None or mine_score is None or mine_score[0] != theirs_score[0]:
                 differences.append(
-                    f"{name}: upstream chose {reference.node} {scores[reference.node]}, "
-                    f"we chose {mine.node} {scores[mine.node]}"
+                    f"{name}: upstream chose {reference.node} {theirs_score}, "
+                    f"we chose {mine.node} {mine_score} (None: infeasible to the framework)"
                 )
             ties += 1
         placed.append(

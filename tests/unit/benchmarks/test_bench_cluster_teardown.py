@@ -25,7 +25,7 @@ def calls(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> list[tuple[str, ..
 
     monkeypatch.setattr(cli, "cluster_tool", cluster_tool)
     monkeypatch.setattr(cli, "run_scales", run_scales)
-    monkeypatch.setattr(cli, "pinned_versions", lambda: {"KUBERNETES_VERSION": "v1.36.3"})
+    monkeypatch.setattr(cli, "kubernetes_version", lambda: "v1.36.3")
     return made
 
 
