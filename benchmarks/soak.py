@@ -232,23 +232,18 @@ BOUND, DELETED, TIMED_OUT = "bound", "deleted", "timed out"
 @dataclass
 class Watched:
     """The run's pods and claims as watched: the ledger, the pods bound so far and the pods
-    deleted (by uid), and the uids a worker waits for."""
+    deleted (by uid)."""
 
     ledger: BindingLedger
     bound: set[str] = field(default_factory=set)  # pod uids
     deleted: set[str] = field(default_factory=set)  # pod uids
-    waiting: set[str] = field(default_factory=set)  # pod uids
     changed: asyncio.Condition = field(default_factory=asyncio.Condition)
 
     async def wait_bound(self, uid: str, timeout: float) -> str:
         """BOUND, DELETED (by someone else: it is gone unbound) or TIMED_OUT."""
-        self.waiting.add(uid)
-        try:
-            async with self.changed:
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self.changed.wait_for(lambda: self._over(uid)), timeout)
-        finally:
-            self.waiting.discard(uid)
+        async with self.changed:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.changed.wait_for(lambda: self._over(uid)), timeout)
         return BOUND if uid in self.bound else DELETED if uid in self.deleted else TIMED_OUT
 
     def _over(self, uid: str) -> bool:
@@ -262,10 +257,10 @@ class Watched:
             await self._note_bound([pod])
 
     async def relist(self, pods: list[dict[str, Any]]) -> None:
-        """A fresh list: the pods waited for that it lacks were deleted meanwhile."""
+        """A fresh list. A pod it lacks is not taken as deleted: the list may predate its
+        creation (the wait then ends as TIMED_OUT, counted against the runtime)."""
         self.ledger.replace_pods(pods)
         await self._note_bound(pods)
-        await self._note_deleted(self.waiting - {p["metadata"]["uid"] for p in pods})
 
     async def _note_bound(self, pods: list[dict[str, Any]]) -> None:
         bound = [p["metadata"]["uid"] for p in pods if (p.get("spec") or {}).get("nodeName")]
@@ -352,13 +347,10 @@ class Churn:
         name = manifest["metadata"]["name"]
         raise RuntimeError(f"pod {name} still exists after {RECREATE_SECONDS:.0f} s")
 
-    async def delete(self, name: str, uid: str, *, at_once: bool = True) -> None:
-        """Deletes the pod `uid`, at once or (`at_once` False) within its grace period, which
-        its node's kubelet ends; never another pod made under its name since (the kubelet's
-        deletions carry the same precondition)."""
-        options: dict[str, Any] = {"preconditions": {"uid": uid}}
-        if at_once:
-            options["gracePeriodSeconds"] = 0
+    async def delete(self, name: str, uid: str) -> None:
+        """Deletes the pod `uid` at once; never another pod made under its name since (the
+        kubelet's deletions carry the same precondition)."""
+        options = {"gracePeriodSeconds": 0, "preconditions": {"uid": uid}}
         await self.api.request("DELETE", f"{self.pods}/{name}", options, ok=(200, 202, 404, 409))
         self.counts.deleted += 1
 
@@ -404,22 +396,19 @@ class Churn:
         await self.delete(name, uid)
 
     async def recreated(self) -> None:
-        """A pod deleted and made again under its name as a StatefulSet does, 0 to 300 ms
-        after its creation: before, during or after its binding; with a claim from a template
-        every other time. As the StatefulSet controller, the run deletes the first pod within
-        its grace period (a second: the API server removes an unbound pod at once, the node's
-        kubelet, here kwok, a bound one) and makes the second as soon as the first is gone.
+        """A pod deleted and made again under its name at once, as a StatefulSet does, 0 to
+        300 ms after its creation: before, during or after its binding; with a claim from a
+        template every other time.
 
-        A deletion at once would leave kwok, which sees the pod terminating, to delete it
-        again by name alone (the kubelet names its UID): that deletion may remove the second
-        pod."""
+        kwok, which sees the first pod terminating, deletes it again by name alone (the
+        kubelet names its UID), once per change it sees: a late one removes the second pod,
+        which then counts as lost, not as unbound."""
         name = self.name("sts")
         make = templated_pod if self.rng.random() < 0.5 else soak_pod
         manifest = make(self.run, name)
-        manifest["spec"]["terminationGracePeriodSeconds"] = 1
         first = await self.create(manifest)
         await asyncio.sleep(self.rng.uniform(0, 0.3))
-        await self.delete(name, first, at_once=False)
+        await self.delete(name, first)
         uid = await self.create(manifest)
         self.counts.recreated += 1
         await self.bound_or_counted(uid, name)
@@ -865,8 +854,8 @@ def lost_note(outcome: Outcome) -> str:
     more = ", ..." if outcome.counts.lost > len(outcome.lost) else ""
     return (
         f"deleted by another client before their binding: {outcome.counts.lost} pods "
-        f"({', '.join(outcome.lost)}{more}); on kwok nodes, kwok's final deletion of a "
-        "terminating pod names no UID and can remove a pod re-created under its name"
+        f"({', '.join(outcome.lost)}{more}); kwok deletes a terminating pod by name alone "
+        "and can remove a pod made again under its name"
     )
 
 

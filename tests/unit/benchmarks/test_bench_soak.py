@@ -11,7 +11,6 @@ from typing import Any
 from benchmarks.soak import (
     BOUND,
     DELETED,
-    TIMED_OUT,
     Counts,
     Outcome,
     Run,
@@ -273,19 +272,6 @@ def test_a_pod_deleted_by_another_client_before_its_binding_is_not_waited_for() 
         return [await watched.wait_bound(uid, hour) for uid in ("second", "first", "third")]
 
     assert asyncio.run(run()) == [BOUND, DELETED, DELETED]
-
-
-def test_a_relist_ends_the_wait_for_a_pod_it_lacks() -> None:
-    async def run() -> tuple[str, str]:
-        watched = Watched(BindingLedger({}))
-        await watched.pod("ADDED", pod("gone", uid="gone"))
-        await watched.pod("ADDED", pod("kept", uid="kept"))
-        waiting = asyncio.create_task(watched.wait_bound("gone", 3600.0))
-        await asyncio.sleep(0)  # the wait has begun
-        await watched.relist([pod("kept", uid="kept")])
-        return await waiting, await watched.wait_bound("kept", 0.0)
-
-    assert asyncio.run(run()) == (DELETED, TIMED_OUT)
 
 
 def test_the_runs_pods_go_only_to_its_tainted_nodes() -> None:
