@@ -400,9 +400,10 @@ class Churn:
         300 ms after its creation: before, during or after its binding; with a claim from a
         template every other time.
 
-        kwok, which sees the first pod terminating, deletes it again by name alone (the
-        kubelet names its UID), once per change it sees: a late one removes the second pod,
-        which then counts as lost, not as unbound."""
+        Two other clients act on the first pod by name alone while it terminates: kwok
+        deletes it again (the kubelet names its UID), and the resourceclaim controller writes
+        its claims into its status (which the API server turns into its deletion). Either may
+        land on the second pod and remove it: it then counts as lost, not as unbound."""
         name = self.name("sts")
         make = templated_pod if self.rng.random() < 0.5 else soak_pod
         manifest = make(self.run, name)
@@ -854,8 +855,8 @@ def lost_note(outcome: Outcome) -> str:
     more = ", ..." if outcome.counts.lost > len(outcome.lost) else ""
     return (
         f"deleted by another client before their binding: {outcome.counts.lost} pods "
-        f"({', '.join(outcome.lost)}{more}); kwok deletes a terminating pod by name alone "
-        "and can remove a pod made again under its name"
+        f"({', '.join(outcome.lost)}{more}); a deletion or status write by name alone "
+        "(kwok's, the claim controller's) can remove a pod made again under its name"
     )
 
 
