@@ -27,7 +27,7 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -67,6 +67,7 @@ POD_GROUP_LABEL = "scheduling.x-k8s.io/pod-group"
 GANG_MEMBERS = 3
 SHARED_CLAIMS = 6
 BOUND_TIMEOUT = 60.0  # a pod not bound by then is deleted anyway (and counted)
+RECREATE_SECONDS = 30.0  # how long a pod is made again while one of its name is still there
 REPORT_SECONDS = 60.0
 
 
@@ -224,26 +225,40 @@ def runtime_configuration(kubeconfig: Path) -> dict[str, Any]:
 # ----- watching the run's pods and claims
 
 
+# How the wait for a pod's binding ended.
+BOUND, DELETED, TIMED_OUT = "bound", "deleted", "timed out"
+
+
 @dataclass
 class Watched:
-    """The run's pods and claims as watched: the ledger, and the pods bound so far."""
+    """The run's pods and claims as watched: the ledger, the pods bound so far and the pods
+    deleted (by uid)."""
 
     ledger: BindingLedger
     bound: set[str] = field(default_factory=set)  # pod uids
+    deleted: set[str] = field(default_factory=set)  # pod uids
     changed: asyncio.Condition = field(default_factory=asyncio.Condition)
 
-    async def wait_bound(self, uid: str, timeout: float) -> bool:
+    async def wait_bound(self, uid: str, timeout: float) -> str:
+        """BOUND, DELETED (by someone else: it is gone unbound) or TIMED_OUT."""
         async with self.changed:
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self.changed.wait_for(lambda: uid in self.bound), timeout)
-        return uid in self.bound
+                await asyncio.wait_for(self.changed.wait_for(lambda: self._over(uid)), timeout)
+        return BOUND if uid in self.bound else DELETED if uid in self.deleted else TIMED_OUT
+
+    def _over(self, uid: str) -> bool:
+        return uid in self.bound or uid in self.deleted
 
     async def pod(self, event: str, pod: dict[str, Any]) -> None:
         self.ledger.pod(event, pod)
-        if event != "DELETED":
+        if event == "DELETED":
+            await self._note_deleted([str(pod["metadata"]["uid"])])
+        else:
             await self._note_bound([pod])
 
     async def relist(self, pods: list[dict[str, Any]]) -> None:
+        """A fresh list. A pod it lacks is not taken as deleted: the list may predate its
+        creation (the wait then ends as TIMED_OUT, counted against the runtime)."""
         self.ledger.replace_pods(pods)
         await self._note_bound(pods)
 
@@ -252,6 +267,12 @@ class Watched:
         if bound:
             async with self.changed:
                 self.bound.update(bound)
+                self.changed.notify_all()
+
+    async def _note_deleted(self, uids: Collection[str]) -> None:
+        if uids:
+            async with self.changed:
+                self.deleted.update(uids)
                 self.changed.notify_all()
 
 
@@ -282,6 +303,7 @@ class Counts:
     deleted: int = 0
     recreated: int = 0
     not_bound: int = 0  # pods meant to fit that were not bound within BOUND_TIMEOUT
+    lost: int = 0  # pods deleted by another client before their binding
     errors: int = 0
 
 
@@ -298,6 +320,7 @@ class Churn:
     names: itertools.count[int] = field(default_factory=itertools.count)
     errors: list[str] = field(default_factory=list)
     unbound: list[str] = field(default_factory=list)  # the first pods not bound in time
+    lost: list[str] = field(default_factory=list)  # the first pods deleted by another client
 
     @property
     def pods(self) -> str:
@@ -308,7 +331,8 @@ class Churn:
 
     async def create(self, manifest: dict[str, Any]) -> str:
         """Creates a pod (again, while one of its name is still going away); its uid."""
-        for _ in range(50):
+        deadline = time.monotonic() + RECREATE_SECONDS
+        while time.monotonic() < deadline:
             try:
                 made = await self.api.post(self.pods, manifest)
             except ApiError as error:
@@ -320,17 +344,28 @@ class Churn:
                 made = await self.api.get(f"{self.pods}/{manifest['metadata']['name']}")
             self.counts.created += 1
             return str(made["metadata"]["uid"])
-        raise RuntimeError(f"pod {manifest['metadata']['name']} still exists after 50 tries")
+        name = manifest["metadata"]["name"]
+        raise RuntimeError(f"pod {name} still exists after {RECREATE_SECONDS:.0f} s")
 
-    async def delete(self, name: str) -> None:
-        await self.api.delete(f"{self.pods}/{name}?gracePeriodSeconds=0")
+    async def delete(self, name: str, uid: str) -> None:
+        """Deletes the pod `uid` at once; never another pod made under its name since (the
+        kubelet's deletions carry the same precondition)."""
+        options = {"gracePeriodSeconds": 0, "preconditions": {"uid": uid}}
+        await self.api.request("DELETE", f"{self.pods}/{name}", options, ok=(200, 202, 404, 409))
         self.counts.deleted += 1
 
     async def hold(self) -> None:
         await asyncio.sleep(self.rng.uniform(0.5, 3.0))
 
     async def bound_or_counted(self, uid: str, name: str) -> None:
-        if not await self.watched.wait_bound(uid, BOUND_TIMEOUT):
+        """Waits for the pod's binding; a pod not bound in time is counted, and so is one
+        deleted meanwhile by another client (then nothing could bind it)."""
+        outcome = await self.watched.wait_bound(uid, BOUND_TIMEOUT)
+        if outcome == DELETED:
+            self.counts.lost += 1
+            if len(self.lost) < 20:
+                self.lost.append(name)
+        elif outcome == TIMED_OUT:
             self.counts.not_bound += 1
             if len(self.unbound) < 20:
                 self.unbound.append(name)
@@ -340,44 +375,53 @@ class Churn:
     async def plain(self) -> None:
         name = self.name("plain")
         cpu = workloads.REQUESTS[self.rng.randrange(len(workloads.REQUESTS))][0]
-        await self.bound_or_counted(await self.create(soak_pod(self.run, name, cpu)), name)
+        uid = await self.create(soak_pod(self.run, name, cpu))
+        await self.bound_or_counted(uid, name)
         await self.hold()
-        await self.delete(name)
+        await self.delete(name, uid)
 
     async def templated(self) -> None:
         name = self.name("template")
-        await self.bound_or_counted(await self.create(templated_pod(self.run, name)), name)
+        uid = await self.create(templated_pod(self.run, name))
+        await self.bound_or_counted(uid, name)
         await self.hold()
-        await self.delete(name)
+        await self.delete(name, uid)
 
     async def sharing(self) -> None:
         name = self.name("shared")
         claim = self.rng.randrange(SHARED_CLAIMS)
-        await self.bound_or_counted(await self.create(sharing_pod(self.run, name, claim)), name)
+        uid = await self.create(sharing_pod(self.run, name, claim))
+        await self.bound_or_counted(uid, name)
         await self.hold()
-        await self.delete(name)
+        await self.delete(name, uid)
 
     async def recreated(self) -> None:
         """A pod deleted and made again under its name at once, as a StatefulSet does, 0 to
         300 ms after its creation: before, during or after its binding; with a claim from a
-        template every other time."""
+        template every other time.
+
+        Two other clients act on the first pod by name alone while it terminates: kwok
+        deletes it again (the kubelet names its UID), and the resourceclaim controller writes
+        its claims into its status (which the API server turns into its deletion). Either may
+        land on the second pod and remove it: it then counts as lost, not as unbound."""
         name = self.name("sts")
         make = templated_pod if self.rng.random() < 0.5 else soak_pod
-        await self.create(make(self.run, name))
+        manifest = make(self.run, name)
+        first = await self.create(manifest)
         await asyncio.sleep(self.rng.uniform(0, 0.3))
-        await self.delete(name)
-        uid = await self.create(make(self.run, name))
+        await self.delete(name, first)
+        uid = await self.create(manifest)
         self.counts.recreated += 1
         await self.bound_or_counted(uid, name)
         await self.hold()
-        await self.delete(name)
+        await self.delete(name, uid)
 
     async def unschedulable(self) -> None:
         """A pod no node holds: it waits among the unschedulable pods until deleted."""
         name = self.name("toobig")
-        await self.create(soak_pod(self.run, name, cpu="64"))
+        uid = await self.create(soak_pod(self.run, name, cpu="64"))
         await asyncio.sleep(self.rng.uniform(5, 15))
-        await self.delete(name)
+        await self.delete(name, uid)
 
     async def gang(self, workload_api: bool) -> None:
         """A PodGroup of GANG_MEMBERS (either API) and its members, made together."""
@@ -411,7 +455,7 @@ class Churn:
         )
         await gather_all(self.bound_or_counted(uid, n) for uid, n in zip(uids, names, strict=True))
         await self.hold()
-        await gather_all(self.delete(n) for n in names)
+        await gather_all(self.delete(n, uid) for n, uid in zip(names, uids, strict=True))
         await self.api.delete(f"{path}/{group}")
 
     async def worker(self, step: Callable[[], Awaitable[None]]) -> None:
@@ -470,8 +514,8 @@ def sample_line(sample: Sample, counts: Counts) -> str:
     return (
         f"[{sample.minute:5.1f} min] rss {sample.rss_mib:6.1f} MiB  threads {sample.threads:3d}  "
         f"{sample.pods_per_second:5.1f} pods/s  created {counts.created} deleted "
-        f"{counts.deleted} recreated {counts.recreated} not-bound {counts.not_bound} "
-        f"errors {counts.errors}\n    state: {shown}"
+        f"{counts.deleted} recreated {counts.recreated} lost {counts.lost} "
+        f"not-bound {counts.not_bound} errors {counts.errors}\n    state: {shown}"
     )
 
 
@@ -649,6 +693,7 @@ class Outcome:
     seconds: float
     final_state: dict[str, int]
     unbound: Sequence[str] = ()  # the first pods not bound within BOUND_TIMEOUT
+    lost: Sequence[str] = ()  # the first pods deleted by another client before their binding
 
     @property
     def failed(self) -> bool:
@@ -738,6 +783,7 @@ async def churn_and_check(
             seconds,
             final,
             churn.unbound,
+            churn.lost,
         )
     finally:
         for task in watchers:
@@ -773,7 +819,8 @@ def summary(outcome: Outcome) -> str:
         f"soak: {outcome.seconds / 60:.1f} min, {outcome.bindings} pods bound "
         f"({outcome.bindings / max(outcome.seconds, 1):.1f} pods/s), "
         f"{outcome.counts.created} created, {outcome.counts.recreated} re-created under "
-        f"their name, {outcome.counts.not_bound} not bound within {BOUND_TIMEOUT:.0f} s",
+        f"their name, {outcome.counts.lost} deleted by another client before their binding, "
+        f"{outcome.counts.not_bound} not bound within {BOUND_TIMEOUT:.0f} s",
         f"rss MiB: first {rss[0]:.1f}, max {max(rss):.1f}, after draining {rss[-1]:.1f}; "
         f"threads: first {threads[0]}, max {max(threads)}, after draining {threads[-1]}",
     ]
@@ -782,10 +829,13 @@ def summary(outcome: Outcome) -> str:
     shown = " ".join(f"{k}={v}" for k, v in sorted(outcome.final_state.items()))
     lines.append(f"state after draining: {shown}")
     lines += [f"note: {note}" for note in outcome.notes]
+    if outcome.counts.lost:
+        lines.append(f"note: {lost_note(outcome)}")
     if not outcome.failed:
+        which = "every pod still there bound" if outcome.counts.lost else "every pod bound"
         lines.append(
             "OK: no leak, no pod bound twice, no device in two claims, no node over-committed, "
-            "every pod bound"
+            + which
         )
         return "\n".join(lines)
     lines.append("FAILED:")
@@ -799,6 +849,15 @@ def summary(outcome: Outcome) -> str:
             f"({', '.join(outcome.unbound)}{', ...' if outcome.counts.not_bound > 20 else ''})"
         )
     return "\n".join(lines)
+
+
+def lost_note(outcome: Outcome) -> str:
+    more = ", ..." if outcome.counts.lost > len(outcome.lost) else ""
+    return (
+        f"deleted by another client before their binding: {outcome.counts.lost} pods "
+        f"({', '.join(outcome.lost)}{more}); a deletion or status write by name alone "
+        "(kwok's, the claim controller's) can remove a pod made again under its name"
+    )
 
 
 def progress(message: str) -> None:

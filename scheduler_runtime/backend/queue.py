@@ -86,14 +86,17 @@ def every_event(profile: str) -> Mapping[str, Sequence[ClusterEventWithHint]]:
     return {}
 
 
-def pod_identity(pod: dict[str, Any]) -> tuple[Any, Any]:
-    """What upstream's isPodUpdated compares: the pod minus status and bookkeeping fields."""
+def pod_identity(pod: dict[str, Any]) -> tuple[Any, Any, Any, Any]:
+    """What upstream's isPodUpdated compares: the pod minus its bookkeeping fields and its
+    status, but for the claims made for it (a generated claim's name lets the pod in)."""
     metadata = {
         k: v
         for k, v in (pod.get("metadata") or {}).items()
-        if k not in ("resourceVersion", "generation", "managedFields")
+        if k not in ("resourceVersion", "generation", "managedFields", "finalizers")
     }
-    return metadata, pod.get("spec")
+    status = pod.get("status") or {}
+    claims = status.get("resourceClaimStatuses"), status.get("extendedResourceClaimStatus")
+    return metadata, pod.get("spec"), *claims
 
 
 class _Entry:
@@ -163,7 +166,7 @@ class SchedulingQueue:
         with self._lock:
             flying = self._in_flight.get(pod.id)
             if flying is not None:
-                flying.pod_info = pod
+                self._update_in_flight(flying, pod)
                 return
             queued = self._find(pod.id)
             if queued is None:
@@ -448,6 +451,18 @@ class SchedulingQueue:
             event = ClusterEvent(POD, pod_update_action(previous, pod))
             if self._may_help(queued, event, previous.pod, pod.pod):
                 self._move([queued])
+
+    def _update_in_flight(self, flying: QueuedPod, pod: PodInfo) -> None:
+        """addEventsIfPodInFlight: an update of the pod during its attempt is remembered as
+        one of the events seen meanwhile, judged like them should the attempt fail."""
+        previous = flying.pod_info
+        flying.pod_info = pod
+        seen = flying.events_in_flight
+        if seen is None or pod_identity(previous.pod) == pod_identity(pod.pod):
+            return
+        seen.append((ClusterEvent(POD, pod_update_action(previous, pod)), previous.pod, pod.pod))
+        if len(seen) > IN_FLIGHT_EVENTS:
+            flying.events_in_flight = None
 
     def _may_help(self, queued: QueuedPod, event: ClusterEvent, old: Any, new: Any) -> bool:
         pod = queued.pod_info

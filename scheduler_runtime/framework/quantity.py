@@ -185,6 +185,34 @@ def parse(text: str) -> Quantity:
     return Quantity(-quantity.coefficient, quantity.format, quantity.shift)
 
 
+_INT64_FACTORS: Final = 18  # maxInt64Factors: digits an int64Amount surely holds
+
+
+def int64_amount(text: str) -> tuple[int, int] | None:
+    """How ParseQuantity's fast path keeps `text`, which `parse` must accept: an int64 `value`
+    x 10^`scale` as written ("1500m" is 1500 x 10^-3, "2k" 2 x 10^3), which Go's `%v` of a
+    Quantity prints; None where Go keeps an inf.Dec instead (too many digits, a scale below
+    nano, a fraction of a binary suffix, an int64 overflow)."""
+    if text == "0":
+        return 0, 0
+    positive, num, denom, suffix = _split(text)
+    base, exponent, _ = _interpret(suffix)
+    if base == 2:
+        precision = 15 - len(num) - int(exponent * 3 / 10) - 1
+        if denom or precision < 0:
+            return None
+        value, scale = int(num) << exponent, 0
+    else:
+        if _INT64_FACTORS - len(num) - len(denom) < 0:
+            return None
+        value, scale = int(num + denom), exponent - len(denom)
+        if scale < -9:
+            return None
+    if value > _INT64_MAX:
+        return None
+    return (value if positive else -value), scale
+
+
 def _large(coefficient: int, shift: int, fmt: Format) -> Quantity:
     """A quantity beyond MAX_DIGITS digits, kept as digits and a shift (binary ones are capped
     at int64 as ParseQuantity caps them, so never that large)."""
@@ -332,6 +360,7 @@ __all__ = [
     "Quantity",
     "QuantityError",
     "amount",
+    "int64_amount",
     "parse",
     "resource_list",
 ]

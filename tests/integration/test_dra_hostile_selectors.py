@@ -2,12 +2,15 @@
 whose CEL selector would take a backtracking regex engine minutes (or a nested comprehension
 upstream still admits) must not stall the runtime. While the runtime decides on such claims in
 one namespace, another namespace's ordinary pods are placed, /healthz answers every time it is
-asked, and each hostile pod gets the same answer the cluster's kube-scheduler gives."""
+asked, the runtime's Lease keeps being renewed by the same holder (leader election is never
+starved), and each hostile pod gets the same answer the cluster's kube-scheduler gives."""
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from datetime import datetime
+from typing import Any
 
 import kubernetes
 from cluster import Cluster, wait_for
@@ -37,6 +40,9 @@ SELECTORS = {
     "loops": f"{L300}.exists(x, {L300}.exists(y, x * y == -1))",
 }
 ORDINARY_PODS = 6
+# Leader election as a replica set runs it, renewing every 200 ms: a runtime too busy to renew
+# within renewDeadline would stop scheduling, and its Lease would show it.
+LEASE = {"leaseDuration": "6s", "renewDeadline": "4s", "retryPeriod": "200ms"}
 
 
 def _scenario(p: str) -> Scenario:
@@ -56,13 +62,22 @@ def _scenario(p: str) -> Scenario:
     )
 
 
-class _Probe:
-    """Asks /healthz over and over until stopped; keeps every answer that was not 200."""
+def _lease(cluster: Cluster, namespace: str, name: str) -> tuple[str, datetime | None]:
+    """The Lease's holder and last renewal."""
+    lease = kubernetes.client.CoordinationV1Api(cluster.api).read_namespaced_lease(name, namespace)
+    return str(lease.spec.holder_identity or ""), lease.spec.renew_time
 
-    def __init__(self, runtime: RuntimeProcess) -> None:
+
+class _Probe:
+    """Asks /healthz over and over until stopped, keeping every answer that was not 200, and
+    reads the runtime's Lease each time (its holder and renewTime)."""
+
+    def __init__(self, runtime: RuntimeProcess, lease: Callable[[], tuple[str, Any]]) -> None:
         self.runtime = runtime
+        self.lease = lease
         self.asked = 0
         self.failures: list[tuple[int, str]] = []
+        self.leases: list[tuple[str, Any]] = []
         self.stopping = threading.Event()
         self.thread = threading.Thread(target=self.run, daemon=True)
 
@@ -72,6 +87,7 @@ class _Probe:
             self.asked += 1
             if status != 200:
                 self.failures.append((status, body[:200]))
+            self.leases.append(self.lease())
 
 
 def test_hostile_selectors_do_not_stall_other_namespaces(
@@ -86,9 +102,18 @@ def test_hostile_selectors_do_not_stall_other_namespaces(
     other = f"{namespace}-other"
     core.create_namespace({"metadata": {"name": other}})
     ours = unique_scheduler_name()
-    runtime = start_runtime(scheduler_config(ours))
-    probe = _Probe(runtime)
+    lease_name = f"{ours}-lease"
+    config = scheduler_config(
+        ours, lease={"resourceName": lease_name, "resourceNamespace": namespace, **LEASE}
+    )
+    runtime = start_runtime(config)
+
+    def lease() -> tuple[str, datetime | None]:
+        return _lease(cluster, namespace, lease_name)
+
+    probe = _Probe(runtime, lease)
     try:
+        holder, _ = wait_for("the runtime to hold its Lease", lambda: lease()[0] and lease())
         wait_for(
             f"the default ServiceAccount of {other}",
             lambda: (
@@ -109,7 +134,9 @@ def test_hostile_selectors_do_not_stall_other_namespaces(
 
         creator = threading.Thread(target=create_ordinary, daemon=True)
         creator.start()
+        renewed_before = lease()[1]
         differences, theirs = offer_all(scenario, dra, ours)
+        renewed_after = lease()[1]
         creator.join(60)
 
         def placed() -> bool:
@@ -124,6 +151,11 @@ def test_hostile_selectors_do_not_stall_other_namespaces(
         probe.thread.join(10)
         assert probe.asked > 0
         assert probe.failures == []
+        # The same holder all along, and renewals went on while the hostile claims were decided.
+        assert {who for who, _ in probe.leases} == {holder}
+        assert renewed_before is not None
+        assert renewed_after is not None
+        assert renewed_after > renewed_before
     finally:
         probe.stopping.set()
         dra.remove_cluster_scoped()

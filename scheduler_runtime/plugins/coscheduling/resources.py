@@ -6,32 +6,24 @@ map of resource.Quantity values: `resource gap: map[cpu:{{6000 -3} {<nil>}  Deci
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from scheduler_runtime.framework import quantity
 from scheduler_runtime.framework.nodeinfo import NodeInfo
 from scheduler_runtime.framework.quantity import CPU, EPHEMERAL_STORAGE, MEMORY, PODS
 
 DECIMAL_SI, BINARY_SI, DECIMAL_EXPONENT = "DecimalSI", "BinarySI", "DecimalExponent"
-_DECIMAL_SUFFIXES = {"n": -9, "u": -6, "m": -3, "": 0, "k": 3, "M": 6, "G": 9, "T": 12}
-_DECIMAL_SUFFIXES |= {"P": 15, "E": 18}
-_BINARY_SUFFIXES = {"Ki": 10, "Mi": 20, "Gi": 30, "Ti": 40, "Pi": 50, "Ei": 60}
-_NUMBER = re.compile(r"([+-]?)(\d*)(?:\.(\d*))?(.*)")
-_MAX_INT64_FACTORS = 18
-# A scale past this would make Sub build numbers of up to 10**|scale| digits (Go's inf.Dec
-# path, which never ends for 1e999999999): such a minResources is refused instead.
-_MAX_SCALE = 18
 
 
 @dataclass(frozen=True, slots=True)
 class Quantity:
-    """resource.Quantity in its int64Amount form: `value` x 10^`scale`, and its format."""
+    """resource.Quantity in its int64Amount form: `value` x 10^`scale`, and its format. The
+    string Go caches with a canonical quantity is never printed here: Sub drops it."""
 
     value: int
     scale: int
     format: str
-    text: str = ""  # the cached string form Go keeps for canonical quantities
 
     def sub(self, other: Quantity) -> Quantity:
         """Quantity.Sub: the difference at the smaller scale; the cached form is dropped."""
@@ -46,46 +38,24 @@ class Quantity:
 
     def go(self) -> str:
         """How Go's %v prints the struct."""
-        return f"{{{{{self.value} {self.scale}}} {{<nil>}} {self.text} {self.format}}}"
+        return f"{{{{{self.value} {self.scale}}} {{<nil>}}  {self.format}}}"
 
 
 def parse(text: str) -> Quantity:
-    """resource.ParseQuantity for the forms written in PodGroups (integers, fractions,
-    SI and binary suffixes, exponents). Raises ValueError for anything else."""
+    """resource.ParseQuantity through the runtime's one parser (framework.quantity), kept in
+    the form Go prints. QuantityError (a ValueError) for what Kubernetes refuses, and for a
+    quantity too large to compute with (1e999999999): the gap's subtraction would build it."""
     text = str(text).strip()
-    if text == "0":
-        return Quantity(0, 0, DECIMAL_SI, "0")
-    match = _NUMBER.fullmatch(text)
-    if match is None or not (match.group(2) or match.group(3)):
-        raise ValueError(f"quantities must match the regular expression: {text!r}")
-    sign, whole, fraction, suffix = (
-        match.group(1),
-        match.group(2),
-        match.group(3) or "",
-        match.group(4),
-    )
-    negative = sign == "-"
-    if suffix in _BINARY_SUFFIXES:
-        if fraction:
-            raise ValueError(f"{text!r}: fractional binary quantities are not supported here")
-        value = int(whole or "0") << _BINARY_SUFFIXES[suffix]
-        canonical = _BINARY_SUFFIXES[suffix] % 10 == 0 and value & 0x07 != 0
-        return Quantity(-value if negative else value, 0, BINARY_SI, text if canonical else "")
-    if suffix in _DECIMAL_SUFFIXES:
-        exponent, fmt = _DECIMAL_SUFFIXES[suffix], DECIMAL_SI
-    elif suffix[:1] in ("e", "E") and re.fullmatch(r"[+-]?\d+", suffix[1:]):
-        exponent, fmt = int(suffix[1:]), DECIMAL_EXPONENT
-    else:
-        raise ValueError(f"unable to parse quantity's suffix: {text!r}")
-    if _MAX_INT64_FACTORS - len(whole) - len(fraction) < 0:
-        raise ValueError(f"{text!r}: too many digits")
-    shifted = whole + fraction
-    value = int(shifted)
-    scale = exponent - len(fraction)
-    if abs(scale) > _MAX_SCALE:
-        raise ValueError(f"{text!r}: the exponent is out of range")
-    canonical = scale % 3 == 0 and not shifted.endswith("000") and shifted[0] != "0"
-    return Quantity(-value if negative else value, scale, fmt, text if canonical else "")
+    parsed = quantity.parse(text)
+    nanos = parsed.nanos  # QuantityError past MAX_DIGITS digits, before any arithmetic
+    fast = quantity.int64_amount(text)
+    if fast is not None:
+        value, scale = fast
+    else:  # Go keeps an inf.Dec: the exact value, in nano-units, with no trailing zero
+        value, scale = nanos, -9
+        while value and value % 10 == 0 and scale < 0:
+            value, scale = value // 10, scale + 1
+    return Quantity(value, scale, parsed.format)
 
 
 def _free(node: NodeInfo, members: frozenset[str]) -> dict[str, Quantity]:

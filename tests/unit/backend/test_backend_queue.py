@@ -276,6 +276,48 @@ def test_status_only_update_does_not_wake_an_unschedulable_pod(queue: Scheduling
     assert queue.pending()["unschedulable"] == 0
 
 
+def test_an_update_of_the_pod_in_flight_is_judged_when_its_attempt_fails(clock: Clock) -> None:
+    """Upstream's addEventsIfPodInFlight: the pod's own update during its attempt is an
+    event like any other; the plugin that rejects the pod says whether it could help."""
+    queue = hinted_queue(clock)
+    queue.registrations = lambda profile: {
+        "Tolerations": (on(POD, ActionType.UPDATE_POD_TOLERATION),)
+    }
+    for update, where in [
+        ({"resourceVersion": "2"}, "unschedulable"),  # our own status patch: no help
+        ({"resourceVersion": "3", "labels": {"x": "y"}}, "unschedulable"),  # not registered
+        ({"resourceVersion": "4", "tolerations": True}, "backoff"),
+    ]:
+        name = f"pod-{update['resourceVersion']}"
+        queue.add(pending(name, resourceVersion="1"))
+        queued = queue.pop(timeout=0)
+        assert queued is not None
+        updated = pending(name, **{k: v for k, v in update.items() if k != "tolerations"})
+        if update.get("tolerations"):
+            updated.pod["spec"]["tolerations"] = [{"key": "k", "operator": "Exists"}]
+            updated = pod_info(updated.pod)
+        queue.add(updated)
+        queued.unschedulable_plugins = {"Tolerations"}
+        queue.requeue(queued, unschedulable=True)
+        assert queue.ids() == {queued.id}
+        assert queue.pending()[where] == 1, update
+        queue.delete(queued.id)
+
+
+def test_a_claim_made_for_an_unschedulable_pod_is_an_update_that_may_help(clock: Clock) -> None:
+    """isPodUpdated keeps status.resourceClaimStatuses: the claim controller's note of the
+    claim it made reaches DynamicResources' hint (UpdatePodGeneratedResourceClaim)."""
+    queue = hinted_queue(clock)
+    queue.registrations = lambda profile: {
+        "DynamicResources": (on(POD, ActionType.UPDATE_POD_GENERATED_RESOURCE_CLAIM),)
+    }
+    rejected(queue, "with-claim", "DynamicResources")
+    made = pending("with-claim", resourceVersion="2")
+    made.pod["status"] = {"resourceClaimStatuses": [{"name": "gpu", "resourceClaimName": "c-1"}]}
+    queue.add(pod_info(made.pod))
+    assert queue.pending()["backoff"] == 1
+
+
 def test_pod_deleted_in_flight_is_not_requeued(queue: SchedulingQueue) -> None:
     queue.add(pending("a"))
     queued = queue.pop(timeout=0)
