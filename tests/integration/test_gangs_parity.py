@@ -18,6 +18,7 @@ import kubernetes
 import pytest
 from cluster import Cluster, kwok_node, wait_for
 from gang_support import (
+    UPSTREAM_GATES,
     GangRun,
     Outcome,
     Schedulers,
@@ -302,7 +303,7 @@ def test_a_gang_that_cannot_fit_is_tried_again_only_when_something_changes(
             run.close()
 
 
-TOPOLOGY_GATES = "GenericWorkload=true,GangScheduling=true,TopologyAwareWorkloadScheduling=true"
+TOPOLOGY_GATES = f"{UPSTREAM_GATES},TopologyAwareWorkloadScheduling=true"
 
 
 @pytest.fixture

@@ -127,6 +127,63 @@ def test_a_gang_that_fits_is_placed_whole() -> None:
     assert (report.placed, report.bound, report.minimum, report.reason) == (True, 3, 3, None)
 
 
+@pytest.mark.parametrize(
+    ("minor", "gates", "version", "spec"),
+    [
+        (
+            "1.36",
+            "GenericWorkload=true,GangScheduling=true",
+            "v1alpha2",
+            {
+                "podGroupTemplateRef": {
+                    "workload": {"workloadName": "job", "podGroupTemplateName": "w"}
+                },
+                "disruptionMode": "PodGroup",
+            },
+        ),
+        (
+            "1.37",
+            "GenericWorkload=true",  # 1.37 has no GangScheduling gate: GenericWorkload runs it
+            "v1beta1",
+            {
+                "workloadRef": {"workloadName": "job", "templateName": "w"},
+                "disruptionMode": {"all": {}},
+            },
+        ),
+    ],
+)
+def test_each_minor_places_a_gang_of_the_workload_api_version_it_serves(
+    minor: str, gates: str, version: str, spec: dict[str, Any]
+) -> None:
+    """A gang of the version the minor serves (1.37 renamed the Workload reference and made
+    disruptionMode an object) is held until complete and placed whole."""
+    group = {**pod_group("g", 3), "apiVersion": f"scheduling.k8s.io/{version}"}
+    group["spec"] = {**group["spec"], **spec}
+    configuration = load_configuration(
+        {
+            "apiVersion": "kubescheduler.config.k8s.io/v1",
+            "kind": "KubeSchedulerConfiguration",
+            "profiles": [{"schedulerName": PROFILE}],
+        },
+        feature_gates=parse_feature_gates(gates, minor),
+    )
+    made = Simulation(configuration, seed=1)
+    made.load([node("n0"), node("n1"), group, *gang("g", 2, "1")])
+    made.run()
+    [report] = made.group_reports()  # two of three: held back by PreEnqueue
+    assert (report.bound, report.reason) == (
+        0,
+        "waiting for minCount pods from a gang to appear in scheduling queue (2 of 3 members "
+        "exist)",
+    )
+    made = Simulation(configuration, seed=1)
+    made.load([node("n0"), node("n1"), group, *gang("g", 3, "1")])
+    made.run()
+    assert all(nodes_of(made).values())
+    [report] = made.group_reports()
+    assert (report.placed, report.bound, report.minimum) == (True, 3, 3)
+
+
 def test_a_gang_that_does_not_fit_takes_no_node_and_says_why_as_upstream() -> None:
     made = simulation(node("n0"), node("n1"), pod_group("g", 3), *gang("g", 3, "3"))
     made.run()
@@ -295,7 +352,15 @@ def test_a_podgroup_of_an_unknown_api_or_shape_is_one_error_line(
     assert main(["simulate", "--config", str(configuration), "--state", str(state)]) == 2
     assert capsys.readouterr().err == (
         "error: PodGroup ns/g: apiVersion 'scheduling.volcano.sh/v1beta1' is not one of "
-        "scheduling.k8s.io/v1alpha2, scheduling.x-k8s.io/v1alpha1\n"
+        "scheduling.k8s.io/v1alpha2, scheduling.k8s.io/v1beta1, scheduling.x-k8s.io/v1alpha1\n"
+    )
+    # v1beta1 made disruptionMode an object: v1alpha2's string is refused there.
+    beta = {**pod_group("g", 2), "apiVersion": "scheduling.k8s.io/v1beta1"}
+    beta["spec"] = {**beta["spec"], "disruptionMode": "PodGroup"}
+    state.write_text(yaml.safe_dump_all([node("n0"), beta]))
+    assert main(["simulate", "--config", str(configuration), "--state", str(state)]) == 2
+    assert capsys.readouterr().err == (
+        "error: PodGroup ns/g: spec.disruptionMode must set exactly one of single and all\n"
     )
     state.write_text(yaml.safe_dump_all([node("n0"), pod_group("g", -1)]))
     assert main(["simulate", "--config", str(configuration), "--state", str(state)]) == 2
