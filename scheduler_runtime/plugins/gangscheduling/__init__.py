@@ -1,11 +1,13 @@
 """GangScheduling (upstream's pkg/scheduler/framework/plugins/gangscheduling, gate
-GangScheduling): all or nothing for the pods of a `scheduling.k8s.io/v1alpha2` PodGroup with
-a gang policy. PreEnqueue holds a member until its PodGroup and `minCount` members exist;
-Permit makes a placed member wait until `minCount` members are placed, then lets them all go.
+GangScheduling; from 1.37 GenericWorkload's): all or nothing for the pods of a
+`scheduling.k8s.io` PodGroup with a gang policy. PreEnqueue holds a member until its PodGroup
+and `minCount` members exist; Permit makes a placed member wait until `minCount` members are
+placed, then lets them all go.
 
-The group is placed in one pod group cycle (backend/schedule_one_podgroup.py), where Permit
-only answers whether the group would be complete; its members wait at Permit for real only
-once the whole group is placed."""
+The group is placed in one pod group cycle (backend/schedule_one_podgroup.py). In 1.36 Permit
+answers there whether the group would be complete; from 1.37 PlacementFeasible does, after
+each member tried (and ends the cycle once the minimum is out of reach). Its members wait at
+Permit for real only once the whole group is placed."""
 
 from __future__ import annotations
 
@@ -19,7 +21,7 @@ from scheduler_runtime.framework.events import (
     ClusterEventWithHint,
     on,
 )
-from scheduler_runtime.framework.interface import CycleState, PluginBase
+from scheduler_runtime.framework.interface import CycleState, PluginBase, PodGroupCycleState
 from scheduler_runtime.framework.podgroups import (
     GroupKey,
     GroupPolicy,
@@ -98,6 +100,28 @@ class GangScheduling(PluginBase[None]):
             if waiting is not None:
                 waiting.allow(self.name)
         return SUCCESS, 0
+
+    def placement_feasible(
+        self, state: PodGroupCycleState, group: GroupKey, remaining: int, scheduled: int
+    ) -> Status:
+        """PlacementFeasible (1.37): the gang's minCount (1 without a gang policy) is met,
+        may still be met by the members left to try (Wait), or cannot be (Unschedulable)."""
+        policy = self._policy(group)
+        minimum = policy.min_count if policy is not None and policy.gang else 1
+        if remaining + scheduled < minimum:
+            return Status.unschedulable(
+                f"minCount ({minimum}) cannot be satisfied: {scheduled} scheduled, "
+                f"{remaining} remaining"
+            )
+        if scheduled < minimum:
+            return Status(
+                Code.WAIT,
+                (
+                    f"minCount ({minimum}) is not yet satisfied: {scheduled} scheduled, "
+                    f"{remaining} remaining",
+                ),
+            )
+        return SUCCESS
 
 
 __all__ = ["GangScheduling"]
