@@ -45,6 +45,7 @@ from scheduler_runtime.framework.podgroups import (
     Placement,
     PodGroupAssignments,
 )
+from scheduler_runtime.framework.podinfo import pod_info
 from scheduler_runtime.framework.runtime import Framework
 from scheduler_runtime.framework.status import SUCCESS, Code, Status
 from scheduler_runtime.framework.types import FitError, NoNodesAvailableError
@@ -138,6 +139,8 @@ class PodGroupSequence(ScheduleOne):
         if not members:
             return
         framework, problem = self._framework(members)
+        if problem is None and self._placement_feasible(key):
+            problem = self._validate(key, members)
         started = self.clock()
         with self.backend.cache.frozen():
             if problem is not None:
@@ -217,6 +220,38 @@ class PodGroupSequence(ScheduleOne):
             f'got: "{names[1]}" and "{names[0]}"'
         )
         return framework, Status(Code.ERROR, (message,))
+
+    def _validate(self, key: GroupKey, members: list[QueuedPod]) -> Status | None:
+        """1.37's validatePodGroup: the members in the queue, then those already placed,
+        name one profile, have the PodGroup's priority (its spec.priority, else 0) and one
+        preemption policy (the first member's: the PodGroupPreemptionPolicy gate is off)."""
+        policy = self.backend.groups.policy(key)
+        group_priority = (policy.priority or 0) if policy is not None else 0
+        state = self.backend.groups.state(key)
+        placed = [*state.assumed, *state.assigned] if state is not None else []
+        found = (self.backend.groups.member(member) for member in placed)
+        pods = [q.pod_info for q in members] + [pod_info(pod) for pod in found if pod]
+        name, preemption = pods[0].scheduler_name, pods[0].preemption_policy
+        for pod in pods:
+            message = ""
+            if pod.scheduler_name != name:
+                message = (
+                    "all pods in a single pod group should have the same .spec.schedulerName "
+                    f'set, got: "{pod.scheduler_name}" and "{name}"'
+                )
+            elif pod.priority != group_priority:
+                message = (
+                    "all pods in a single pod group should have the same priority as the pod "
+                    f"group's priority, got {pod.priority} and {group_priority}"
+                )
+            elif pod.preemption_policy != preemption:
+                message = (
+                    "all pods in a single pod group should have the same preemption policy, "
+                    f"got {pod.preemption_policy} and {preemption}"
+                )
+            if message:
+                return Status(Code.ERROR, (message,))
+        return None
 
     def _group_algorithm(
         self, framework: Framework, cycle: PodGroupCycleState, members: list[QueuedPod]

@@ -12,13 +12,14 @@ Permit for real only once the whole group is placed."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from scheduler_runtime.framework.events import (
     POD,
     POD_GROUP,
     ActionType,
     ClusterEventWithHint,
+    QueueingHint,
     on,
 )
 from scheduler_runtime.framework.interface import CycleState, PluginBase, PodGroupCycleState
@@ -38,6 +39,26 @@ WAITING_FOR_MEMBERS = "waiting for minCount pods from a gang to appear in schedu
 WAITING_AT_PERMIT = "waiting for minCount pods from a gang to be scheduled"
 
 
+def _min_count(group: Any) -> int | None:
+    """A PodGroup object's gang minCount; None without a gang policy (or a readable one)."""
+    spec = group.get("spec") if isinstance(group, dict) else None
+    policy = spec.get("schedulingPolicy") if isinstance(spec, dict) else None
+    gang = policy.get("gang") if isinstance(policy, dict) else None
+    count = gang.get("minCount") if isinstance(gang, dict) else None
+    return count if isinstance(count, int) and not isinstance(count, bool) else None
+
+
+def min_count_decreased(pod: PodInfo, old: Any, new: Any) -> QueueingHint:
+    """isSchedulableAfterPodGroupUpdated: the pod's own PodGroup, a gang before and after,
+    asking fewer members now."""
+    if group_object_hint(scheduling_group)(pod, old, new) != QueueingHint.QUEUE:
+        return QueueingHint.SKIP
+    before, after = _min_count(old), _min_count(new)
+    if before is None or after is None or after >= before:
+        return QueueingHint.SKIP
+    return QueueingHint.QUEUE
+
+
 class GangScheduling(PluginBase[None]):
     name: ClassVar[str] = "GangScheduling"
 
@@ -45,8 +66,10 @@ class GangScheduling(PluginBase[None]):
         return (
             # A new pod may be the one that completes its gang (schedulingGroup is immutable).
             on(POD, ActionType.ADD, sibling_hint(scheduling_group)),
-            # A PodGroup appearing lets its waiting members in (PodGroups are immutable).
+            # A PodGroup appearing lets its waiting members in.
             on(POD_GROUP, ActionType.ADD, group_object_hint(scheduling_group)),
+            # 1.37: a PodGroup whose minCount went down may let them in (1.36's are immutable).
+            on(POD_GROUP, ActionType.UPDATE, min_count_decreased),
         )
 
     def _group(self, pod: PodInfo) -> GroupKey | None:

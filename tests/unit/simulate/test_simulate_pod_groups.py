@@ -17,10 +17,12 @@ from scheduler_runtime.backend import NODES, PODS
 from scheduler_runtime.cli import main
 from scheduler_runtime.config import load_configuration, parse_feature_gates
 from scheduler_runtime.framework import registry as registry_module
+from scheduler_runtime.framework.events import QueueingHint
 from scheduler_runtime.framework.interface import CycleState, PodGroupCycleState
 from scheduler_runtime.framework.podgroups import WORKLOAD_POD_GROUP
-from scheduler_runtime.framework.podinfo import PodInfo
+from scheduler_runtime.framework.podinfo import PodInfo, pod_info
 from scheduler_runtime.framework.status import SUCCESS, Status
+from scheduler_runtime.plugins.gangscheduling import min_count_decreased
 from scheduler_runtime.simulate import Simulation
 
 PROFILE = "gangs"
@@ -182,6 +184,84 @@ def test_each_minor_places_a_gang_of_the_workload_api_version_it_serves(
     assert all(nodes_of(made).values())
     [report] = made.group_reports()
     assert (report.placed, report.bound, report.minimum) == (True, 3, 3)
+
+
+def simulation_137(*objects: dict[str, Any]) -> Simulation:
+    """A simulation emulating 1.37 (GenericWorkload alone runs GangScheduling), its PodGroups
+    v1beta1."""
+    configuration = load_configuration(
+        {
+            "apiVersion": "kubescheduler.config.k8s.io/v1",
+            "kind": "KubeSchedulerConfiguration",
+            "profiles": [{"schedulerName": PROFILE}],
+        },
+        feature_gates=parse_feature_gates("GenericWorkload=true", "1.37"),
+    )
+    made = Simulation(configuration, seed=1)
+    beta = [
+        {**obj, "apiVersion": "scheduling.k8s.io/v1beta1"} if obj["kind"] == "PodGroup" else obj
+        for obj in objects
+    ]
+    made.load(beta)
+    return made
+
+
+# kube-scheduler 1.37.2's words for a gang that does not fit (its binary's, on the gang
+# cluster): the group's PlacementFeasible status, then its PodGroupPostFilter's.
+NO_VICTIMS_137 = "pod group preemption: No preemption victims found for incoming preemptor"
+
+
+def test_at_1_37_a_gang_that_does_not_fit_says_why_in_1_37_words() -> None:
+    """Two members fit, the third does not: PlacementFeasible ends the cycle (2 scheduled, 0
+    remaining); the placed members are told the group's message with pod group preemption's,
+    the third its own FitError without a PostFilter part."""
+    made = simulation_137(node("n0"), node("n1"), pod_group("g", 3), *gang("g", 3, "3"))
+    made.run()
+    assert set(nodes_of(made).values()) == {None}
+    group = f"minCount (3) cannot be satisfied: 2 scheduled, 0 remaining, {NO_VICTIMS_137}"
+    assert sorted(messages(made).values()) == sorted(
+        [
+            "0/2 nodes are available: 2 Insufficient cpu.",
+            f"pod group is unschedulable, {group}",
+            f"pod group is unschedulable, {group}",
+        ]
+    )
+    assert assumed(made) == set()
+
+
+def test_at_1_37_members_the_cycle_did_not_reach_get_the_groups_status() -> None:
+    """The first member tried does not fit: with one left, two cannot be met, the cycle
+    ends, and the member not tried is told PlacementFeasible's words alone."""
+    made = simulation_137(node("n0"), node("n1"), pod_group("g", 2), *gang("g", 2, "5"))
+    made.run()
+    assert sorted(messages(made).values()) == [
+        "0/2 nodes are available: 2 Insufficient cpu.",
+        "minCount (2) cannot be satisfied: 0 scheduled, 1 remaining",
+    ]
+
+
+def test_at_1_37_members_of_another_priority_than_their_podgroup_are_an_error() -> None:
+    """validatePodGroup: every member has the PodGroup's priority (unset: 0)."""
+    members = gang("g", 2, "1")
+    members[1]["spec"]["priority"] = 5
+    made = simulation_137(node("n0"), pod_group("g", 2), *members)
+    made.run()
+    assert set(nodes_of(made).values()) == {None}
+    assert set(messages(made).values()) == {
+        "all pods in a single pod group should have the same priority as the pod group's "
+        "priority, got 5 and 0"
+    }
+
+
+def test_a_podgroup_whose_min_count_went_down_lets_its_members_in() -> None:
+    """1.37's isSchedulableAfterPodGroupUpdated: only a gang's minCount going down queues
+    its members; any other change to it does not."""
+    pod = pod_info(member("g-0", "g", "1"))
+    before, lower = pod_group("g", 3), pod_group("g", 2)
+    assert min_count_decreased(pod, before, lower) == QueueingHint.QUEUE
+    assert min_count_decreased(pod, lower, before) == QueueingHint.SKIP
+    assert min_count_decreased(pod, before, pod_group("g", None)) == QueueingHint.SKIP
+    assert min_count_decreased(pod, pod_group("h", 3), pod_group("h", 2)) == QueueingHint.SKIP
 
 
 def test_a_gang_that_does_not_fit_takes_no_node_and_says_why_as_upstream() -> None:
