@@ -29,7 +29,7 @@ import kubernetes
 import pytest
 import yaml
 from cluster import Cluster, kwok_node, wait_for
-from runtime_support import RuntimeProcess, scheduler_config
+from runtime_support import CLUSTER_MINOR, RuntimeProcess, scheduler_config
 
 from benchmarks.gangs import (
     GANG_GATES,
@@ -41,6 +41,7 @@ from benchmarks.gangs import (
 from benchmarks.gangs import workload_cluster_name as gang_cluster_name
 from benchmarks.processes import free_port, stop_process
 from benchmarks.tools import cluster_tool, shared_cluster_name
+from scheduler_runtime.config.features import version_key
 
 CLUSTER_FLAGS = WORKLOAD_CLUSTER_FLAGS
 # The gates of the upstream scheduler the tests compare with (TopologyAwareWorkloadScheduling
@@ -51,6 +52,28 @@ UPSTREAM_GATES = GANG_GATES
 # from 1.37).
 SCHEDULED_CONDITION = WORKLOAD.scheduled_condition
 POD_GROUPS = "podgroups.scheduling.k8s.io"
+
+# 1.37's group cycle: GangScheduling's PlacementFeasible says why a gang does not fit, and
+# PodGroupPostFilter (pod group preemption) adds its part to the group's status.
+GROUP_CYCLE_137 = version_key(CLUSTER_MINOR) >= (1, 37)
+NO_GROUP_VICTIMS = "pod group preemption: No preemption victims found for incoming preemptor"
+
+
+def cannot_satisfy(min_count: int, scheduled: int, remaining: int) -> str:
+    """PlacementFeasible's refusal: what members the cycle did not reach are told."""
+    return (
+        f"minCount ({min_count}) cannot be satisfied: {scheduled} scheduled, {remaining} remaining"
+    )
+
+
+def group_refusal(min_count: int, scheduled: int, remaining: int) -> str:
+    """The group's status (its condition's message) once PodGroupPostFilter found nothing."""
+    return f"{cannot_satisfy(min_count, scheduled, remaining)}, {NO_GROUP_VICTIMS}"
+
+
+def placed_in_refused_group(min_count: int, scheduled: int, remaining: int) -> str:
+    """What a member placed in the cycle of a group that does not fit is told (1.37)."""
+    return f"pod group is unschedulable, {group_refusal(min_count, scheduled, remaining)}"
 
 
 def workload_cluster_name() -> str:

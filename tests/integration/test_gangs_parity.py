@@ -1,7 +1,8 @@
-"""Gangs of `scheduling.k8s.io/v1alpha2` PodGroups, side by side with the upstream
-kube-scheduler 1.36.3 (gates GenericWorkload and GangScheduling on), on the gang cluster: each
-scenario runs once for each scheduler on the same nodes, and both must place the same pods,
-tell the pods left pending the same thing and set the same PodGroupScheduled conditions. A
+"""Gangs of `scheduling.k8s.io` PodGroups (v1alpha2 on 1.36, v1beta1 on 1.37), side by side
+with the upstream kube-scheduler of the cluster's release (the gang gates on), on the gang
+cluster: each scenario runs once for each scheduler on the same nodes, and both must place the
+same pods, tell the pods left pending the same thing and set the same PodGroupScheduled
+(1.37: PodGroupInitiallyScheduled) conditions. A
 watcher checks every run for the gang invariant: no group partly bound, nothing reserved for a
 group that does not fit."""
 
@@ -18,14 +19,19 @@ import kubernetes
 import pytest
 from cluster import Cluster, kwok_node, wait_for
 from gang_support import (
+    GROUP_CYCLE_137,
+    NO_GROUP_VICTIMS,
     UPSTREAM_GATES,
     GangRun,
     Outcome,
     Schedulers,
+    cannot_satisfy,
     gang_nodes,
     group_attempts,
+    group_refusal,
     lone_pod,
     member,
+    placed_in_refused_group,
     run_both,
     workload_pod_group,
 )
@@ -39,6 +45,9 @@ WAITING = (
 
 
 def no_cpu(nodes: int) -> str:
+    """A group member no node fits: in 1.37's group cycle it gets no PostFilter of its own."""
+    if GROUP_CYCLE_137:
+        return f"0/{nodes} nodes are available: {nodes} Insufficient cpu."
     return (
         f"0/{nodes} nodes are available: {nodes} Insufficient cpu. no new claims to deallocate, "
         f"preemption: 0/{nodes} nodes are available: {nodes} No preemption victims found for "
@@ -104,8 +113,12 @@ def test_a_gang_that_does_not_fit_takes_no_node(
     outcome = same(run_both(cluster, gang_schedulers.names, scenario))
     assert outcome.bound == set()
     # Two members fit, each seeing the one before placed; the third does not.
-    assert Counter(outcome.messages.values()) == {WAITING: 2, no_cpu(2): 1}
-    assert outcome.conditions == {"g": ("False", "Unschedulable", "pod group is unschedulable")}
+    if GROUP_CYCLE_137:  # PlacementFeasible: 2 scheduled, 0 remaining, 3 needed
+        placed, why = placed_in_refused_group(3, 2, 0), group_refusal(3, 2, 0)
+    else:
+        placed, why = WAITING, "pod group is unschedulable"
+    assert Counter(outcome.messages.values()) == {placed: 2, no_cpu(2): 1}
+    assert outcome.conditions == {"g": ("False", "Unschedulable", why)}
 
 
 def test_a_minimum_below_the_size_places_the_minimum(
@@ -141,9 +154,11 @@ def test_two_gangs_competing_for_room_for_one_take_turns(
         return first
 
     outcome = same(run_both(cluster, gang_schedulers.names, scenario))
+    # 1.37: b's first member does not fit, and one left cannot make two.
+    why = group_refusal(2, 0, 1) if GROUP_CYCLE_137 else "pod group is unschedulable"
     assert outcome.conditions == {
         "a": ("True", "Scheduled", ""),
-        "b": ("False", "Unschedulable", "pod group is unschedulable"),
+        "b": ("False", "Unschedulable", why),
     }
 
 
@@ -232,12 +247,19 @@ def test_the_job_controllers_podgroup_for_a_job_of_parallelism_4(
         return Outcome({**fits.nodes, **too_big.nodes}, too_big.messages, conditions)
 
     outcome = same(run_both(cluster, gang_schedulers.names, scenario))
+    # 1.37: two placed, the third does not fit, and one left cannot make four.
+    why = group_refusal(4, 2, 1) if GROUP_CYCLE_137 else "pod group is unschedulable"
     assert outcome.conditions == {
         "fits": ("True", "Scheduled", ""),
-        "too-big": ("False", "Unschedulable", "pod group is unschedulable"),
+        "too-big": ("False", "Unschedulable", why),
     }
     assert {pod.rsplit("-", 2)[0] for pod in outcome.bound} == {"fits"}
-    assert Counter(outcome.messages.values()) == {WAITING: 2, no_cpu(2): 2}
+    expected = (
+        {placed_in_refused_group(4, 2, 1): 2, no_cpu(2): 1, cannot_satisfy(4, 2, 1): 1}
+        if GROUP_CYCLE_137
+        else {WAITING: 2, no_cpu(2): 2}
+    )
+    assert Counter(outcome.messages.values()) == expected
 
 
 def job(name: str, scheduler: str, cpu: str) -> dict[str, Any]:
@@ -351,10 +373,14 @@ def test_a_gang_with_a_topology_constraint_is_placed_within_one_rack(
     outcome = same(run_both(cluster, schedulers.names, scenario), messages=False)
     assert {rack_of[node] for node in outcome.nodes.values() if node} == {"a"}
     assert outcome.bound == {"g-0", "g-1", "g-2", "g-3"}
+    # 1.37: in the first placement the first member does not fit, and four cannot make five.
+    first = cannot_satisfy(5, 0, 4) if GROUP_CYCLE_137 else "pod group is unschedulable"
+    placements = f"0/2 placements are available, first placement status: {first}"
+    why = f"pod group is unschedulable, {placements}, {NO_GROUP_VICTIMS}"
     assert outcome.conditions["big"] == (
         "False",
         "Unschedulable",
-        "0/2 placements are available, first placement status: pod group is unschedulable",
+        why if GROUP_CYCLE_137 else placements,
     )
 
 
@@ -390,7 +416,8 @@ def test_explain_says_why_a_gang_waits(
             "(2 of 3 members exist)",
         }  # fmt: skip
         big = explained("big-0")
-        assert big["podGroup"]["reason"] == "pod group is unschedulable"
+        why = group_refusal(2, 0, 1) if GROUP_CYCLE_137 else "pod group is unschedulable"
+        assert big["podGroup"]["reason"] == why
         assert big["message"].startswith("0/2 nodes are available: 2 Insufficient cpu.")
         shown = subprocess.run(
             [str(RUNTIME), "explain", f"{run.namespace}/short-0", "--endpoint",
