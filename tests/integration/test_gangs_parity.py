@@ -214,9 +214,18 @@ def test_a_member_deleted_while_the_gang_waits_leaves_the_rest_unplaced(
     # Upstream keeps trying the two left (it pops them from backoff without asking PreEnqueue
     # again), so its last messages say they fit once the blocker is gone; the runtime holds
     # them back as soon as the group is short, and its messages are those of the last try.
-    outcome = same(run_both(cluster, gang_schedulers.names, scenario), messages=False)
+    # 1.37 tries the short group once more: PlacementFeasible refuses it before any member
+    # reaches PreFilter, and DynamicResources' PodGroupPostFilter then fails for want of the
+    # state PreFilter writes: the group's condition says that error. The runtime, holding
+    # the members back, keeps the refusal of the last try.
+    outcomes = run_both(cluster, gang_schedulers.names, scenario)
+    outcome = same(outcomes, messages=False, conditions=not GROUP_CYCLE_137)
     assert outcome.bound == set()
     assert set(outcome.nodes) == {"g-0", "g-1"}
+    if GROUP_CYCLE_137:
+        error = 'error in "DynamicResources" PodGroupPostFilter plugins: not found'
+        assert outcomes["upstream"].conditions == {"g": ("False", "SchedulerError", error)}
+        assert outcome.conditions == {"g": ("False", "Unschedulable", group_refusal(3, 2, 0))}
 
 
 def test_the_job_controllers_podgroup_for_a_job_of_parallelism_4(
@@ -230,7 +239,7 @@ def test_the_job_controllers_podgroup_for_a_job_of_parallelism_4(
             batch.create_namespaced_job(run.namespace, job(name, run.scheduler, cpu))
             wait_for(
                 f"the Job controller's PodGroup for {name} to be placed or refused",
-                lambda: run.outcome().conditions,
+                lambda name=name: any(g.startswith(name) for g in run.outcome().conditions),
             )
             if name == "too-big":
                 run.wait_decided(*run.current())
@@ -238,11 +247,13 @@ def test_the_job_controllers_podgroup_for_a_job_of_parallelism_4(
             batch.delete_namespaced_job(name, run.namespace, propagation_policy="Foreground")
             wait_for(f"the pods of Job {name} to be gone", lambda: not run.current())
         fits, too_big = found["fits"], found["too-big"]
-        # The Job controller names its PodGroups after the Job, with a hash of its own.
+        # The Job controller names its PodGroups after the Job, with a hash of its own (a
+        # deleted Job's may outlive it a while: 1.37's is owned by its Workload).
         conditions = {
             job_name: condition
             for job_name, outcome in found.items()
-            for condition in outcome.conditions.values()
+            for group, condition in outcome.conditions.items()
+            if group.startswith(job_name)
         }
         return Outcome({**fits.nodes, **too_big.nodes}, too_big.messages, conditions)
 
@@ -317,7 +328,10 @@ def test_a_gang_that_cannot_fit_is_tried_again_only_when_something_changes(
         after = attempts()
         print(f"pod group cycles in 5s with nothing changing: {before} -> {after}")
         assert after["runtime"] == before["runtime"] >= 1
-        assert after["upstream"] - before["upstream"] > 100  # the loop this goes past
+        if GROUP_CYCLE_137:  # 1.37's queue no longer retries the gang in a loop either
+            assert after["upstream"] == before["upstream"] >= 1
+        else:
+            assert after["upstream"] - before["upstream"] > 100  # the loop this goes past
         for run in runs.values():
             run.check_invariant()
     finally:
