@@ -19,9 +19,9 @@ from scheduler_runtime.config import load_configuration, parse_feature_gates
 from scheduler_runtime.framework import registry as registry_module
 from scheduler_runtime.framework.events import QueueingHint
 from scheduler_runtime.framework.interface import CycleState, PodGroupCycleState
-from scheduler_runtime.framework.podgroups import WORKLOAD_POD_GROUP
+from scheduler_runtime.framework.podgroups import WORKLOAD_API, WORKLOAD_POD_GROUP, GroupKey
 from scheduler_runtime.framework.podinfo import PodInfo, pod_info
-from scheduler_runtime.framework.status import SUCCESS, Status
+from scheduler_runtime.framework.status import SUCCESS, Code, Status
 from scheduler_runtime.plugins.gangscheduling import min_count_decreased
 from scheduler_runtime.simulate import Simulation
 
@@ -251,6 +251,44 @@ def test_at_1_37_members_of_another_priority_than_their_podgroup_are_an_error() 
         "all pods in a single pod group should have the same priority as the pod group's "
         "priority, got 5 and 0"
     }
+
+
+def test_at_1_37_pod_group_preemption_says_why_it_did_not_help() -> None:
+    """PodGroupPostFilter after a gang that does not fit: members asking never to preempt
+    are not eligible; a pod of lower priority than the PodGroup's is a victim the runtime
+    does not evict for a group (it says so); DynamicResources fails as upstream's does when no
+    member reached its PreFilter in the cycle."""
+    never = gang("g", 2, "5")
+    for pod in never:
+        pod["spec"]["preemptionPolicy"] = "Never"
+    made = simulation_137(node("n0"), pod_group("g", 2), *never)
+    made.run()
+    assert set(messages(made).values()) == {
+        "0/1 nodes are available: 1 Insufficient cpu.",
+        "minCount (2) cannot be satisfied: 0 scheduled, 1 remaining",
+    }
+    [report] = made.group_reports()
+    # Both plugins refuse (neither rules the group out): their reasons, in order.
+    refused = "minCount (2) cannot be satisfied: 0 scheduled, 1 remaining, deallocation and "
+    refused += "deletion of ResourceClaims completed, pod group preemption: "
+    assert report.reason == refused + "not eligible due to preemptionPolicy=Never."
+    low = member("low", "", "1", 0)
+    del low["spec"]["schedulingGroup"]
+    low["spec"]["priority"] = -1
+    low["spec"]["nodeName"] = "n0"
+    made = simulation_137(node("n0"), low, pod_group("g", 2), *gang("g", 2, "5"))
+    made.run()
+    [report] = made.group_reports()
+    assert report.reason == refused + (
+        "lower-priority pods exist, but the scheduler runtime does not evict pods for a pod group"
+    )
+    framework = made.backend.frameworks[PROFILE]
+    untried = PodGroupCycleState(GroupKey(WORKLOAD_API, "ns", "g"))
+    status = framework.run_pod_group_post_filter(untried, None, [])
+    assert (status.code, status.message()) == (
+        Code.ERROR,
+        'error in "DynamicResources" PodGroupPostFilter plugins: not found',
+    )
 
 
 def test_a_podgroup_whose_min_count_went_down_lets_its_members_in() -> None:
