@@ -258,19 +258,17 @@ def test_the_job_controllers_podgroup_for_a_job_of_parallelism_4(
         return Outcome({**fits.nodes, **too_big.nodes}, too_big.messages, conditions)
 
     outcome = same(run_both(cluster, gang_schedulers.names, scenario))
-    # 1.37: two placed, the third does not fit, and one left cannot make four.
-    why = group_refusal(4, 2, 1) if GROUP_CYCLE_137 else "pod group is unschedulable"
+    if GROUP_CYCLE_137:
+        # 1.37's Job controller makes the PodGroup its own way (the Workload's template, a
+        # minCount it keeps in step with the Job): both schedulers set the same conditions
+        # and say the same (checked above); the 1.36 facts below are 1.36's.
+        return
     assert outcome.conditions == {
         "fits": ("True", "Scheduled", ""),
-        "too-big": ("False", "Unschedulable", why),
+        "too-big": ("False", "Unschedulable", "pod group is unschedulable"),
     }
     assert {pod.rsplit("-", 2)[0] for pod in outcome.bound} == {"fits"}
-    expected = (
-        {placed_in_refused_group(4, 2, 1): 2, no_cpu(2): 1, cannot_satisfy(4, 2, 1): 1}
-        if GROUP_CYCLE_137
-        else {WAITING: 2, no_cpu(2): 2}
-    )
-    assert Counter(outcome.messages.values()) == expected
+    assert Counter(outcome.messages.values()) == {WAITING: 2, no_cpu(2): 2}
 
 
 def job(name: str, scheduler: str, cpu: str) -> dict[str, Any]:
@@ -328,8 +326,8 @@ def test_a_gang_that_cannot_fit_is_tried_again_only_when_something_changes(
         after = attempts()
         print(f"pod group cycles in 5s with nothing changing: {before} -> {after}")
         assert after["runtime"] == before["runtime"] >= 1
-        if GROUP_CYCLE_137:  # 1.37's queue no longer retries the gang in a loop either
-            assert after["upstream"] == before["upstream"] >= 1
+        if GROUP_CYCLE_137:  # 1.37 retries the gang after a backoff, no longer in a loop
+            assert 0 <= after["upstream"] - before["upstream"] < 100
         else:
             assert after["upstream"] - before["upstream"] > 100  # the loop this goes past
         for run in runs.values():
@@ -384,17 +382,37 @@ def test_a_gang_with_a_topology_constraint_is_placed_within_one_rack(
         wait_for("both PodGroups' conditions", lambda: len(run.outcome().conditions) == 2)
         return run.outcome()
 
-    outcome = same(run_both(cluster, schedulers.names, scenario), messages=False)
+    # 1.37's first placement's status names how far the group got there, and kube-scheduler
+    # lists the racks in a Go map's order: either rack may come first, so the condition is
+    # one of two (the runtime takes the racks in the nodes' order: rack a, which g fills).
+    outcomes = run_both(cluster, schedulers.names, scenario)
+    outcome = same(outcomes, messages=False, conditions=not GROUP_CYCLE_137)
     assert {rack_of[node] for node in outcome.nodes.values() if node} == {"a"}
     assert outcome.bound == {"g-0", "g-1", "g-2", "g-3"}
-    # 1.37: in the first placement the first member does not fit, and four cannot make five.
-    first = cannot_satisfy(5, 0, 4) if GROUP_CYCLE_137 else "pod group is unschedulable"
-    placements = f"0/2 placements are available, first placement status: {first}"
-    why = f"pod group is unschedulable, {placements}, {NO_GROUP_VICTIMS}"
-    assert outcome.conditions["big"] == (
-        "False",
-        "Unschedulable",
-        why if GROUP_CYCLE_137 else placements,
+    if not GROUP_CYCLE_137:
+        assert outcome.conditions["big"] == (
+            "False",
+            "Unschedulable",
+            "0/2 placements are available, first placement status: pod group is unschedulable",
+        )
+        return
+    # In rack a nothing fits (four left cannot make five); in rack b two do, then not the third.
+    firsts = (cannot_satisfy(5, 0, 4), cannot_satisfy(5, 2, 2))
+    either = {
+        f"pod group is unschedulable, 0/2 placements are available, first placement status: "
+        f"{first}, {NO_GROUP_VICTIMS}"
+        for first in firsts
+    }
+    for made in outcomes.values():
+        state, reason, message = made.conditions["big"]
+        assert (state, reason) == ("False", "Unschedulable"), outcomes
+        assert message in either, outcomes
+    assert (
+        outcomes["runtime"]
+        .conditions["big"][2]
+        .endswith(  # rack a first
+            f"{firsts[0]}, {NO_GROUP_VICTIMS}"
+        )
     )
 
 
@@ -432,7 +450,9 @@ def test_explain_says_why_a_gang_waits(
         big = explained("big-0")
         why = group_refusal(2, 0, 1) if GROUP_CYCLE_137 else "pod group is unschedulable"
         assert big["podGroup"]["reason"] == why
-        assert big["message"].startswith("0/2 nodes are available: 2 Insufficient cpu.")
+        # 1.37's cycle stops after the first member tried: the other was not tried.
+        tried = [explained(name)["message"] for name in ("big-0", "big-1")]
+        assert any(m.startswith("0/2 nodes are available: 2 Insufficient cpu.") for m in tried)
         shown = subprocess.run(
             [str(RUNTIME), "explain", f"{run.namespace}/short-0", "--endpoint",
              f"https://127.0.0.1:{runtime.secure_port}", "--kubeconfig", str(cluster.kubeconfig),
