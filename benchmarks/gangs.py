@@ -16,7 +16,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from benchmarks.tools import shared_cluster_name
+from benchmarks.tools import kubernetes_minor, shared_cluster_name
+from scheduler_runtime.framework.podgroups import workload_api
 
 WORKLOAD_API = "scheduling.k8s.io"
 COSCHEDULING_API = "scheduling.x-k8s.io"
@@ -165,7 +166,7 @@ def minimums_of(pod_groups: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str,
 
 
 # ----- the gang benchmark's workload (make bench): gangs of GANG_SIZE pods, each gang a
-# scheduling.k8s.io/v1alpha2 PodGroup whose minCount is its size, created before its pods.
+# scheduling.k8s.io PodGroup whose minCount is its size, created before its pods.
 
 GANG_SIZE = 8
 GANGS, GANGS_HALF = "gangs", "gangs-half"
@@ -177,21 +178,28 @@ GANG_REQUESTS = {GANGS: ("2", "2Gi"), GANGS_HALF: ("15", "15Gi")}
 # has), which waits the whole run: what it costs a scheduler while it places the rest.
 STUCK = "gang-stuck"
 STUCK_REQUESTS = ("100", "1Gi")
-GANG_GATES = "GenericWorkload=true,GangScheduling=true"
-# What the local control plane needs for the workload API (tools/cluster.sh up NAME FLAGS...):
-# scheduling.k8s.io/v1alpha2 served, and the workload gates on for the API server, the
-# controller manager (the Job controller's PodGroups) and the cluster's own scheduler.
-WORKLOAD_GATES = (
-    "GenericWorkload",
-    "GangScheduling",
-    "WorkloadWithJob",
-    "TopologyAwareWorkloadScheduling",
+# The workload API of the clusters' release: scheduling.k8s.io/v1alpha2 on 1.36, v1beta1 on
+# 1.37 (which removed v1alpha2 and the GangScheduling gate: GenericWorkload alone turns
+# GangScheduling on).
+WORKLOAD = workload_api(kubernetes_minor())
+GANG_GATE_NAMES = (
+    ("GenericWorkload",)
+    if WORKLOAD.version == "v1beta1"
+    else (
+        "GenericWorkload",
+        "GangScheduling",
+    )
 )
+GANG_GATES = ",".join(f"{gate}=true" for gate in GANG_GATE_NAMES)
+# What the local control plane needs for the workload API (tools/cluster.sh up NAME FLAGS...):
+# the workload API served, and the workload gates on for the API server, the controller
+# manager (the Job controller's PodGroups) and the cluster's own scheduler.
+WORKLOAD_GATES = (*GANG_GATE_NAMES, "WorkloadWithJob", "TopologyAwareWorkloadScheduling")
 WORKLOAD_CLUSTER_FLAGS = (
-    "--kube-runtime-config=scheduling.k8s.io/v1alpha2=true",
+    f"--kube-runtime-config={WORKLOAD.api_version}=true",
     "--kube-feature-gates=" + ",".join(f"{gate}=true" for gate in WORKLOAD_GATES),
 )
-POD_GROUPS_PATH = "/apis/scheduling.k8s.io/v1alpha2/namespaces/{namespace}/podgroups"
+POD_GROUPS_PATH = WORKLOAD.pod_groups_path("{namespace}")
 
 
 def workload_cluster_name(base: str | None = None) -> str:
@@ -215,7 +223,7 @@ def gang_objects(
         cpu, memory = STUCK_REQUESTS if name == STUCK else GANG_REQUESTS[workload]
         groups.append(
             {
-                "apiVersion": "scheduling.k8s.io/v1alpha2",
+                "apiVersion": WORKLOAD.api_version,
                 "kind": "PodGroup",
                 "metadata": {"name": name},
                 "spec": {"schedulingPolicy": {"gang": {"minCount": GANG_SIZE}}},

@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 
 from pydantic import BaseModel, ConfigDict, computed_field
 
+from benchmarks.gangs import GANG_GATE_NAMES, WORKLOAD
 from benchmarks.profile import Profile
 from benchmarks.schedulers import BINDER, PYTHON, UPSTREAM
 
@@ -436,7 +437,7 @@ def gang_title(scale: Scale) -> str:
     first = scale.gangs[0]
     return (
         f"{scale.nodes} nodes, gangs of {first.gang_size} pods created together "
-        "(scheduling.k8s.io/v1alpha2 PodGroups; GenericWorkload and GangScheduling on for "
+        f"({WORKLOAD.api_version} PodGroups; {' and '.join(GANG_GATE_NAMES)} on for "
         "both): gangs, all fitting but one created first that fits nowhere; gangs-half, of "
         "which the nodes hold about half. Gang done: from a gang's last pod created to its last "
         "binding; partial: gangs with some but not all members bound; reserved: pending "

@@ -5,8 +5,8 @@ grow, state that is never let go, a pod bound twice.
 The run makes its own tainted kwok nodes (with ResourceSlices of a driver of its own) and
 keeps workers creating and deleting, each in a loop: plain pods; pods with a claim from a
 ResourceClaimTemplate; pods sharing claims made beforehand; gangs of scheduler-plugins'
-v1alpha1 PodGroups (Coscheduling) and, when the API server serves it, of
-scheduling.k8s.io/v1alpha2 PodGroups; pods deleted and made again under the same name at
+v1alpha1 PodGroups (Coscheduling) and, when the API server serves it, of scheduling.k8s.io
+PodGroups (v1alpha2 on 1.36, v1beta1 on 1.37); pods deleted and made again under the same name at
 once, as a StatefulSet does, while their binding may be in flight; and pods no node can hold.
 Every minute it prints the runtime's RSS, threads, pods bound per second and the sizes of
 its internal state (scheduler_runtime_state_objects). At the end it stops the churn, deletes
@@ -36,7 +36,7 @@ import aiohttp
 import yaml
 
 from benchmarks import dra, workloads
-from benchmarks.gangs import GANG_GATES, POD_GROUPS_PATH, WORKLOAD_CLUSTER_FLAGS
+from benchmarks.gangs import GANG_GATES, POD_GROUPS_PATH, WORKLOAD, WORKLOAD_CLUSTER_FLAGS
 from benchmarks.gangs import workload_cluster_name as gang_cluster_name
 from benchmarks.kube import Api, ApiError, Endpoint, gather_all
 from benchmarks.measure import (
@@ -430,7 +430,7 @@ class Churn:
         if workload_api:
             path = POD_GROUPS_PATH.format(namespace=namespace)
             body = {
-                "apiVersion": "scheduling.k8s.io/v1alpha2",
+                "apiVersion": WORKLOAD.api_version,
                 "kind": "PodGroup",
                 "metadata": {"name": group},
                 "spec": {"schedulingPolicy": {"gang": {"minCount": GANG_MEMBERS}}},
@@ -558,7 +558,7 @@ async def cluster_state(api: Api, workload_api: bool) -> ClusterState:
 
     groups = await items("/apis/scheduling.x-k8s.io/v1alpha1/podgroups")
     if workload_api:
-        groups += await items("/apis/scheduling.k8s.io/v1alpha2/podgroups")
+        groups += await items(WORKLOAD.pod_groups_path())
     return ClusterState.of(
         nodes=await items("/api/v1/nodes"),
         pods=await items("/api/v1/pods"),
@@ -704,10 +704,11 @@ class Outcome:
 async def soak(args: argparse.Namespace, kubeconfig: Path, workdir: Path) -> Outcome:
     run = Run(uuid.uuid4().hex[:6], args.nodes)
     async with Api.open(Endpoint.from_kubeconfig(kubeconfig), connections=32) as api:
-        workload_api = await served(api, "/apis/scheduling.k8s.io/v1alpha2")
+        workload_api = await served(api, f"/apis/{WORKLOAD.api_version}")
         progress(
             f"run {run.id}: {run.nodes} nodes, namespace {run.namespace}, "
-            f"v1alpha2 PodGroups {'served' if workload_api else 'not served: left out'}"
+            f"{WORKLOAD.api_version} PodGroups "
+            f"{'served' if workload_api else 'not served: left out'}"
         )
         try:
             await set_up(api, run)
@@ -883,7 +884,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "--cluster",
         default=None,
         help="local cluster (tools/cluster.sh) to run on; default: the gang tests' cluster, "
-        "which serves scheduling.k8s.io/v1alpha2 (started if not running)",
+        f"which serves {WORKLOAD.api_version} (started if not running)",
     )
     parser.add_argument(
         "--kubeconfig",

@@ -30,10 +30,12 @@ from scheduler_runtime.framework.labelselector import parse_selector
 from scheduler_runtime.framework.podgroups import (
     COSCHEDULING_POD_GROUP,
     POD_GROUP_KINDS,
-    POLICY_READERS,
+    WORKLOAD_API,
     WORKLOAD_POD_GROUP,
+    WORKLOAD_VERSIONS,
     GroupKey,
     PodGroupError,
+    read_policy,
 )
 from scheduler_runtime.framework.podinfo import PodInfo
 from scheduler_runtime.framework.quantity import QuantityError
@@ -78,9 +80,10 @@ class Placement:
         return placed
 
 
-# The PodGroup APIs a state file may hold, by apiVersion.
+# The PodGroup APIs a state file may hold, by apiVersion: the workload API in either version
+# (a state taken from a 1.36 cluster simulates at 1.37 too), and Coscheduling's.
 POD_GROUP_VERSIONS = {
-    "scheduling.k8s.io/v1alpha2": WORKLOAD_POD_GROUP,
+    **{f"{WORKLOAD_API}/{version}": WORKLOAD_POD_GROUP for version in WORKLOAD_VERSIONS},
     "scheduling.x-k8s.io/v1alpha1": COSCHEDULING_POD_GROUP,
 }
 
@@ -93,7 +96,7 @@ def _pod_group(obj: dict[str, Any]) -> tuple[str, dict[str, Any]]:
         known = ", ".join(POD_GROUP_VERSIONS)
         raise StateError(f"{_describe(obj)}: apiVersion {version!r} is not one of {known}")
     try:
-        POLICY_READERS[POD_GROUP_KINDS[kind]](obj)
+        read_policy(POD_GROUP_KINDS[kind], obj)
     except PodGroupError as error:
         raise StateError(f"{_describe(obj)}: {error}") from None
     return kind, obj

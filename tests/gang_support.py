@@ -1,11 +1,11 @@
-"""Gang tests on a control plane of their own: the workload API enabled
-(`--runtime-config=scheduling.k8s.io/v1alpha2=true`) and the workload gates on for the API
-server, the controller manager and the cluster's scheduler. The cluster is named after those
-flags, so it is reused by every gang test (and kept with KEEP_CLUSTER=1), and the default test
-cluster stays as it is for everyone else.
+"""Gang tests on a control plane of their own: the workload API of the cluster's release
+enabled (`--runtime-config=scheduling.k8s.io/v1alpha2=true` on 1.36, `v1beta1` on 1.37) and
+the workload gates on for the API server, the controller manager and the cluster's scheduler.
+The cluster is named after those flags, so it is reused by every gang test (and kept with
+KEEP_CLUSTER=1), and the default test cluster stays as it is for everyone else.
 
 A gang test runs one scenario twice, on the same nodes: once with the runtime, once with the
-upstream kube-scheduler of the pinned release (gates on), each in a namespace of its own; it
+upstream kube-scheduler of the cluster's release (gates on), each in a namespace of its own; it
 compares what each did. A watcher (benchmarks.gangs.GangLedger) follows every pod of both runs
 and checks the gang invariant: no group is left partly bound, and no member of a group that
 gave up keeps a node reserved."""
@@ -29,18 +29,51 @@ import kubernetes
 import pytest
 import yaml
 from cluster import Cluster, kwok_node, wait_for
-from runtime_support import RuntimeProcess, scheduler_config
+from runtime_support import CLUSTER_MINOR, RuntimeProcess, scheduler_config
 
-from benchmarks.gangs import WORKLOAD_CLUSTER_FLAGS, GangLedger, minimums_of
+from benchmarks.gangs import (
+    GANG_GATES,
+    WORKLOAD,
+    WORKLOAD_CLUSTER_FLAGS,
+    GangLedger,
+    minimums_of,
+)
 from benchmarks.gangs import workload_cluster_name as gang_cluster_name
 from benchmarks.processes import free_port, stop_process
 from benchmarks.tools import cluster_tool, shared_cluster_name
+from scheduler_runtime.config.features import version_key
 
 CLUSTER_FLAGS = WORKLOAD_CLUSTER_FLAGS
 # The gates of the upstream scheduler the tests compare with (TopologyAwareWorkloadScheduling
-# only where a test asks for it: it changes the group cycle's messages).
-UPSTREAM_GATES = "GenericWorkload=true,GangScheduling=true"
+# only where a test asks for it: it changes the group cycle's messages): GenericWorkload and
+# GangScheduling on 1.36, GenericWorkload alone on 1.37 (it has no GangScheduling gate).
+UPSTREAM_GATES = GANG_GATES
+# The condition the scheduler sets on a workload API PodGroup (PodGroupInitiallyScheduled
+# from 1.37).
+SCHEDULED_CONDITION = WORKLOAD.scheduled_condition
 POD_GROUPS = "podgroups.scheduling.k8s.io"
+
+# 1.37's group cycle: GangScheduling's PlacementFeasible says why a gang does not fit, and
+# PodGroupPostFilter (pod group preemption) adds its part to the group's status.
+GROUP_CYCLE_137 = version_key(CLUSTER_MINOR) >= (1, 37)
+NO_GROUP_VICTIMS = "pod group preemption: No preemption victims found for incoming preemptor"
+
+
+def cannot_satisfy(min_count: int, scheduled: int, remaining: int) -> str:
+    """PlacementFeasible's refusal: what members the cycle did not reach are told."""
+    return (
+        f"minCount ({min_count}) cannot be satisfied: {scheduled} scheduled, {remaining} remaining"
+    )
+
+
+def group_refusal(min_count: int, scheduled: int, remaining: int) -> str:
+    """The group's status (its condition's message) once PodGroupPostFilter found nothing."""
+    return f"{cannot_satisfy(min_count, scheduled, remaining)}, {NO_GROUP_VICTIMS}"
+
+
+def placed_in_refused_group(min_count: int, scheduled: int, remaining: int) -> str:
+    """What a member placed in the cycle of a group that does not fit is told (1.37)."""
+    return f"pod group is unschedulable, {group_refusal(min_count, scheduled, remaining)}"
 
 
 def workload_cluster_name() -> str:
@@ -68,10 +101,11 @@ def workload_cluster() -> Iterator[Cluster]:
 
 
 def workload_pod_group(name: str, min_count: int | None, **spec: Any) -> dict[str, Any]:
-    """A scheduling.k8s.io/v1alpha2 PodGroup: a gang of `min_count` (None: basic policy)."""
+    """A scheduling.k8s.io PodGroup of the cluster's version: a gang of `min_count` (None:
+    basic policy)."""
     policy = {"gang": {"minCount": min_count}} if min_count else {"basic": {}}
     return {
-        "apiVersion": "scheduling.k8s.io/v1alpha2",
+        "apiVersion": WORKLOAD.api_version,
         "kind": "PodGroup",
         "metadata": {"name": name},
         "spec": {"schedulingPolicy": policy, **spec},
@@ -79,7 +113,7 @@ def workload_pod_group(name: str, min_count: int | None, **spec: Any) -> dict[st
 
 
 def member(name: str, scheduler: str, group: str, cpu: str, **spec: Any) -> dict[str, Any]:
-    """A pod of a v1alpha2 group (spec.schedulingGroup)."""
+    """A pod of a workload API group (spec.schedulingGroup)."""
     return {
         "apiVersion": "v1",
         "kind": "Pod",
@@ -107,7 +141,7 @@ def lone_pod(name: str, scheduler: str, cpu: str) -> dict[str, Any]:
 
 @dataclass
 class UpstreamScheduler:
-    """The pinned kube-scheduler binary with the workload gates, as one more scheduler."""
+    """The cluster's kube-scheduler binary with the workload gates, as one more scheduler."""
 
     name: str
     process: subprocess.Popen[bytes]
@@ -210,8 +244,8 @@ def start_gang_schedulers(
 
 @pytest.fixture
 def gang_schedulers(start_gang_schedulers: Callable[[str], Schedulers]) -> Schedulers:
-    """The runtime and the upstream kube-scheduler, gates GenericWorkload and GangScheduling
-    on for both."""
+    """The runtime and the upstream kube-scheduler, the gang gates (UPSTREAM_GATES) on for
+    both."""
     return start_gang_schedulers(UPSTREAM_GATES)
 
 
@@ -337,11 +371,12 @@ class GangRun:
         )
 
     def group_status(self) -> dict[str, tuple[str, str, str]]:
-        """Each PodGroup's status as its users read it: a v1alpha2 group's PodGroupScheduled
-        condition, a v1alpha1 group's phase (kept by scheduler-plugins' controller)."""
+        """Each PodGroup's status as its users read it: a workload API group's scheduled
+        condition (PodGroupScheduled; PodGroupInitiallyScheduled from 1.37), a v1alpha1
+        group's phase (kept by scheduler-plugins' controller)."""
         found: dict[str, tuple[str, str, str]] = {}
-        # Groups the run made, else those the Job controller made for it (v1alpha2).
-        apis = {group["apiVersion"] for group in self.groups} or {"scheduling.k8s.io/v1alpha2"}
+        # Groups the run made, else those the Job controller made for it (the workload API).
+        apis = {group["apiVersion"] for group in self.groups} or {WORKLOAD.api_version}
         for api in apis:
             group_name, version = api.split("/")
             for group in self.custom.list_namespaced_custom_object(
@@ -352,7 +387,7 @@ class GangRun:
                 if "phase" in status:
                     found[name] = ("phase", status["phase"], "")
                 for condition in status.get("conditions") or ():
-                    if condition["type"] == "PodGroupScheduled":
+                    if condition["type"] == SCHEDULED_CONDITION:
                         found[name] = (
                             condition["status"],
                             condition["reason"],

@@ -22,7 +22,12 @@ from scheduler_runtime.backend.queue import QueuedPod, SchedulingQueue
 from scheduler_runtime.config import SchedulerConfiguration
 from scheduler_runtime.framework.events import ClusterEventWithHint
 from scheduler_runtime.framework.interface import Handle
-from scheduler_runtime.framework.podgroups import GroupKey, coscheduling_group, scheduling_group
+from scheduler_runtime.framework.podgroups import (
+    GroupKey,
+    coscheduling_group,
+    scheduling_group,
+    workload_api,
+)
 from scheduler_runtime.framework.podinfo import PodInfo
 from scheduler_runtime.framework.runtime import Framework
 from scheduler_runtime.framework.snapshot import Snapshot
@@ -65,7 +70,9 @@ class Backend:
         self.frameworks: dict[str, Framework] = {}
         self.cache = Cache(Snapshot())
         self.nominator = Nominator()
-        self.groups = PodGroups()
+        # The workload API version the emulated minor serves: its PodGroups are read as it.
+        self.workload_api = workload_api(config.feature_gates.version)
+        self.groups = PodGroups(self.workload_api.version)
         self.queue = SchedulingQueue(
             less=self._unsorted,
             pre_enqueue=self._pre_enqueue,
@@ -114,8 +121,8 @@ class Backend:
         return self.frameworks
 
     def group_of(self, pod: PodInfo) -> GroupKey | None:
-        """The pod group a pending pod is scheduled with: the v1alpha2 group it names in
-        spec.schedulingGroup (with GenericWorkload on, as upstream's), else the v1alpha1 group
+        """The pod group a pending pod is scheduled with: the workload API group it names
+        in spec.schedulingGroup (with GenericWorkload on, as upstream's), else the v1alpha1 group
         its label names when its profile runs Coscheduling."""
         key = scheduling_group(pod.pod) if self.config.features.generic_workload else None
         if key is not None:

@@ -267,6 +267,14 @@ class EventHandlers:
             self._upsert_group(kind, item)
 
     def _upsert_group(self, kind: str, group: dict[str, Any]) -> None:
+        metadata = group.get("metadata") or {}
+        before = self.groups.object(
+            GroupKey(
+                POD_GROUP_KINDS[kind],
+                str(metadata.get("namespace") or "default"),
+                str(metadata.get("name") or ""),
+            )
+        )
         try:
             previous, policy = self.groups.upsert_group(kind, group)
         except PodGroupError as error:
@@ -277,7 +285,7 @@ class EventHandlers:
             self._group_event(policy.key, ClusterEvent(_resource(policy), ActionType.ADD), group)
         elif _asks(previous) != _asks(policy):
             event = ClusterEvent(_resource(policy), ActionType.UPDATE_OTHER)
-            self._group_event(policy.key, event, group)
+            self._group_event(policy.key, event, group, before)
 
     def _delete_group(self, kind: str, group: dict[str, Any]) -> None:
         """A PodGroup is gone: its members still waiting at Permit are released (nothing
@@ -291,12 +299,12 @@ class EventHandlers:
                 self.reject_waiting(state.uids.get(member, ""))
         self._group_event(policy.key, ClusterEvent(_resource(policy), ActionType.DELETE), None)
 
-    def _group_event(self, group: GroupKey, event: ClusterEvent, obj: Any) -> None:
+    def _group_event(self, group: GroupKey, event: ClusterEvent, obj: Any, old: Any = None) -> None:
         """An event only the group's unscheduled members can care about (a sibling or their
-        PodGroup appeared): only they are asked, not every pod in the queue."""
+        PodGroup appeared or changed): only they are asked, not every pod in the queue."""
         state = self.groups.state(group)
         if state is not None and state.unscheduled:
-            self.queue.on_event_for(state.unscheduled, event, None, obj)
+            self.queue.on_event_for(state.unscheduled, event, old, obj)
 
     def _pending_for_us(self, pod: dict[str, Any]) -> bool:
         spec = pod.get("spec") or {}

@@ -21,11 +21,12 @@ from typing import Any
 
 from scheduler_runtime.framework.podgroups import (
     POD_GROUP_KINDS,
-    POLICY_READERS,
+    V1ALPHA2,
     GroupKey,
     GroupPolicy,
     GroupState,
     group_keys,
+    read_policy,
 )
 from scheduler_runtime.framework.podinfo import PodInfo
 
@@ -126,9 +127,11 @@ class PodGroups:
     """Every pod group the scheduler knows of, in both APIs (a PodGroupLister).
     `on_change`, when set, is told (outside the lock) of each group whose members or
     PodGroup the cluster changed; those `watch_deletions` subscribes, of each PodGroup gone
-    (deleted, or replaced by one of another UID under its name)."""
+    (deleted, or replaced by one of another UID under its name). `workload_version`: the
+    version of the workload API watched, which its PodGroups are read as."""
 
-    def __init__(self) -> None:
+    def __init__(self, workload_version: str = V1ALPHA2) -> None:
+        self.workload_version = workload_version
         self.on_change: Callable[[Iterable[GroupKey]], None] | None = None
         self._on_deleted: list[Callable[[GroupPolicy], None]] = []
         self._lock = threading.Lock()
@@ -195,7 +198,7 @@ class PodGroups:
     ) -> tuple[GroupPolicy | None, GroupPolicy]:
         """A PodGroup of `kind` was added or changed: its policy before and now. Raises
         PodGroupError (naming the field) for an object that cannot be read."""
-        policy = POLICY_READERS[POD_GROUP_KINDS[kind]](obj)
+        policy = read_policy(POD_GROUP_KINDS[kind], obj, self.workload_version)
         with self._lock:
             previous = self._policies.get(policy.key)
             self._policies[policy.key] = policy

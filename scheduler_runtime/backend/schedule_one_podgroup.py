@@ -35,10 +35,17 @@ from scheduler_runtime.backend.schedule_one import (
     located,
     permit_rejection,
 )
+from scheduler_runtime.config.features import version_key
 from scheduler_runtime.framework.explain import explain
 from scheduler_runtime.framework.interface import CycleState, PodGroupCycleState
 from scheduler_runtime.framework.isolation import FrameworkError
-from scheduler_runtime.framework.podgroups import GroupKey, Placement, PodGroupAssignments
+from scheduler_runtime.framework.podgroups import (
+    WORKLOAD_API,
+    GroupKey,
+    Placement,
+    PodGroupAssignments,
+)
+from scheduler_runtime.framework.podinfo import pod_info
 from scheduler_runtime.framework.runtime import Framework
 from scheduler_runtime.framework.status import SUCCESS, Code, Status
 from scheduler_runtime.framework.types import FitError, NoNodesAvailableError
@@ -49,10 +56,32 @@ log = logging.getLogger("scheduler_runtime.scheduler")
 # is given first.
 POD_GROUP_UNSCHEDULABLE = "pod group is unschedulable"
 WAITING_ON_PREEMPTION = "pod group is waiting for preemption to complete"
+# The first minor whose group cycle asks PlacementFeasible instead of Permit.
+PLACEMENT_FEASIBLE_SINCE = (1, 37)
 
 
 def unschedulable_group(*reasons: str) -> Status:
     return Status(Code.UNSCHEDULABLE, (POD_GROUP_UNSCHEDULABLE, *reasons))
+
+
+def _as_error_text(status: Status) -> str:
+    """Status.AsError().Error(): a status made with errPodGroupUnschedulable (the group's
+    own refusal, first of its reasons here) reads as that error alone."""
+    if status.reasons and status.reasons[0] == POD_GROUP_UNSCHEDULABLE:
+        return POD_GROUP_UNSCHEDULABLE
+    return status.message()
+
+
+def _unfit(queued: QueuedPod, error: FitError) -> Status:
+    """A member no node fits in 1.37's group cycle: no PostFilter of its own (the group's
+    comes after the cycle), so the FitError's message alone."""
+    queued.unschedulable_plugins = set(error.diagnosis.unschedulable_plugins)
+    return Status(Code.UNSCHEDULABLE, (str(error),), "", error)
+
+
+def _feasibility_error(status: Status) -> Status:
+    message = f"failed to evaluate placement feasibility: {status.message()}"
+    return Status(Code.ERROR, (message,), status.plugin)
 
 
 @dataclass
@@ -75,11 +104,23 @@ class GroupResult:
     members: list[MemberResult] = field(default_factory=list)
     status: Status = field(default_factory=unschedulable_group)
     waiting_on_preemption: bool = False
+    # What the members the cycle did not get to are told (None: `status`): 1.37 gives them
+    # the group's status as it was before PodGroupPostFilter added its part.
+    untried: Status | None = None
 
 
 class PodGroupSequence(ScheduleOne):
     """The scheduling sequence with pod groups: a member of a group is scheduled with its
     group (schedule_pod_group); every other pod as ScheduleOne schedules it."""
+
+    def _placement_feasible(self, key: GroupKey) -> bool:
+        """Whether the group's cycle is 1.37's: a workload API group, emulating 1.37 or
+        later. There PlacementFeasible (GangScheduling) says after each member whether the
+        gang can still meet its minimum, members get no PostFilter of their own and Permit
+        waits for the binding cycle; before, Permit answers in the cycle (and Coscheduling's
+        groups keep that cycle at every minor)."""
+        minor = self.backend.config.feature_gates.version
+        return key.api == WORKLOAD_API and version_key(minor) >= PLACEMENT_FEASIBLE_SINCE
 
     def schedule_one(self, queued: QueuedPod) -> None:
         key = self.backend.group_of(queued.pod_info)
@@ -98,6 +139,8 @@ class PodGroupSequence(ScheduleOne):
         if not members:
             return
         framework, problem = self._framework(members)
+        if problem is None and self._placement_feasible(key):
+            problem = self._validate(key, members)
         started = self.clock()
         with self.backend.cache.frozen():
             if problem is not None:
@@ -107,6 +150,8 @@ class PodGroupSequence(ScheduleOne):
                     # The group's cycle state (upstream's podGroupCycleState), one per cycle.
                     cycle = PodGroupCycleState(key)
                     result = self._group_algorithm(framework, cycle, members)
+                    if self._placement_feasible(key) and result.status.code == Code.UNSCHEDULABLE:
+                        self._pod_group_post_filter(framework, cycle, members, result)
                 except Exception as bug:
                     if not self.contains_bugs:
                         raise
@@ -123,6 +168,28 @@ class PodGroupSequence(ScheduleOne):
         for attempt in prepared:
             self._start_binding(attempt)
         self.sink.group_decided(outcome)
+
+    def _pod_group_post_filter(
+        self,
+        framework: Framework,
+        cycle: PodGroupCycleState,
+        members: list[QueuedPod],
+        result: GroupResult,
+    ) -> None:
+        """1.37's applyPodGroupPostFilterResult: a success means the group waits for
+        preemption; an error becomes the group's status; otherwise its message is added to
+        the group's reasons (not to those of the members the cycle did not get to)."""
+        policy = self.backend.groups.policy(cycle.key)
+        unscheduled = [queued.pod_info for queued in members]
+        status = framework.run_pod_group_post_filter(cycle, policy, unscheduled)
+        result.untried = result.status
+        if status.is_success:
+            result.waiting_on_preemption = True
+        if status.code == Code.ERROR:
+            result.status = status
+        else:
+            reasons = (*result.status.reasons, status.message())
+            result.status = Status(result.status.code, reasons, result.status.plugin)
 
     def _members(self, first: QueuedPod, key: GroupKey) -> list[QueuedPod]:
         """podGroupInfoForPod: `first` and the group's other unscheduled members still in
@@ -154,6 +221,38 @@ class PodGroupSequence(ScheduleOne):
         )
         return framework, Status(Code.ERROR, (message,))
 
+    def _validate(self, key: GroupKey, members: list[QueuedPod]) -> Status | None:
+        """1.37's validatePodGroup: the members in the queue, then those already placed,
+        name one profile, have the PodGroup's priority (its spec.priority, else 0) and one
+        preemption policy (the first member's: the PodGroupPreemptionPolicy gate is off)."""
+        policy = self.backend.groups.policy(key)
+        group_priority = (policy.priority or 0) if policy is not None else 0
+        state = self.backend.groups.state(key)
+        placed = [*state.assumed, *state.assigned] if state is not None else []
+        found = (self.backend.groups.member(member) for member in placed)
+        pods = [q.pod_info for q in members] + [pod_info(pod) for pod in found if pod]
+        name, preemption = pods[0].scheduler_name, pods[0].preemption_policy
+        for pod in pods:
+            message = ""
+            if pod.scheduler_name != name:
+                message = (
+                    "all pods in a single pod group should have the same .spec.schedulerName "
+                    f'set, got: "{pod.scheduler_name}" and "{name}"'
+                )
+            elif pod.priority != group_priority:
+                message = (
+                    "all pods in a single pod group should have the same priority as the pod "
+                    f"group's priority, got {pod.priority} and {group_priority}"
+                )
+            elif pod.preemption_policy != preemption:
+                message = (
+                    "all pods in a single pod group should have the same preemption policy, "
+                    f"got {pod.preemption_policy} and {preemption}"
+                )
+            if message:
+                return Status(Code.ERROR, (message,))
+        return None
+
     def _group_algorithm(
         self, framework: Framework, cycle: PodGroupCycleState, members: list[QueuedPod]
     ) -> GroupResult:
@@ -178,12 +277,14 @@ class PodGroupSequence(ScheduleOne):
                 fitting.append((placement, result))
         if not fitting:
             assert first is not None
-            first.status = Status(
-                Code.UNSCHEDULABLE,
-                (
-                    f"0/{len(placements)} placements are available, first placement status: "
-                    f"{first.status.message()}",
-                ),
+            message = (
+                f"0/{len(placements)} placements are available, first placement status: "
+                f"{_as_error_text(first.status)}"
+            )
+            # 1.37 marks it as the group's own refusal (errPodGroupUnschedulable).
+            feasible = self._placement_feasible(cycle.key)
+            first.status = (
+                unschedulable_group(message) if feasible else Status.unschedulable(message)
             )
             return first
         if len(fitting) == 1:
@@ -234,8 +335,11 @@ class PodGroupSequence(ScheduleOne):
         self, framework: Framework, cycle: PodGroupCycleState, members: list[QueuedPod]
     ) -> GroupResult:
         """podGroupSchedulingDefaultAlgorithm: each member in order, seeing the ones before
-        it placed; the group fits once a member's Permit says the group is complete. All that
-        was assumed and reserved is undone before returning."""
+        it placed; the group fits once a member's Permit says the group is complete (1.37:
+        once PlacementFeasible does). All that was assumed and reserved is undone before
+        returning."""
+        if self._placement_feasible(cycle.key):
+            return self._feasible_algorithm(framework, cycle, members)
         result = GroupResult()
         preemption = False
         try:
@@ -264,12 +368,65 @@ class PodGroupSequence(ScheduleOne):
                     member.reserved = False
         return result
 
+    def _feasible_algorithm(
+        self, framework: Framework, cycle: PodGroupCycleState, members: list[QueuedPod]
+    ) -> GroupResult:
+        """1.37's podGroupSchedulingDefaultAlgorithm: PlacementFeasible before any member and
+        after each; the cycle stops once it says the minimum cannot be met, and succeeds
+        only when it is met with at least one member placed. Undone before returning."""
+        result = GroupResult()
+        state = self.backend.groups.state(cycle.key)
+        remaining, scheduled = len(members), state.scheduled_count if state else 0
+        try:
+            status = framework.run_placement_feasible(cycle, cycle.key, remaining, scheduled)
+            if status.code == Code.ERROR:
+                result.status = _feasibility_error(status)
+                return result
+            if status.code == Code.UNSCHEDULABLE:
+                result.status = unschedulable_group(*status.reasons)
+                return result
+            result.status, placed = status, False
+            for queued in members:
+                member = self._try_member(framework, cycle, queued, permit_in_cycle=False)
+                result.members.append(member)
+                if not member.status.is_success and not member.status.is_rejected:
+                    why = member.status.message()
+                    message = f"failed to schedule other pod from a pod group: {why}"
+                    result.status = Status(Code.ERROR, (message,))
+                    break
+                remaining -= 1
+                scheduled += int(member.status.is_success)
+                status = framework.run_placement_feasible(cycle, cycle.key, remaining, scheduled)
+                if status.code == Code.ERROR:
+                    result.status = _feasibility_error(status)
+                    break
+                result.status = status
+                if status.code == Code.UNSCHEDULABLE:
+                    break
+                placed = placed or member.status.is_success
+            if result.status.code == Code.WAIT:
+                result.status = unschedulable_group(*result.status.reasons)
+            elif result.status.is_success and not placed:
+                result.status = unschedulable_group()
+        finally:
+            for member in reversed(result.members):
+                if member.reserved:
+                    self._revert(member.attempt)
+                    member.reserved = False
+        return result
+
     def _try_member(
-        self, framework: Framework, cycle: PodGroupCycleState, queued: QueuedPod
+        self,
+        framework: Framework,
+        cycle: PodGroupCycleState,
+        queued: QueuedPod,
+        *,
+        permit_in_cycle: bool = True,
     ) -> MemberResult:
         """podGroupPodSchedulingAlgorithm: find a node (or the node preemption would free),
         assume and reserve the member there, and ask Permit; its plugins see the group's
-        cycle state (what the members before it kept there)."""
+        cycle state (what the members before it kept there). Without `permit_in_cycle`
+        (1.37), no Permit, and a member no node fits gets no PostFilter of its own."""
         state = CycleState(cycle)
         queued.unschedulable_plugins = set()  # what rejects it now, not in an earlier try
         attempt = Attempt(queued, framework, state, self.clock())
@@ -278,7 +435,9 @@ class PodGroupSequence(ScheduleOne):
         try:
             found = self.algorithm.schedule_pod(framework, state, pod)
         except FitError as error:
-            member.status = self._post_filter(attempt, error)
+            member.status = (
+                self._post_filter(attempt, error) if permit_in_cycle else _unfit(queued, error)
+            )
             if not attempt.nomination:
                 return member
             attempt.node, member.requires_preemption = attempt.nomination, True
@@ -301,6 +460,8 @@ class PodGroupSequence(ScheduleOne):
             )
             return member
         member.reserved = True
+        if not permit_in_cycle:
+            return member
         member.permit = located(
             framework.run_permit(state, pod, attempt.node, wait=False), "Permit"
         )
@@ -340,9 +501,9 @@ class PodGroupSequence(ScheduleOne):
             member = tried.get(queued.id)
             if member is None:
                 attempt = Attempt(queued, framework, CycleState(), self.clock())
-                member = MemberResult(attempt, group_status)
+                member = MemberResult(attempt, result.untried or group_status)
             attempt = member.attempt
-            status = self._member_status(member, result)
+            status = self._member_status(member, result, self._placement_feasible(key))
             if status is None:
                 attempt.state.pod_group_cycle = None  # for real now: binding never sees it
                 status = self.reserve_and_permit(attempt)
@@ -379,9 +540,13 @@ class PodGroupSequence(ScheduleOne):
             self.backend.nominator.delete(attempt.pod.id)
 
     @staticmethod
-    def _member_status(member: MemberResult, result: GroupResult) -> Status | None:
+    def _member_status(
+        member: MemberResult, result: GroupResult, feasible: bool = False
+    ) -> Status | None:
         """What a member is told; None for a member of a feasible group that found a node
-        (it goes on to binding)."""
+        (it goes on to binding). A member placed in a group that does not fit is told the
+        group's status: in 1.36 with its own Permit's reasons, from 1.37 (`feasible`) with
+        the group's message."""
         group = result.status
         if group.code == Code.ERROR:
             return member.status if member.status.code == Code.ERROR else group
@@ -390,9 +555,10 @@ class PodGroupSequence(ScheduleOne):
         if not (member.status.is_success or member.requires_preemption):
             return member.status
         # Placed in this cycle (or would be, after preemption), yet the group is not.
-        return (
-            group if result.waiting_on_preemption else unschedulable_group(*member.permit.reasons)
-        )
+        if result.waiting_on_preemption:
+            return group
+        reasons = (group.message(),) if feasible else member.permit.reasons
+        return unschedulable_group(*reasons)
 
     @staticmethod
     def _rejecting_plugins(result: GroupResult) -> set[str]:

@@ -97,9 +97,9 @@ def arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--state",
         required=True,
-        help="Nodes, Pods, PodGroups (scheduling.k8s.io/v1alpha2 or scheduling.x-k8s.io/"
-        "v1alpha1) and the objects plugins read: a YAML stream or a JSON file, as "
-        "`kubectl get -o yaml` or `-o json` prints them; - for standard input",
+        help="Nodes, Pods, PodGroups (scheduling.k8s.io/v1beta1 or v1alpha2, or "
+        "scheduling.x-k8s.io/v1alpha1) and the objects plugins read: a YAML stream or a JSON "
+        "file, as `kubectl get -o yaml` or `-o json` prints them; - for standard input",
     )
     add_feature_gates_argument(parser)
     add_emulated_version_argument(parser, default=f"{NEWEST}, the newest known")

@@ -24,7 +24,12 @@ from scheduler_runtime.framework.interface import (
 )
 from scheduler_runtime.framework.isolation import FrameworkError, GuardedPlugin
 from scheduler_runtime.framework.nodeinfo import NodeInfo
-from scheduler_runtime.framework.podgroups import GroupKey, Placement, PodGroupAssignments
+from scheduler_runtime.framework.podgroups import (
+    GroupKey,
+    GroupPolicy,
+    Placement,
+    PodGroupAssignments,
+)
 from scheduler_runtime.framework.podinfo import PodInfo
 from scheduler_runtime.framework.profile import ResolvedProfile
 from scheduler_runtime.framework.registry import EXTENSION_POINT_METHODS, registry
@@ -34,6 +39,9 @@ from scheduler_runtime.framework.types import Diagnosis, QueuedPodInfo, Rejectio
 from scheduler_runtime.framework.waiting import WaitingPod, WaitingPods
 
 __all__ = ["Framework", "FrameworkError", "verdicts_from_statuses"]
+
+# The plugin upstream's framework asks at PlacementFeasible (names.GangScheduling).
+GANG_SCHEDULING = "GangScheduling"
 
 # Upstream's maxTimeout: no plugin may keep a pod waiting at Permit longer.
 MAX_PERMIT_TIMEOUT = 15 * 60.0
@@ -537,6 +545,57 @@ class Framework:
         if not placements:
             return [], Status.unschedulable("no feasible placements found", plugin=plugin.name)
         return list(placements), SUCCESS
+
+    @extension_point("PlacementFeasible")
+    def run_placement_feasible(
+        self, state: PodGroupCycleState, group: GroupKey, remaining: int, scheduled: int
+    ) -> Status:
+        """RunPlacementFeasiblePlugins (1.37): whether the group can still meet its minimum
+        with `scheduled` members placed and `remaining` to try (Wait: not yet, Unschedulable:
+        it cannot). GangScheduling is the only such plugin, wherever the profile runs it, once
+        GenericWorkload is on; without it every placement is feasible."""
+        on = self.handle.features.generic_workload
+        plugin = self.plugins.get(GANG_SCHEDULING) if on else None
+        feasible = getattr(plugin, "placement_feasible", None)
+        if plugin is None or feasible is None:
+            return SUCCESS
+        status: Status = feasible(state, group, remaining, scheduled)
+        if status.is_success:
+            return SUCCESS
+        if status.code in (Code.WAIT, Code.UNSCHEDULABLE):
+            return status.with_plugin(plugin.name)
+        if status.code == Code.ERROR:
+            message = f"running PlacementFeasible plugin: {status.message()}"
+        else:
+            code = status.code.upstream_name
+            message = f"unexpected status from PlacementFeasible plugin: {code}"
+        return Status(Code.ERROR, (message,), plugin.name)
+
+    @extension_point("PodGroupPostFilter")
+    def run_pod_group_post_filter(
+        self, state: PodGroupCycleState, group: GroupPolicy | None, unscheduled: Sequence[PodInfo]
+    ) -> Status:
+        """RunPodGroupPostFilterPlugins (1.37): after a group's cycle found no room, each
+        plugin in turn (the profile's postFilter plugins that have a pod group half:
+        DynamicResources, DefaultPreemption) until one succeeds or rules the group out; the
+        others' reasons gathered. An error ends it in upstream's words."""
+        reasons: list[str] = []
+        rejector = ""
+        for plugin in self.points.get("postFilter", ()):
+            run = getattr(plugin, "pod_group_post_filter", None)
+            if run is None:
+                continue
+            status: Status = run(state, group, unscheduled)
+            if status.is_success:
+                return status
+            if status.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+                return status.with_plugin(plugin.name)
+            if status.code != Code.UNSCHEDULABLE:
+                message = f'error in "{plugin.name}" PodGroupPostFilter plugins: {status.message()}'
+                return Status(Code.ERROR, (message,), plugin.name)
+            reasons += status.reasons
+            rejector = rejector or plugin.name
+        return Status(Code.UNSCHEDULABLE, tuple(reasons), rejector)
 
     @extension_point("PlacementScore")
     def run_placement_score(

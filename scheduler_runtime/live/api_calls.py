@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from scheduler_runtime.backend.api_dispatcher import APICall
+from scheduler_runtime.framework.podgroups import WorkloadAPI
 from scheduler_runtime.framework.podinfo import PodInfo
 from scheduler_runtime.live.explanations import annotation_patch
 from scheduler_runtime.live.outcomes import Outcomes, condition_patch, pod_group_condition_patch
@@ -112,11 +113,13 @@ class PodStatusPatchCall:
 
 @dataclass(eq=False)
 class PodGroupStatusPatchCall:
-    """The PodGroupScheduled condition of a scheduling.k8s.io/v1alpha2 PodGroup."""
+    """The scheduled condition of a workload API PodGroup (PodGroupScheduled in 1.36's
+    v1alpha2, PodGroupInitiallyScheduled in 1.37's v1beta1)."""
 
     outcomes: Outcomes
     group: dict[str, Any]
     condition: tuple[str, str, str]  # status, reason, message
+    api: WorkloadAPI
     call_type: str = field(default=POD_GROUP_STATUS_PATCH, init=False)
 
     @property
@@ -130,10 +133,10 @@ class PodGroupStatusPatchCall:
         return f"{metadata.get('namespace')}/{metadata.get('name')}"
 
     def execute(self) -> None:
-        self.outcomes.pod_group_condition(self.group, *self.condition)
+        self.outcomes.pod_group_condition(self.group, self.api, *self.condition)
 
     def merge(self, old: APICall) -> None:
         return None  # the newer condition is the one that holds
 
     def is_noop(self) -> bool:
-        return pod_group_condition_patch(self.group, *self.condition) is None
+        return pod_group_condition_patch(self.group, self.api, *self.condition) is None

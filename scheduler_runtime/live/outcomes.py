@@ -17,6 +17,7 @@ from typing import Any, Final
 
 import orjson
 
+from scheduler_runtime.framework.podgroups import WorkloadAPI
 from scheduler_runtime.framework.podinfo import PodInfo
 from scheduler_runtime.live.kube import (
     MERGE_PATCH,
@@ -31,7 +32,6 @@ BINDING, SCHEDULING = "Binding", "Scheduling"
 PREEMPTED, PREEMPTING = "Preempted", "Preempting"
 UNSCHEDULABLE_REASON, SCHEDULER_ERROR_REASON = "Unschedulable", "SchedulerError"
 NOT_FOUND = 404
-POD_GROUP_SCHEDULED = "PodGroupScheduled"
 NOTE_LIMIT = 1024  # events.k8s.io/v1 rejects longer notes; upstream truncates to fit
 
 
@@ -151,17 +151,19 @@ def _unschedulable_condition(pod: PodInfo, reason: str, message: str) -> dict[st
 
 
 def pod_group_condition_patch(
-    group: dict[str, Any], status: str, reason: str, message: str
+    group: dict[str, Any], api: WorkloadAPI, status: str, reason: str, message: str
 ) -> dict[str, Any] | None:
-    """The status patch upstream's updatePodGroupCondition sends for PodGroupScheduled, or
-    None when nothing would change. A group once scheduled is not set back to False by a
-    later cycle for its extra members; the transition time moves only with the status."""
+    """The status patch upstream's updatePodGroupCondition sends for the condition of `api`
+    (PodGroupScheduled, PodGroupInitiallyScheduled from 1.37), or None when nothing would
+    change. A group once scheduled is not set back to False by a later cycle for its extra
+    members; the transition time moves only with the status."""
+    kind = api.scheduled_condition
     conditions = (group.get("status") or {}).get("conditions") or ()
-    current = next((c for c in conditions if c.get("type") == POD_GROUP_SCHEDULED), None)
+    current = next((c for c in conditions if c.get("type") == kind), None)
     if current is not None and current.get("status") == "True" and status != "True":
         return None
     wanted: dict[str, Any] = {
-        "type": POD_GROUP_SCHEDULED,
+        "type": kind,
         "status": status,
         "observedGeneration": (group.get("metadata") or {}).get("generation") or 0,
         "reason": reason,
@@ -259,16 +261,15 @@ class Outcomes:
         self._event(pod, kind, reason, action, note)
 
     def pod_group_condition(
-        self, group: dict[str, Any], status: str, reason: str, message: str
+        self, group: dict[str, Any], api: WorkloadAPI, status: str, reason: str, message: str
     ) -> None:
-        """The PodGroupScheduled condition of a scheduling.k8s.io/v1alpha2 PodGroup."""
-        patch = pod_group_condition_patch(group, status, reason, message)
+        """The scheduled condition of a workload API PodGroup, at `api`'s version."""
+        patch = pod_group_condition_patch(group, api, status, reason, message)
         if patch is None:
             return
         metadata = group.get("metadata") or {}
         path = (
-            f"/apis/scheduling.k8s.io/v1alpha2/namespaces/{metadata.get('namespace')}"
-            f"/podgroups/{metadata.get('name')}/status"
+            f"{api.pod_groups_path(str(metadata.get('namespace')))}/{metadata.get('name')}/status"
         )
         self.kube.patch(path, patch, before_send=self.fence)
 

@@ -11,12 +11,17 @@ from typing import Any, Protocol
 
 import urllib3
 
-from scheduler_runtime.framework.podgroups import COSCHEDULING_POD_GROUP, WORKLOAD_POD_GROUP
+from scheduler_runtime.framework.podgroups import (
+    COSCHEDULING_POD_GROUP,
+    WORKLOAD_POD_GROUP,
+    WorkloadAPI,
+)
 from scheduler_runtime.live.kube import ApiError, Kube
 
 log = logging.getLogger(__name__)
 
-# The objects plugins read besides nodes and pods (framework.objects), and their collections.
+# The objects plugins read besides nodes and pods (framework.objects), and their collections
+# (the workload API's PodGroups at the version the emulated minor serves: object_paths).
 OBJECT_PATHS = {
     "Namespace": "/api/v1/namespaces",
     "PodDisruptionBudget": "/apis/policy/v1/poddisruptionbudgets",
@@ -28,9 +33,15 @@ OBJECT_PATHS = {
     "ReplicaSet": "/apis/apps/v1/replicasets",
     "StatefulSet": "/apis/apps/v1/statefulsets",
     "ReplicationController": "/api/v1/replicationcontrollers",
-    WORKLOAD_POD_GROUP: "/apis/scheduling.k8s.io/v1alpha2/podgroups",
     COSCHEDULING_POD_GROUP: "/apis/scheduling.x-k8s.io/v1alpha1/podgroups",
 }
+
+
+def object_paths(workload: WorkloadAPI) -> dict[str, str]:
+    """OBJECT_PATHS with the workload API's PodGroups at `workload`'s version."""
+    return {**OBJECT_PATHS, WORKLOAD_POD_GROUP: workload.pod_groups_path()}
+
+
 # The DRA objects (backend.claims), kept apart from the cache as upstream's DRA manager keeps them.
 DRA_PATHS = {
     "ResourceClaim": "/apis/resource.k8s.io/v1/resourceclaims",
@@ -41,12 +52,11 @@ DRA_PATHS = {
 # scheduler may not be allowed to read: without them it runs, as without their objects.
 OPTIONAL = {
     WORKLOAD_POD_GROUP: (
-        "scheduling.k8s.io/v1alpha2 PodGroups",
-        "the API server serves them with --runtime-config=scheduling.k8s.io/v1alpha2=true "
-        "and the GenericWorkload gate",
+        "{api} PodGroups",
+        "the API server serves them with --runtime-config={api}=true and the GenericWorkload gate",
     ),
     COSCHEDULING_POD_GROUP: (
-        "scheduling.x-k8s.io/v1alpha1 PodGroups",
+        "{api} PodGroups",
         "their CRD is podgroups.scheduling.x-k8s.io",
     ),
 }
@@ -142,7 +152,8 @@ class Reflector:
         if self.kind not in OPTIONAL or error.code not in (NOT_FOUND, FORBIDDEN):
             return False
         if not self.synced.is_set() or self._present:
-            what, hint = OPTIONAL[self.kind]
+            api = "/".join(self.path.split("/")[2:4])  # /apis/GROUP/VERSION/...
+            what, hint = (text.format(api=api) for text in OPTIONAL[self.kind])
             why = (
                 f"are not served by this cluster ({hint})"
                 if error.code == NOT_FOUND

@@ -29,7 +29,7 @@ from scheduler_runtime.live.leader import LeaderElector, LeaseConfig, identity
 from scheduler_runtime.live.metrics import SchedulerMetrics
 from scheduler_runtime.live.outcomes import Outcomes
 from scheduler_runtime.live.podgroup_status import CoschedulingStatus
-from scheduler_runtime.live.reflector import DRA_PATHS, OBJECT_PATHS, Reflector, start
+from scheduler_runtime.live.reflector import DRA_PATHS, Reflector, object_paths, start
 from scheduler_runtime.live.scheduler import Scheduler
 from scheduler_runtime.live.server import HealthServer
 from scheduler_runtime.live.serving import ServingOptions, secure_serving
@@ -160,10 +160,11 @@ class Runtime:
         )
         backend.groups.on_change = self.pod_group_status.changed
         events = backend.events
+        paths = object_paths(self.scheduler.workload_api)
         self.reflectors = [
             Reflector(self.kube, NODES, "/api/v1/nodes", events),
             Reflector(self.kube, PODS, "/api/v1/pods", events),
-            *(Reflector(self.kube, kind, path, events) for kind, path in OBJECT_PATHS.items()),
+            *(Reflector(self.kube, kind, path, events) for kind, path in paths.items()),
             *(Reflector(self.kube, kind, path, events) for kind, path in DRA_PATHS.items()),
         ]
         self.done = threading.Event()

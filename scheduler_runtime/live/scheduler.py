@@ -44,7 +44,11 @@ from scheduler_runtime.framework.interface import (
     Handle,
     Services,
 )
-from scheduler_runtime.framework.podgroups import WORKLOAD_API, GroupKey, GroupPolicy
+from scheduler_runtime.framework.podgroups import (
+    WORKLOAD_API,
+    GroupKey,
+    GroupPolicy,
+)
 from scheduler_runtime.framework.podinfo import PodInfo
 from scheduler_runtime.framework.status import Code, Status
 from scheduler_runtime.framework.types import ScheduleResult
@@ -133,6 +137,8 @@ class Scheduler:
         self.metrics = metrics
         self.rng = rng or random.Random()  # noqa: S311 - tie-breaking, not crypto
         self.backend = Backend(config, on_change=metrics.set_pending)
+        # The workload API version watched and written, the emulated minor's.
+        self.workload_api = self.backend.workload_api
         self.backend.build_frameworks(self._handle(config, plugin_time_budget))
         self.algorithm = SchedulingAlgorithm(
             self.backend.snapshot, config.percentage_of_nodes_to_score, self.rng
@@ -167,7 +173,7 @@ class Scheduler:
 
     def state_sizes(self) -> dict[str, int]:
         """The backend's sizes, the pods with writes waiting to be reported, and the
-        v1alpha2 PodGroups remembered as scheduled (scheduler_runtime_state_objects)."""
+        workload API PodGroups remembered as scheduled (scheduler_runtime_state_objects)."""
         return {
             **self.backend.sizes(),
             "pending_api_calls": self.dispatcher.pending(),
@@ -334,8 +340,8 @@ class Scheduler:
         self._dispatch(PodStatusPatchCall(self.outcomes, attempt.pod, nominated_node=attempt.node))
 
     def group_decided(self, outcome: GroupOutcome) -> None:
-        """The pod group's log line and, for a scheduling.k8s.io/v1alpha2 PodGroup, its
-        PodGroupScheduled condition."""
+        """The pod group's log line and, for a workload API PodGroup, its scheduled condition
+        (PodGroupScheduled; PodGroupInitiallyScheduled from 1.37)."""
         status = outcome.status
         self._remember(outcome)
         result = (
@@ -380,7 +386,7 @@ class Scheduler:
             condition = ("False", SCHEDULER_ERROR, status.message())
         else:
             condition = ("False", UNSCHEDULABLE_GROUP, status.message())
-        self._dispatch(PodGroupStatusPatchCall(self.outcomes, group, condition))
+        self._dispatch(PodGroupStatusPatchCall(self.outcomes, group, condition, self.workload_api))
 
     def _group_deleted(self, policy: GroupPolicy) -> None:
         """A PodGroup is gone: nothing of it stays, and one re-created under its name

@@ -1,13 +1,14 @@
-"""On a cluster that does not serve upstream's PodGroup API (the default test cluster: no
-scheduling.k8s.io/v1alpha2), the runtime with the workload gates and both gang plugins starts,
-becomes ready, says once what it goes without, and schedules pods; scheduler-plugins'
-PodGroups likewise, where their CRD is not installed."""
+"""On a cluster that does not serve upstream's PodGroup API (the default test cluster: neither
+scheduling.k8s.io/v1alpha2 on 1.36 nor v1beta1 on 1.37), the runtime with the workload gates
+and both gang plugins starts, becomes ready, says once what it goes without, and schedules
+pods; scheduler-plugins' PodGroups likewise, where their CRD is not installed."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
 from cluster import Cluster, kwok_node
+from gang_support import UPSTREAM_GATES
 from runtime_support import (
     Pods,
     RuntimeProcess,
@@ -16,8 +17,12 @@ from runtime_support import (
     unique_scheduler_name,
 )
 
+from benchmarks.gangs import WORKLOAD
+
+# What the runtime says it goes without: the workload API at the cluster's version.
+WORKLOAD_PODGROUPS = f"{WORKLOAD.api_version} PodGroups"
 ABSENT = {
-    "podgroups.scheduling.k8s.io": "scheduling.k8s.io/v1alpha2 PodGroups",
+    "podgroups.scheduling.k8s.io": WORKLOAD_PODGROUPS,
     "podgroups.scheduling.x-k8s.io": "scheduling.x-k8s.io/v1alpha1 PodGroups",
 }
 
@@ -33,7 +38,7 @@ def test_the_runtime_runs_without_the_podgroup_apis(
     pods: Pods,
 ) -> None:
     absent = [what for resource, what in ABSENT.items() if not served(cluster, resource)]
-    assert "scheduling.k8s.io/v1alpha2 PodGroups" in absent  # the default cluster's API
+    assert WORKLOAD_PODGROUPS in absent  # the default cluster's API
     [node] = schedulable_nodes(kwok_node(f"no-pg-{unique_scheduler_name()}", cpu="4"))
     name = unique_scheduler_name()
     plugins = {
@@ -42,7 +47,7 @@ def test_the_runtime_runs_without_the_podgroup_apis(
     }
     runtime = start_runtime(  # waits for /readyz
         scheduler_config(name, plugins=plugins),
-        args=("--feature-gates=GenericWorkload=true,GangScheduling=true",),
+        args=(f"--feature-gates={UPSTREAM_GATES}",),
     )
     pods.create(make_pod("plain", name, cpu="1", nodeSelector={"kubernetes.io/hostname": node}))
     assert pods.wait_placed("plain") == {"plain": node}

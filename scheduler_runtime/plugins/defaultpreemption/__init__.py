@@ -19,10 +19,11 @@ from scheduler_runtime.framework.interface import (
     CycleState,
     NominatingInfo,
     PluginBase,
+    PodGroupCycleState,
     PostFilterResult,
 )
 from scheduler_runtime.framework.nodeinfo import NodeInfo
-from scheduler_runtime.framework.podgroups import scheduling_group
+from scheduler_runtime.framework.podgroups import GroupPolicy, scheduling_group
 from scheduler_runtime.framework.podinfo import PodInfo
 from scheduler_runtime.framework.status import SUCCESS, Code, Status
 from scheduler_runtime.framework.types import Diagnosis, FitError, NodeToStatus
@@ -33,6 +34,12 @@ NO_VICTIMS = "No preemption victims found for incoming pod"
 NEVER = "not eligible due to preemptionPolicy=Never."
 TERMINATING = "not eligible due to a terminating pod on the nominated node."
 PREFIX = "preemption: "
+# Pod group preemption's (1.37): its prefix, and what it says when no pod is of lower priority.
+GROUP_PREFIX = "pod group preemption: "
+NO_GROUP_VICTIMS = "No preemption victims found for incoming preemptor"
+GROUP_VICTIMS_NOT_EVICTED = (
+    "lower-priority pods exist, but the scheduler runtime does not evict pods for a pod group"
+)
 MAX_INT32 = 2**31 - 1
 # A pod that has not started sorts as starting now, after every real start time.
 NOT_STARTED = "9999-12-31T23:59:59Z"
@@ -111,6 +118,32 @@ class DefaultPreemption(PluginBase[DefaultPreemptionArgs]):
         if status.reasons and status.message():
             return result, Status(status.code, (PREFIX + status.message(),), self.name)
         return result, status
+
+    def pod_group_post_filter(
+        self, state: PodGroupCycleState, group: GroupPolicy | None, unscheduled: Sequence[PodInfo]
+    ) -> Status:
+        """PodGroupPostFilter (1.37; pkg/scheduler/framework/preemption/podgrouppreemption.go),
+        after a group's cycle found no room: the group as one preemptor, of the PodGroup's
+        priority (its spec.priority, else 0), against every pod of lower priority in the
+        cluster (a group member at its group's priority). A group whose member says
+        preemptionPolicy Never (the PodGroupPreemptionPolicy gate is off) is not eligible;
+        with no pod of lower priority there is nothing to try. Choosing and evicting victims
+        for a whole group is not implemented: such a group is refused saying so, and waits."""
+        priority = group.priority or 0 if group is not None else 0
+        if any(pod.preemption_policy == "Never" for pod in unscheduled):
+            return self._group_status(Code.UNSCHEDULABLE, NEVER)
+        groups = self.handle.pod_groups
+        for node in self.handle.snapshot.node_infos():
+            for victim in node.pods.values():
+                key = scheduling_group(victim.pod)
+                policy = groups.policy(key) if key is not None and groups is not None else None
+                victim_priority = (policy.priority or 0) if policy is not None else victim.priority
+                if victim_priority < priority:
+                    return self._group_status(Code.UNSCHEDULABLE, GROUP_VICTIMS_NOT_EVICTED)
+        return self._group_status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, NO_GROUP_VICTIMS)
+
+    def _group_status(self, code: Code, message: str) -> Status:
+        return Status(code, (GROUP_PREFIX + message,), self.name)
 
     def _placed_by_topology(self, pod: PodInfo) -> str | None:
         """With TopologyAwareWorkloadScheduling, a member of a PodGroup with a topology

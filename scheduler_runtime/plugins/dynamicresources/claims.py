@@ -185,6 +185,9 @@ class PodGroupStateData:
     is unreserved. Only the group's synchronous cycle sees it, so it needs no lock."""
 
     pending_allocations: set[str] = field(default_factory=set)
+    # podsStateData: each member tried in the cycle (namespace/name) and its state, for the
+    # group's PodGroupPostFilter.
+    pods: dict[str, StateData] = field(default_factory=dict)
 
 
 __all__ = [

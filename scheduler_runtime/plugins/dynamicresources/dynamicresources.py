@@ -61,12 +61,14 @@ from scheduler_runtime.framework.interface import (
     CycleState,
     Handle,
     PluginBase,
+    PodGroupCycleState,
     PostFilterResult,
     PreFilterResult,
     StateNeed,
     default_normalize_score,
 )
 from scheduler_runtime.framework.nodeinfo import NodeInfo
+from scheduler_runtime.framework.podgroups import GroupPolicy
 from scheduler_runtime.framework.podinfo import PodInfo
 from scheduler_runtime.framework.runtime import verdicts_from_statuses
 from scheduler_runtime.framework.snapshot import Int64s, Slots, Snapshot
@@ -96,6 +98,7 @@ FIRST_AVAILABLE_MAX_SIZE = 8
 
 NO_CLAIMS_TO_DEALLOCATE = "no new claims to deallocate"
 STILL_NOT_SCHEDULABLE = "still not schedulable"
+GROUP_CLAIMS_DONE = "deallocation and deletion of ResourceClaims completed"
 DEALLOCATED = "deallocation of ResourceClaim completed"
 DELETED = "deletion of ResourceClaim completed"
 NOT_AVAILABLE = "resourceclaim not available on the node"
@@ -231,6 +234,12 @@ class DynamicResources(PluginBase[DynamicResourcesArgs]):
     ) -> tuple[PreFilterResult | None, Status]:
         data = StateData()
         state.write(STATE_KEY, data)
+        try:
+            group = pod_group_state(state)
+        except TypeError as error:
+            return None, Status.as_error(error)
+        if group is not None:  # every member tried, claims or not (its PodGroupPostFilter)
+            group.pods[pod.key] = data
         has_claims = bool(pod.spec.get("resourceClaims"))
         if not has_claims and not self._may_use_extended_resources(pod):
             return None, SKIP
@@ -241,10 +250,6 @@ class DynamicResources(PluginBase[DynamicResourcesArgs]):
         claims = ClaimStore(user_claims, extendedclaim.pre_filter(self, pod, data))
         if claims.empty():
             return None, SKIP
-        try:
-            group = pod_group_state(state)
-        except TypeError as error:
-            return None, Status.as_error(error)
         status = self._check_claims(data, claims, group)
         if status is not None:
             return None, status
@@ -582,6 +587,34 @@ class DynamicResources(PluginBase[DynamicResourcesArgs]):
             return None, Status.as_error(LookupError("not found"))
         if data.claims.empty():
             return None, self._nothing_undone(NO_CLAIMS_TO_DEALLOCATE)
+        return self._deallocate_or_delete(data, pod)
+
+    def pod_group_post_filter(
+        self, state: PodGroupCycleState, group: GroupPolicy | None, unscheduled: Sequence[PodInfo]
+    ) -> Status:
+        """PodGroupPostFilter (1.37), after a group's cycle found no room: what PostFilter
+        does for one pod, for each member not placed (a claim of its own deallocated, a stale
+        extended-resource claim deleted). None for a group with a topology constraint; an
+        error when no member reached PreFilter in the cycle (upstream's `not found`)."""
+        topology = self.handle.features.topology_aware_workload_scheduling
+        if topology and group is not None and group.topology_key:
+            return Status.unschedulable()
+        found = state.get(STATE_KEY)
+        if not isinstance(found, PodGroupStateData):
+            return Status.as_error(LookupError("not found"))
+        for pod in unscheduled:
+            data = found.pods.get(pod.key)
+            if data is not None and not data.claims.empty():
+                _, status = self._deallocate_or_delete(data, pod)
+                if status.code == Code.ERROR:
+                    return status
+        return Status.unschedulable(GROUP_CLAIMS_DONE)
+
+    def _deallocate_or_delete(
+        self, data: StateData, pod: PodInfo
+    ) -> tuple[PostFilterResult | None, Status]:
+        """deallocateOrDeletePodClaims: one unavailable claim only this pod holds is
+        deallocated, or its stale extended-resource claim deleted."""
         extended = data.claims.extended_claim()
         extended_stale = extended is not None and not extendedclaim.in_memory(extended)
         for index in sorted(data.unavailable):

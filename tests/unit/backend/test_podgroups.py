@@ -18,6 +18,7 @@ from scheduler_runtime.framework.podgroups import (
     GroupKey,
     PodGroupError,
     coscheduling_policy,
+    workload_api,
     workload_policy,
 )
 from scheduler_runtime.framework.podinfo import pod_info
@@ -147,6 +148,114 @@ def test_workload_policy_reads_gang_basic_and_topology() -> None:
     assert policy.key == GANG
     assert policy.topology_key == "topology.kubernetes.io/zone"
     assert policy.timeout is None
+
+
+def test_each_minor_reads_and_writes_the_workload_api_version_it_serves() -> None:
+    """1.36 serves v1alpha2 and its scheduler writes PodGroupScheduled; 1.37 removed v1alpha2
+    for v1beta1, whose condition is PodGroupInitiallyScheduled (1.35 had no PodGroup)."""
+    for minor in ("1.35", "1.36"):
+        api = workload_api(minor)
+        assert (api.version, api.scheduled_condition) == ("v1alpha2", "PodGroupScheduled")
+    api = workload_api("1.37")
+    assert (api.version, api.scheduled_condition) == ("v1beta1", "PodGroupInitiallyScheduled")
+    assert api.pod_groups_path() == "/apis/scheduling.k8s.io/v1beta1/podgroups"
+    assert api.pod_groups_path("ns") == "/apis/scheduling.k8s.io/v1beta1/namespaces/ns/podgroups"
+
+
+# The same PodGroup as each version spells it: v1beta1 renamed podGroupTemplateRef.workload
+# to workloadRef (podGroupTemplateName to templateName) and made disruptionMode an object.
+SPELLED = {
+    "v1alpha2": {
+        "podGroupTemplateRef": {"workload": {"workloadName": "job", "podGroupTemplateName": "w"}},
+        "disruptionMode": "PodGroup",
+        "priorityClassName": "high",
+        "priority": 1000,
+    },
+    "v1beta1": {
+        "workloadRef": {"workloadName": "job", "templateName": "w"},
+        "disruptionMode": {"all": {}},
+        "priorityClassName": "high",
+        "priority": 1000,
+    },
+}
+
+
+@pytest.mark.parametrize("minor", ["1.36", "1.37"])
+def test_both_workload_versions_read_into_one_policy(minor: str) -> None:
+    """A PodGroup of either version reads as the same policy; one listed without its
+    apiVersion (as the API server lists them) is read as the version watched."""
+    version = workload_api(minor).version
+    spelled = {**workload_group(**SPELLED[version]), "apiVersion": f"scheduling.k8s.io/{version}"}
+    listed = {key: value for key, value in spelled.items() if key != "apiVersion"}
+    groups = PodGroups(version)
+    _, from_list = groups.upsert_group(WORKLOAD_POD_GROUP, listed)
+    for policy in (workload_policy(spelled), from_list):
+        assert (policy.version, policy.gang, policy.min_count) == (version, True, 3)
+        assert policy.workload == ("job", "w")
+        assert policy.disruption_mode == "All"
+        assert (policy.priority_class_name, policy.priority) == ("high", 1000)
+        assert (policy.preemption_policy, policy.parent) == (None, None)
+    single = unversioned(disruptionMode="Pod" if version == "v1alpha2" else {"single": {}})
+    assert workload_policy(single, version).disruption_mode == "Single"
+    unset = workload_policy(listed | {"spec": {"schedulingPolicy": {"basic": {}}}}, version)
+    assert (unset.workload, unset.disruption_mode, unset.priority) == (None, "", None)
+
+
+def unversioned(**spec: Any) -> dict[str, Any]:
+    """A PodGroup as the API server lists it: without its apiVersion."""
+    group = workload_group(**spec)
+    del group["apiVersion"]
+    return group
+
+
+def test_v1beta1_reads_the_preemption_policy_and_parent_composite_group() -> None:
+    policy = workload_policy(
+        unversioned(preemptionPolicy="Never", parentCompositePodGroupName="team"), "v1beta1"
+    )
+    assert (policy.preemption_policy, policy.parent) == ("Never", "team")
+
+
+@pytest.mark.parametrize(
+    ("group", "version", "message"),
+    [
+        (workload_group(disruptionMode={"all": {}}), "v1alpha2", "spec.disruptionMode"),
+        (workload_group(disruptionMode="PodGroup"), "v1beta1", "spec.disruptionMode"),
+        (
+            workload_group(disruptionMode={"single": {}, "all": {}}),
+            "v1beta1",
+            "spec.disruptionMode must set exactly one of single and all",
+        ),
+        (
+            workload_group(workloadRef={"workloadName": "job"}),
+            "v1beta1",
+            "spec.workloadRef.templateName",
+        ),
+        (
+            workload_group(podGroupTemplateRef={"workload": {"workloadName": "job"}}),
+            "v1alpha2",
+            "spec.podGroupTemplateRef.workload.podGroupTemplateName",
+        ),
+        (workload_group(preemptionPolicy="Always"), "v1beta1", "spec.preemptionPolicy"),
+        (workload_group(parentCompositePodGroupName=""), "v1beta1", "spec.parentComposite"),
+        (workload_group(priority=2**31), "v1beta1", "spec.priority must be a 32-bit integer"),
+        (workload_group(priority="1"), "v1alpha2", "spec.priority must be a 32-bit integer"),
+        (workload_group(priorityClassName=7), "v1alpha2", "spec.priorityClassName"),
+        (
+            {**workload_group(), "apiVersion": "scheduling.k8s.io/v1alpha3"},
+            "v1beta1",
+            "apiVersion 'scheduling.k8s.io/v1alpha3' is not one of scheduling.k8s.io/v1alpha2, "
+            "scheduling.k8s.io/v1beta1",
+        ),
+    ],
+)
+def test_a_workload_podgroup_of_either_version_is_refused_naming_the_field(
+    group: dict[str, Any], version: str, message: str
+) -> None:
+    """Each version's shape is its own: the other's spelling of a field is refused."""
+    listed = {key: value for key, value in group.items() if key != "apiVersion"}
+    read = group if group["apiVersion"].endswith("v1alpha3") else listed
+    with pytest.raises(PodGroupError, match=message.replace("[", r"\[").replace("]", r"\]")):
+        workload_policy(read, version)
 
 
 def test_coscheduling_policy_reads_min_member_timeout_and_resources() -> None:

@@ -16,7 +16,14 @@ from backend_support import node, pod
 
 from scheduler_runtime.backend import NODES, PODS
 from scheduler_runtime.backend.api_dispatcher import CallQueue
-from scheduler_runtime.config import load_configuration
+from scheduler_runtime.backend.schedule_one import GroupOutcome
+from scheduler_runtime.config import load_configuration, parse_feature_gates
+from scheduler_runtime.framework.podgroups import (
+    WORKLOAD_API,
+    WORKLOAD_POD_GROUP,
+    GroupKey,
+    workload_api,
+)
 from scheduler_runtime.framework.podinfo import pod_info
 from scheduler_runtime.framework.runtime import Framework
 from scheduler_runtime.framework.status import SUCCESS, Status
@@ -25,6 +32,7 @@ from scheduler_runtime.live.api_calls import RELEVANCES, PodGroupStatusPatchCall
 from scheduler_runtime.live.kube import RateLimiter
 from scheduler_runtime.live.metrics import SchedulerMetrics
 from scheduler_runtime.live.outcomes import Outcomes
+from scheduler_runtime.live.reflector import object_paths
 from scheduler_runtime.plugins.volumebinding import VolumeBinding
 
 PROFILE = "ours"
@@ -253,8 +261,9 @@ def test_the_newest_pending_pod_group_condition_is_the_one_written(kube: FakeKub
     outcomes = Outcomes(kube, kube, "test")  # type: ignore[arg-type]
     group = {"metadata": {"namespace": "ns", "name": "g", "uid": "uid-g", "generation": 1}}
     calls = CallQueue(RELEVANCES, lambda *_: None)
-    calls.add(PodGroupStatusPatchCall(outcomes, group, ("False", "Unschedulable", "1/2")))
-    calls.add(PodGroupStatusPatchCall(outcomes, group, ("True", "Scheduled", "")))
+    api = workload_api("1.36")
+    calls.add(PodGroupStatusPatchCall(outcomes, group, ("False", "Unschedulable", "1/2"), api))
+    calls.add(PodGroupStatusPatchCall(outcomes, group, ("True", "Scheduled", ""), api))
     queued = calls.pop()
     assert queued is not None
     queued.call.execute()
@@ -263,6 +272,45 @@ def test_the_newest_pending_pod_group_condition_is_the_one_written(kube: FakeKub
     (write,) = kube.writes
     assert write[1].endswith("/podgroups/g/status")
     assert write[2]["status"]["conditions"][0]["status"] == "True"
+
+
+@pytest.mark.parametrize(
+    ("minor", "version", "condition"),
+    [("1.36", "v1alpha2", "PodGroupScheduled"), ("1.37", "v1beta1", "PodGroupInitiallyScheduled")],
+)
+def test_a_pod_groups_condition_is_written_at_the_emulated_minors_version(
+    kube: FakeKube, minor: str, version: str, condition: str
+) -> None:
+    """1.37 removed v1alpha2: its scheduler watches v1beta1 PodGroups and sets
+    PodGroupInitiallyScheduled on them; 1.36's, PodGroupScheduled on v1alpha2 ones."""
+    config = load_configuration(
+        {
+            "apiVersion": "kubescheduler.config.k8s.io/v1",
+            "kind": "KubeSchedulerConfiguration",
+            "profiles": [{"schedulerName": PROFILE}],
+        },
+        feature_gates=parse_feature_gates("GenericWorkload=true", minor),
+    )
+    outcomes = Outcomes(kube, kube, "test")  # type: ignore[arg-type]
+    scheduler = live.Scheduler(config, kube, outcomes, SchedulerMetrics())  # type: ignore[arg-type]
+    try:
+        paths = object_paths(scheduler.workload_api)
+        assert paths[WORKLOAD_POD_GROUP] == f"/apis/scheduling.k8s.io/{version}/podgroups"
+        group = {
+            "metadata": {"namespace": "ns", "name": "g", "uid": "uid-g", "generation": 2},
+            "spec": {"schedulingPolicy": {"gang": {"minCount": 2}}},
+        }
+        scheduler.backend.events.upsert(WORKLOAD_POD_GROUP, group)
+        scheduler.group_decided(GroupOutcome(GroupKey(WORKLOAD_API, "ns", "g"), SUCCESS))
+        scheduler.dispatcher.close(timeout=WAIT)
+    finally:
+        scheduler.stop(finish_bindings=False)
+    (write,) = [w for w in kube.writes if "/podgroups/" in w[1]]
+    assert write[1] == f"/apis/scheduling.k8s.io/{version}/namespaces/ns/podgroups/g/status"
+    (written,) = write[2]["status"]["conditions"]
+    wrote = (written["type"], written["status"], written["reason"])
+    assert wrote == (condition, "True", "Scheduled")
+    assert written["observedGeneration"] == 2
 
 
 def test_a_newer_status_patch_keeps_the_older_ones_nomination(kube: FakeKube) -> None:

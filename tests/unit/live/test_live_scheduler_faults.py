@@ -148,7 +148,7 @@ def test_a_deleted_podgroup_leaves_nothing_and_one_recreated_under_its_name_is_t
     their extra members) until they are deleted: a group re-created under the same name
     gets its own condition, and the scheduler keeps nothing of the deleted ones."""
     written: list[tuple[str, str]] = []
-    scheduler.outcomes.pod_group_condition = lambda group, *condition: written.append(  # type: ignore[method-assign]
+    scheduler.outcomes.pod_group_condition = lambda group, api, *condition: written.append(  # type: ignore[method-assign]
         ((group["metadata"]["uid"]), condition[0])
     )
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from scheduler_runtime.backend.podgroups import PodGroups
-from scheduler_runtime.framework.events import QueueingHint
+from scheduler_runtime.framework.events import ActionType, QueueingHint
 from scheduler_runtime.framework.features import Features
 from scheduler_runtime.framework.interface import Code, CycleState, Handle
 from scheduler_runtime.framework.podgroups import WORKLOAD_POD_GROUP
@@ -111,9 +111,13 @@ def test_permit_without_its_podgroup_is_an_error_as_upstream() -> None:
 
 def test_only_a_sibling_or_the_own_podgroup_brings_a_held_member_back() -> None:
     gang = plugin(PodGroups())
-    hints = {event.event.resource: event.hint for event in gang.events_to_register()}
+    hints = {
+        (event.event.resource, event.event.action): event.hint
+        for event in gang.events_to_register()
+    }
     held = pod_info(member("a"))
-    pod_hint, group_hint = hints["Pod"], hints["scheduling.k8s.io/PodGroup"]
+    pod_hint = hints["Pod", ActionType.ADD]
+    group_hint = hints["scheduling.k8s.io/PodGroup", ActionType.ADD]
     assert pod_hint is not None
     assert group_hint is not None
     assert pod_hint(held, None, member("b")) is QueueingHint.QUEUE

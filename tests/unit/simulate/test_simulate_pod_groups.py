@@ -17,10 +17,12 @@ from scheduler_runtime.backend import NODES, PODS
 from scheduler_runtime.cli import main
 from scheduler_runtime.config import load_configuration, parse_feature_gates
 from scheduler_runtime.framework import registry as registry_module
+from scheduler_runtime.framework.events import QueueingHint
 from scheduler_runtime.framework.interface import CycleState, PodGroupCycleState
-from scheduler_runtime.framework.podgroups import WORKLOAD_POD_GROUP
-from scheduler_runtime.framework.podinfo import PodInfo
-from scheduler_runtime.framework.status import SUCCESS, Status
+from scheduler_runtime.framework.podgroups import WORKLOAD_API, WORKLOAD_POD_GROUP, GroupKey
+from scheduler_runtime.framework.podinfo import PodInfo, pod_info
+from scheduler_runtime.framework.status import SUCCESS, Code, Status
+from scheduler_runtime.plugins.gangscheduling import min_count_decreased
 from scheduler_runtime.simulate import Simulation
 
 PROFILE = "gangs"
@@ -125,6 +127,179 @@ def test_a_gang_that_fits_is_placed_whole() -> None:
     assert all(nodes_of(made).values())
     [report] = made.group_reports()
     assert (report.placed, report.bound, report.minimum, report.reason) == (True, 3, 3, None)
+
+
+@pytest.mark.parametrize(
+    ("minor", "gates", "version", "spec"),
+    [
+        (
+            "1.36",
+            "GenericWorkload=true,GangScheduling=true",
+            "v1alpha2",
+            {
+                "podGroupTemplateRef": {
+                    "workload": {"workloadName": "job", "podGroupTemplateName": "w"}
+                },
+                "disruptionMode": "PodGroup",
+            },
+        ),
+        (
+            "1.37",
+            "GenericWorkload=true",  # 1.37 has no GangScheduling gate: GenericWorkload runs it
+            "v1beta1",
+            {
+                "workloadRef": {"workloadName": "job", "templateName": "w"},
+                "disruptionMode": {"all": {}},
+            },
+        ),
+    ],
+)
+def test_each_minor_places_a_gang_of_the_workload_api_version_it_serves(
+    minor: str, gates: str, version: str, spec: dict[str, Any]
+) -> None:
+    """A gang of the version the minor serves (1.37 renamed the Workload reference and made
+    disruptionMode an object) is held until complete and placed whole."""
+    group = {**pod_group("g", 3), "apiVersion": f"scheduling.k8s.io/{version}"}
+    group["spec"] = {**group["spec"], **spec}
+    configuration = load_configuration(
+        {
+            "apiVersion": "kubescheduler.config.k8s.io/v1",
+            "kind": "KubeSchedulerConfiguration",
+            "profiles": [{"schedulerName": PROFILE}],
+        },
+        feature_gates=parse_feature_gates(gates, minor),
+    )
+    made = Simulation(configuration, seed=1)
+    made.load([node("n0"), node("n1"), group, *gang("g", 2, "1")])
+    made.run()
+    [report] = made.group_reports()  # two of three: held back by PreEnqueue
+    assert (report.bound, report.reason) == (
+        0,
+        "waiting for minCount pods from a gang to appear in scheduling queue (2 of 3 members "
+        "exist)",
+    )
+    made = Simulation(configuration, seed=1)
+    made.load([node("n0"), node("n1"), group, *gang("g", 3, "1")])
+    made.run()
+    assert all(nodes_of(made).values())
+    [report] = made.group_reports()
+    assert (report.placed, report.bound, report.minimum) == (True, 3, 3)
+
+
+def simulation_137(*objects: dict[str, Any]) -> Simulation:
+    """A simulation emulating 1.37 (GenericWorkload alone runs GangScheduling), its PodGroups
+    v1beta1."""
+    configuration = load_configuration(
+        {
+            "apiVersion": "kubescheduler.config.k8s.io/v1",
+            "kind": "KubeSchedulerConfiguration",
+            "profiles": [{"schedulerName": PROFILE}],
+        },
+        feature_gates=parse_feature_gates("GenericWorkload=true", "1.37"),
+    )
+    made = Simulation(configuration, seed=1)
+    beta = [
+        {**obj, "apiVersion": "scheduling.k8s.io/v1beta1"} if obj["kind"] == "PodGroup" else obj
+        for obj in objects
+    ]
+    made.load(beta)
+    return made
+
+
+# kube-scheduler 1.37.2's words for a gang that does not fit (its binary's, on the gang
+# cluster): the group's PlacementFeasible status, then its PodGroupPostFilter's.
+NO_VICTIMS_137 = "pod group preemption: No preemption victims found for incoming preemptor"
+
+
+def test_at_1_37_a_gang_that_does_not_fit_says_why_in_1_37_words() -> None:
+    """Two members fit, the third does not: PlacementFeasible ends the cycle (2 scheduled, 0
+    remaining); the placed members are told the group's message with pod group preemption's,
+    the third its own FitError without a PostFilter part."""
+    made = simulation_137(node("n0"), node("n1"), pod_group("g", 3), *gang("g", 3, "3"))
+    made.run()
+    assert set(nodes_of(made).values()) == {None}
+    group = f"minCount (3) cannot be satisfied: 2 scheduled, 0 remaining, {NO_VICTIMS_137}"
+    assert sorted(messages(made).values()) == sorted(
+        [
+            "0/2 nodes are available: 2 Insufficient cpu.",
+            f"pod group is unschedulable, {group}",
+            f"pod group is unschedulable, {group}",
+        ]
+    )
+    assert assumed(made) == set()
+
+
+def test_at_1_37_members_the_cycle_did_not_reach_get_the_groups_status() -> None:
+    """The first member tried does not fit: with one left, two cannot be met, the cycle
+    ends, and the member not tried is told PlacementFeasible's words alone."""
+    made = simulation_137(node("n0"), node("n1"), pod_group("g", 2), *gang("g", 2, "5"))
+    made.run()
+    assert sorted(messages(made).values()) == [
+        "0/2 nodes are available: 2 Insufficient cpu.",
+        "minCount (2) cannot be satisfied: 0 scheduled, 1 remaining",
+    ]
+
+
+def test_at_1_37_members_of_another_priority_than_their_podgroup_are_an_error() -> None:
+    """validatePodGroup: every member has the PodGroup's priority (unset: 0)."""
+    members = gang("g", 2, "1")
+    members[1]["spec"]["priority"] = 5
+    made = simulation_137(node("n0"), pod_group("g", 2), *members)
+    made.run()
+    assert set(nodes_of(made).values()) == {None}
+    assert set(messages(made).values()) == {
+        "all pods in a single pod group should have the same priority as the pod group's "
+        "priority, got 5 and 0"
+    }
+
+
+def test_at_1_37_pod_group_preemption_says_why_it_did_not_help() -> None:
+    """PodGroupPostFilter after a gang that does not fit: members asking never to preempt
+    are not eligible; a pod of lower priority than the PodGroup's is a victim the runtime
+    does not evict for a group (it says so); DynamicResources fails as upstream's does when no
+    member reached its PreFilter in the cycle."""
+    never = gang("g", 2, "5")
+    for pod in never:
+        pod["spec"]["preemptionPolicy"] = "Never"
+    made = simulation_137(node("n0"), pod_group("g", 2), *never)
+    made.run()
+    assert set(messages(made).values()) == {
+        "0/1 nodes are available: 1 Insufficient cpu.",
+        "minCount (2) cannot be satisfied: 0 scheduled, 1 remaining",
+    }
+    [report] = made.group_reports()
+    # Both plugins refuse (neither rules the group out): their reasons, in order.
+    refused = "minCount (2) cannot be satisfied: 0 scheduled, 1 remaining, deallocation and "
+    refused += "deletion of ResourceClaims completed, pod group preemption: "
+    assert report.reason == refused + "not eligible due to preemptionPolicy=Never."
+    low = member("low", "", "1", 0)
+    del low["spec"]["schedulingGroup"]
+    low["spec"]["priority"] = -1
+    low["spec"]["nodeName"] = "n0"
+    made = simulation_137(node("n0"), low, pod_group("g", 2), *gang("g", 2, "5"))
+    made.run()
+    [report] = made.group_reports()
+    assert report.reason == refused + (
+        "lower-priority pods exist, but the scheduler runtime does not evict pods for a pod group"
+    )
+    framework = made.backend.frameworks[PROFILE]
+    untried = PodGroupCycleState(GroupKey(WORKLOAD_API, "ns", "g"))
+    status = framework.run_pod_group_post_filter(untried, None, [])
+    assert (status.code, status.message()) == (
+        Code.ERROR,
+        'error in "DynamicResources" PodGroupPostFilter plugins: not found',
+    )
+
+
+def test_a_podgroup_whose_min_count_went_down_lets_its_members_in() -> None:
+    """1.37's isSchedulableAfterPodGroupUpdated: only a gang's minCount going down queues
+    its members; any other change to it does not."""
+    pod = pod_info(member("g-0", "g", "1"))
+    before, lower = pod_group("g", 3), pod_group("g", 2)
+    assert min_count_decreased(pod, before, lower) == QueueingHint.QUEUE
+    assert min_count_decreased(pod, lower, before) == QueueingHint.SKIP
+    assert min_count_decreased(pod, before, pod_group("g", None)) == QueueingHint.SKIP
+    assert min_count_decreased(pod, pod_group("h", 3), pod_group("h", 2)) == QueueingHint.SKIP
 
 
 def test_a_gang_that_does_not_fit_takes_no_node_and_says_why_as_upstream() -> None:
@@ -295,7 +470,15 @@ def test_a_podgroup_of_an_unknown_api_or_shape_is_one_error_line(
     assert main(["simulate", "--config", str(configuration), "--state", str(state)]) == 2
     assert capsys.readouterr().err == (
         "error: PodGroup ns/g: apiVersion 'scheduling.volcano.sh/v1beta1' is not one of "
-        "scheduling.k8s.io/v1alpha2, scheduling.x-k8s.io/v1alpha1\n"
+        "scheduling.k8s.io/v1alpha2, scheduling.k8s.io/v1beta1, scheduling.x-k8s.io/v1alpha1\n"
+    )
+    # v1beta1 made disruptionMode an object: v1alpha2's string is refused there.
+    beta = {**pod_group("g", 2), "apiVersion": "scheduling.k8s.io/v1beta1"}
+    beta["spec"] = {**beta["spec"], "disruptionMode": "PodGroup"}
+    state.write_text(yaml.safe_dump_all([node("n0"), beta]))
+    assert main(["simulate", "--config", str(configuration), "--state", str(state)]) == 2
+    assert capsys.readouterr().err == (
+        "error: PodGroup ns/g: spec.disruptionMode must set exactly one of single and all\n"
     )
     state.write_text(yaml.safe_dump_all([node("n0"), pod_group("g", -1)]))
     assert main(["simulate", "--config", str(configuration), "--state", str(state)]) == 2
