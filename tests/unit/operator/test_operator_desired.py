@@ -35,9 +35,9 @@ def validations(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     seen: list[str] = []
     real = engines.validate
 
-    def counting(profile: Any, config: Any = None) -> None:
+    def counting(profile: Any, config: Any = None, release: Any = None) -> None:
         seen.append(profile.name)
-        real(profile, config)
+        real(profile, config, release)
 
     monkeypatch.setattr(engines, "validate", counting)
     return seen
