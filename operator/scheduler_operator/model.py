@@ -16,8 +16,8 @@ from .patterns import (
     DNS_LABEL,
     DURATION,
     FEATURE_GATE,
-    QUALIFIED_NAME,
     KUBERNETES_MINOR,
+    QUALIFIED_NAME,
     LabelValue,
     QualifiedName,
     Quantity,
@@ -277,7 +277,10 @@ class SchedulerProfileSpec(ApiModel):
         "Defaults to the API server's minor; never newer than the API server.",
         json_schema_extra={
             "x-kubernetes-validations": [
-                {"rule": f"self.matches('{KUBERNETES_MINOR}')", "message": "must be a minor such as 1.36"}
+                {
+                    "rule": f"self.matches('{KUBERNETES_MINOR}')",
+                    "message": "must be a Kubernetes minor such as 1.36",
+                }
             ]
         },
     )

@@ -32,7 +32,7 @@ OFFLINE_APISERVER: Final = RELEASE[BUILT_AS]
 KNOWN: Final = ", ".join(VERSIONS)
 
 
-class UnsupportedVersion(SpecError):
+class UnsupportedVersionError(SpecError):
     """An API server the operator runs no scheduler for (older than every minor it knows, or
     a version it cannot read): the cluster, not the spec, is what does not fit."""
 
@@ -77,7 +77,7 @@ def choose(pinned: str | None, apiserver: str) -> Release:
     try:
         emulation = choose_emulation(apiserver, minor)
     except VersionError as error:
-        raise UnsupportedVersion(FIELD, _unsupported(apiserver, str(error))) from None
+        raise UnsupportedVersionError(FIELD, _unsupported(apiserver, str(error))) from None
     if minor is not None and emulation.warning:
         raise SpecError(
             FIELD,

@@ -254,9 +254,10 @@ def availability(
 def warns(new: Mapping[str, Any]) -> bool:
     """Whether a condition deserves a Warning Event: a refused configuration, a failed apply,
     a scheduler that runs an older minor than the API server's."""
+    refused, reason = new["status"] == "False", str(new["reason"])
     if new["type"] == CONFIG_VALID:
-        return new["status"] == "False" or new["reason"] == NEWER_API_SERVER
-    return new["status"] == "False" and new["reason"] == "ApplyFailed"
+        return refused or reason == NEWER_API_SERVER
+    return refused and reason == "ApplyFailed"
 
 
 @dataclass(frozen=True)

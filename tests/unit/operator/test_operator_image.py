@@ -31,7 +31,7 @@ def test_the_upstream_image_matches_the_pinned_kubernetes_release() -> None:
         if "=" in line and not line.startswith("#")
     )
     # Without a cluster to ask, the operator renders as for one of the pinned release.
-    assert OFFLINE_APISERVER == pins["KUBERNETES_VERSION"]
+    assert pins["KUBERNETES_VERSION"] == OFFLINE_APISERVER
     deployment = render(parse({"metadata": {"name": "s"}, "spec": {"engine": "KubeScheduler"}}))
     container = deployment.objects[-1]["spec"]["template"]["spec"]["containers"][0]
     assert container["image"] == f"registry.k8s.io/kube-scheduler:{pins['KUBERNETES_VERSION']}"

@@ -12,7 +12,7 @@ from scheduler_operator.releases import (
     FIELD,
     KUBE_SCHEDULER_IMAGES,
     Release,
-    UnsupportedVersion,
+    UnsupportedVersionError,
     choose,
 )
 
@@ -31,11 +31,11 @@ def container(apiserver: str, **spec: Any) -> dict[str, Any]:
 
 
 def test_each_known_minor_has_kube_schedulers_image_of_its_generated_tables_release() -> None:
-    assert KUBE_SCHEDULER_IMAGES == {
+    assert {
         "1.35": f"registry.k8s.io/kube-scheduler:{v1_35.KUBERNETES_VERSION}",
         "1.36": f"registry.k8s.io/kube-scheduler:{v1_36.KUBERNETES_VERSION}",
         "1.37": f"registry.k8s.io/kube-scheduler:{v1_37.KUBERNETES_VERSION}",
-    }
+    } == KUBE_SCHEDULER_IMAGES
     assert v1_35.KUBERNETES_VERSION == "v1.35.4"
     assert v1_37.KUBERNETES_VERSION == "v1.37.2"
 
@@ -70,7 +70,7 @@ def test_an_api_server_newer_than_every_minor_known_gets_the_newest_with_a_warni
 
 
 def test_an_api_server_older_than_every_minor_known_is_unsupported() -> None:
-    with pytest.raises(UnsupportedVersion) as raised:
+    with pytest.raises(UnsupportedVersionError) as raised:
         choose(None, "v1.34.2")
     assert raised.value.status_reason == "UnsupportedKubernetesVersion"
     assert str(raised.value) == (
@@ -81,9 +81,9 @@ def test_an_api_server_older_than_every_minor_known_is_unsupported() -> None:
 
 
 def test_an_api_server_version_that_cannot_be_read_is_unsupported() -> None:
-    with pytest.raises(UnsupportedVersion, match="could not parse"):
+    with pytest.raises(UnsupportedVersionError, match="could not parse"):
         choose(None, "unknown")
-    with pytest.raises(UnsupportedVersion, match="unknown"):
+    with pytest.raises(UnsupportedVersionError, match="unknown"):
         choose(None, "")
 
 
