@@ -3,6 +3,8 @@ newer than the API server; kube-scheduler's image, the runtime's flags and the j
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -212,3 +214,11 @@ def test_a_plugin_is_judged_by_its_gates_default_at_the_minor_run(engine: str) -
         "spec.profiles[0].plugins.filter.enabled[0].name: plugin 'NodeDeclaredFeatures' does "
         "nothing while feature gate NodeDeclaredFeatures is off",
     )
+
+
+def test_the_operator_docs_list_each_known_minor_and_its_release() -> None:
+    docs = (Path(__file__).resolve().parents[3] / "docs" / "operator.md").read_text()
+    rows = dict(re.findall(r"^\| `(1\.[0-9]+)` +\| `(v1\.[0-9]+\.[0-9]+)` +\|$", docs, re.M))
+    assert rows == {
+        minor: image.rpartition(":")[2] for minor, image in KUBE_SCHEDULER_IMAGES.items()
+    }
