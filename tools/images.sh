@@ -19,11 +19,14 @@ export CONTAINERS_CONF=$here/containers.conf
 
 log() { echo "images: $*" >&2; }
 
-# The names the operator and the manifests use, read from the one place that sets them.
-read -r project_image kube_scheduler_image < <(python3 -c '
+# The names the operator and the manifests use, read from the one place that sets them; the
+# upstream engine's image is tagged with the release of the binary it holds, as the operator
+# names kube-scheduler's image of the cluster's release.
+read -r project_image kube_scheduler_repository < <(python3 -c '
 import runpy, sys
 v = runpy.run_path(sys.argv[1])
-print(v["IMAGE"], v["KUBE_SCHEDULER_IMAGE"])' "$repo/operator/scheduler_operator/version.py")
+print(v["IMAGE"], v["KUBE_SCHEDULER_REPOSITORY"])' "$repo/operator/scheduler_operator/version.py")
+kube_scheduler_image=$kube_scheduler_repository:${KUBE_VERSION:-$KUBERNETES_VERSION}
 
 # The base: Debian bookworm with Python, from Debian's packages. Its tag follows the package
 # list, so changing the list builds a new base.

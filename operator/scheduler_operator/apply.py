@@ -92,6 +92,11 @@ class Cluster:
         self.dynamic = DynamicClient(api)  # type: ignore[no-untyped-call]
         self.custom = kubernetes.client.CustomObjectsApi(api)
         self.core = kubernetes.client.CoreV1Api(api)
+        self.version = kubernetes.client.VersionApi(api)
+
+    def apiserver_version(self) -> str:
+        """The API server's gitVersion (GET /version: v1.36.3, v1.36.3+k3s1)."""
+        return str(self.version.get_code().git_version)
 
     def resource(self, api_version: str, kind: str) -> Any:
         return self.dynamic.resources.get(api_version=api_version, kind=kind)

@@ -16,6 +16,7 @@ from .apply import ClusterUnreachableError, connect
 from .crd import custom_resource_definition
 from .desired import judge
 from .errors import SpecError
+from .releases import OFFLINE_APISERVER
 from .yamlio import dump_all
 
 # The exit codes of every command of the project: 2 for what the command was given (usage,
@@ -67,6 +68,13 @@ def parser() -> argparse.ArgumentParser:
     show.add_argument(
         "-f", "--filename", required=True, help="SchedulerProfile YAML, or - for stdin"
     )
+    show.add_argument(
+        "--apiserver-version",
+        default=OFFLINE_APISERVER,
+        metavar="VERSION",
+        help="the API server's version to render for, which chooses the Kubernetes release "
+        f"each scheduler runs (default: {OFFLINE_APISERVER})",
+    )
     show.set_defaults(command=render_file)
 
     crd = commands.add_parser("crd", help="print the SchedulerProfile CustomResourceDefinition")
@@ -117,7 +125,7 @@ def render_file(args: argparse.Namespace) -> int:
     try:
         body = read_document(args.filename)
         check_kind(body)
-        desired = judge(body)
+        desired = judge(body, args.apiserver_version)
     except DocumentError as error:
         print(f"error: {error}", file=sys.stderr)
         return EXIT_USAGE

@@ -51,6 +51,8 @@ def ready_column(name: str, field: str, priority: int = 0) -> dict[str, Any]:
 PRINTER_COLUMNS: Final = [
     {"name": "Schedulers", "type": "string", "jsonPath": ".status.schedulerNames"},
     {"name": "Engine", "type": "string", "jsonPath": ".spec.engine"},
+    {"name": "Version", "type": "string", "jsonPath": ".status.version"},
+    {"name": "Emulated", "type": "string", "jsonPath": ".status.emulatedVersion", "priority": 1},
     {"name": "Ready Replicas", "type": "integer", "jsonPath": ".status.readyReplicas"},
     ready_column("Ready", "status"),
     ready_column("Reason", "reason", priority=1),

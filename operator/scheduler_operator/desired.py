@@ -4,8 +4,9 @@ per generation.
 Judging builds every plugin of the configuration and rendering fills every template, so the
 verdict is remembered per (uid, generation): the events of the children (a Deployment's
 status during a rollout, say) reuse it, and only a new generation is judged again. Besides the
-operator's own code and installed plugins, fixed while it runs, a verdict depends only on the
-spec, name and uid, and only a new generation changes the spec."""
+operator's own code, installed plugins and the API server's version (read at start-up), fixed
+while it runs, a verdict depends only on the spec, name and uid, and only a new generation
+changes the spec."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from . import engines
 from .errors import SpecError
 from .model import SchedulerProfile
 from .parsing import parse
+from .releases import OFFLINE_APISERVER, Release, choose
 from .render import Rendered, render
 from .render.config import scheduler_configuration
 
@@ -29,24 +31,29 @@ class Desired:
 
     profile: SchedulerProfile
     rendered: Rendered
+    release: Release  # what the scheduler runs and emulates
     warnings: tuple[str, ...] = ()  # what the engine takes but the author should know
 
 
-def judge(body: Mapping[str, Any]) -> Desired:
-    """Parses, validates for the engine and renders; raises SpecError naming the bad field."""
+def judge(body: Mapping[str, Any], apiserver: str = OFFLINE_APISERVER) -> Desired:
+    """Parses, chooses the release the scheduler runs on an API server of that gitVersion,
+    validates for the engine and renders; raises SpecError naming the bad field."""
     profile = parse(body)
+    release = choose(profile.spec.kubernetes_version, apiserver)
     config = scheduler_configuration(profile)
-    warnings = engines.validate(profile, config)
-    return Desired(profile, render(profile, config), warnings)
+    warnings = engines.validate(profile, config, release)
+    return Desired(profile, render(profile, config, release), release, warnings)
 
 
 Verdict = Desired | SpecError
 
 
 class DesiredCache:
-    """The verdict on the latest generation of each SchedulerProfile, by uid."""
+    """The verdict on the latest generation of each SchedulerProfile, by uid, on an API server
+    of that gitVersion."""
 
-    def __init__(self) -> None:
+    def __init__(self, apiserver: str = OFFLINE_APISERVER) -> None:
+        self.apiserver = apiserver
         self._latest: dict[str, tuple[int, Verdict]] = {}
         # Handlers run in threads; two of them judging one generation at once is harmless.
         self._lock = threading.Lock()
@@ -75,6 +82,6 @@ class DesiredCache:
 
     def _verdict(self, body: Mapping[str, Any]) -> Verdict:
         try:
-            return judge(body)
+            return judge(body, self.apiserver)
         except SpecError as error:
             return error

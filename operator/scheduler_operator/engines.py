@@ -7,14 +7,14 @@ from functools import cache
 from typing import Any, Final
 
 from scheduler_runtime.config import ConfigError, check_profiles, load_configuration
-from scheduler_runtime.config.features import FeatureGates, feature_gates
+from scheduler_runtime.config.features import FeatureGates, feature_gates, version_key
 from scheduler_runtime.framework.registry import IN_TREE, PluginEntry, PluginLoadError
 from scheduler_runtime.framework.runtime import FrameworkError
 
 from .errors import SpecError
 from .model import Engine, Profile, SchedulerProfile, extension_points
+from .releases import Release, offline
 from .render.config import scheduler_configuration
-from .version import KUBERNETES_MINOR
 
 # The in-tree plugins registered by kube-scheduler v1.36 (pkg/scheduler/framework/plugins).
 UPSTREAM_PLUGINS: Final = frozenset(
@@ -44,6 +44,13 @@ UPSTREAM_PLUGINS: Final = frozenset(
         "VolumeZone",
     }
 )
+
+# The plugins a minor's kube-scheduler does not register yet (its registry.go). 1.37's new
+# DeferredPodScheduling is not among the runtime's plugins, so it is not known here either.
+ADDED_IN: Final[Mapping[str, str]] = {
+    "PodGroupPodsCount": "1.36",
+    "TopologyPlacementGenerator": "1.36",
+}
 
 # The top-level fields of each in-tree *Args type (k8s.io/kube-scheduler/config/v1), with
 # their JSON type; kube-scheduler decodes plugin args strictly, so any other field fails it.
@@ -77,40 +84,53 @@ _JSON_TYPE_NAMES: Final = {
 }
 
 
-def validate(profile: SchedulerProfile, config: Mapping[str, Any] | None = None) -> tuple[str, ...]:
+def validate(
+    profile: SchedulerProfile,
+    config: Mapping[str, Any] | None = None,
+    release: Release | None = None,
+) -> tuple[str, ...]:
     """Raises SpecError for what the chosen engine would refuse at start-up; `config` is the
-    profile's scheduler configuration, when the caller has it already. Returns what the
+    profile's scheduler configuration, when the caller has it already; `release` what the
+    scheduler runs (by default as on a cluster of the pinned release). Returns what the
     engine would take but the author should know (a plugin whose feature gate is off)."""
+    release = release or offline(profile.spec.kubernetes_version)
     for index, entry in enumerate(profile.profiles()):
         check_duplicates(f"spec.profiles[{index}]", entry)
     check_queue_sort(profile.profiles())
-    gates = spec_feature_gates(profile)
+    gates = spec_feature_gates(profile, release.emulated)
     config = scheduler_configuration(profile) if config is None else config
     if profile.spec.engine is Engine.KUBE_SCHEDULER:
         for index, entry in enumerate(profile.profiles()):
-            check_upstream_profile(f"spec.profiles[{index}]", entry)
+            check_upstream_profile(f"spec.profiles[{index}]", entry, release.emulated)
         return check_upstream_configuration(config, gates)
     return check_runtime(config, gates)
 
 
-def spec_feature_gates(profile: SchedulerProfile) -> FeatureGates:
+def spec_feature_gates(profile: SchedulerProfile, minor: str) -> FeatureGates:
     """spec.featureGates as kube-scheduler's --feature-gates takes them (the same gates,
-    locks and dependencies for both engines, those of the pinned kube-scheduler's minor; the
+    locks and dependencies for both engines, those of the minor the scheduler runs; the
     runtime's own limits come with its check)."""
     try:
-        return feature_gates(
-            profile.spec.feature_gates, path=FEATURE_GATES, version=KUBERNETES_MINOR
-        )
+        return feature_gates(profile.spec.feature_gates, path=FEATURE_GATES, version=minor)
     except ConfigError as error:
         raise SpecError(error.path, error.reason) from None
 
 
+def upstream_plugins(minor: str) -> frozenset[str]:
+    """The in-tree plugins kube-scheduler of that minor registers."""
+    return frozenset(
+        name
+        for name in UPSTREAM_PLUGINS
+        if version_key(minor) >= version_key(ADDED_IN.get(name, minor))
+    )
+
+
 @cache
-def upstream_registry() -> Mapping[str, PluginEntry]:
-    """kube-scheduler's in-tree plugins as the runtime registers them: it has each one, with
-    upstream's extension points, state needs and args (validated by upstream's rules)."""
+def upstream_registry(minor: str) -> Mapping[str, PluginEntry]:
+    """kube-scheduler's in-tree plugins of a minor as the runtime registers them: it has each
+    one, with upstream's extension points, state needs and args (upstream's rules)."""
     runtime = {entry.name: entry for entry in IN_TREE}
-    return {name: runtime[name] for name in sorted(UPSTREAM_PLUGINS)}
+    return {name: runtime[name] for name in sorted(upstream_plugins(minor))}
 
 
 def check_upstream_configuration(config: Mapping[str, Any], gates: FeatureGates) -> tuple[str, ...]:
@@ -119,7 +139,9 @@ def check_upstream_configuration(config: Mapping[str, Any], gates: FeatureGates)
     the plugins both have (upstream's validation rules), leader election, and profiles that
     would fail every pod."""
     try:
-        loaded = load_configuration(config, known=upstream_registry(), feature_gates=gates)
+        loaded = load_configuration(
+            config, known=upstream_registry(gates.version), feature_gates=gates
+        )
     except ConfigError as error:
         reason = error.reason.replace("does not implement", "does not extend")
         raise SpecError(spec_path(error.path), reason) from None
@@ -184,23 +206,30 @@ def check_queue_sort(profiles: list[Profile]) -> None:
             )
 
 
-def check_upstream_profile(path: str, profile: Profile) -> None:
+def check_upstream_profile(path: str, profile: Profile, minor: str) -> None:
+    known = upstream_plugins(minor)
     if profile.plugins is not None:
         for point, plugins in extension_points(profile.plugins).items():
             for kind, listed in (("enabled", plugins.enabled), ("disabled", plugins.disabled)):
                 for index, plugin in enumerate(listed):
                     if plugin.name == "*" and kind == "disabled":
                         continue
-                    check_upstream_name(f"{path}.plugins.{point}.{kind}[{index}].name", plugin.name)
+                    where = f"{path}.plugins.{point}.{kind}[{index}].name"
+                    check_upstream_name(where, plugin.name, known, minor)
     for index, config in enumerate(profile.plugin_config):
         entry = f"{path}.pluginConfig[{index}]"
-        check_upstream_name(f"{entry}.name", config.name)
+        check_upstream_name(f"{entry}.name", config.name, known, minor)
         check_upstream_args(f"{entry}.args", config.name, config.args or {})
 
 
-def check_upstream_name(path: str, name: str) -> None:
-    if name not in UPSTREAM_PLUGINS:
-        raise SpecError(path, f"unknown plugin {name!r} for engine KubeScheduler")
+def check_upstream_name(path: str, name: str, known: frozenset[str], minor: str) -> None:
+    if name in known:
+        return
+    if name in UPSTREAM_PLUGINS:
+        raise SpecError(
+            path, f"plugin {name!r} is not in kube-scheduler {minor}: it came in {ADDED_IN[name]}"
+        )
+    raise SpecError(path, f"unknown plugin {name!r} for engine KubeScheduler")
 
 
 def check_upstream_args(path: str, plugin: str, args: Mapping[str, Any]) -> None:

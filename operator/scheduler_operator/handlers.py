@@ -57,7 +57,10 @@ def configure(settings: kopf.OperatorSettings, memo: kopf.Memo, **_: Any) -> Non
     install_in_kopf()  # no object the API server stores can stop the watch
     settings.posting.level = logging.WARNING
     memo.cluster = Cluster(api_client())
-    memo.desired = DesiredCache()
+    # Read once: which kube-scheduler release each scheduler runs follows the API server's minor.
+    apiserver = memo.cluster.apiserver_version()
+    logging.getLogger(__name__).info("the API server is %s", apiserver)
+    memo.desired = DesiredCache(apiserver)
     # `kopf run -m scheduler_operator.handlers` passes no memo: the environment stands in.
     if "namespaces" not in memo:
         given = os.environ.get("SCHEDULER_OPERATOR_NAMESPACES", DEFAULT_NAMESPACE)

@@ -16,6 +16,7 @@ from .patterns import (
     DNS_LABEL,
     DURATION,
     FEATURE_GATE,
+    KUBERNETES_MINOR,
     QUALIFIED_NAME,
     LabelValue,
     QualifiedName,
@@ -267,8 +268,29 @@ class SchedulerProfileSpec(ApiModel):
     )
     replicas: int = Field(default=1, ge=1, le=100, description="Scheduler pods.")
     leader_election: LeaderElection | None = None
+    kubernetes_version: str | None = Field(
+        default=None,
+        max_length=16,
+        description="The Kubernetes minor this scheduler runs, such as 1.36: KubeScheduler runs "
+        "kube-scheduler's image of that minor's release, PythonRuntime emulates it "
+        "(--emulated-version); its feature gates and default plugins judge the profiles. "
+        "Defaults to the API server's minor; never newer than the API server.",
+        json_schema_extra={
+            "x-kubernetes-validations": [
+                {
+                    "rule": f"self.matches('{KUBERNETES_MINOR}')",
+                    "message": "must be a Kubernetes minor such as 1.36",
+                }
+            ]
+        },
+    )
     image: str | None = Field(
-        default=None, min_length=1, max_length=512, description="Defaults per engine."
+        default=None,
+        min_length=1,
+        max_length=512,
+        description="Defaults per engine: kube-scheduler's image of the minor run, or the "
+        "operator's own for PythonRuntime. A custom image is taken to be of that minor "
+        "(kubernetesVersion, else the API server's): its gates judge the profiles.",
     )
     image_pull_policy: PullPolicy = Field(default=PullPolicy.IF_NOT_PRESENT)
     resources: Resources | None = None

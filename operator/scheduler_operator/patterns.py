@@ -20,6 +20,8 @@ QUALIFIED_NAME = (
 LABEL_VALUE = r"^(([A-Za-z0-9][-A-Za-z0-9_.]{0,61})?[A-Za-z0-9])?$"
 # Feature gates are Go identifiers (AllAlpha, DRAAdminAccess, ...).
 FEATURE_GATE = r"^[A-Za-z][A-Za-z0-9]*$"
+# A Kubernetes minor as a platform engineer writes it: 1.36 or v1.36 (the patch follows from it).
+KUBERNETES_MINOR = r"^v?[0-9]+[.][0-9]+$"
 QUANTITY = (
     r"^[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)"
     r"(([KMGTPE]i)|[numkMGTPE]|[eE][+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+))?$"

@@ -27,7 +27,7 @@ def reconciled_status(
     verdict = desired.of(body)
     if isinstance(verdict, SpecError):
         # The last good Deployment keeps running untouched; only the verdict changes.
-        return status.refused(previous, generation, "InvalidSpec", str(verdict))
+        return status.refused(previous, generation, verdict.status_reason, str(verdict))
     profile = verdict.profile
     if not managed(profile.spec.namespace, namespaces):
         why = (
@@ -40,7 +40,10 @@ def reconciled_status(
         return status.refused(previous, generation, "SchedulerNameConflict", conflict) | {
             "schedulerNames": ",".join(profile.scheduler_names())
         }
-    valid = status.accepted(profile.spec.engine.value, generation, verdict.warnings)
+    release = verdict.release
+    valid = status.accepted(
+        profile.spec.engine.value, generation, verdict.warnings, release.warning
+    )
     try:
         cluster.apply_all(verdict.rendered.objects)
     except ApplyError as error:
@@ -49,6 +52,8 @@ def reconciled_status(
         "observedGeneration": generation,
         "schedulerNames": ",".join(profile.scheduler_names()),
         "configHash": verdict.rendered.config_hash,
+        "version": release.version,
+        "emulatedVersion": release.emulated,
         **status.availability(previous, valid, running(cluster, verdict, body), generation),
     }
 

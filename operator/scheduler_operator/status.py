@@ -11,6 +11,8 @@ from typing import Any, Final
 from .status_model import MAX_MESSAGE
 
 CONFIG_VALID = "ConfigValid"
+# ConfigValid=True, but the scheduler runs an older minor than the API server's: an Event too.
+NEWER_API_SERVER = "NewerAPIServer"
 AVAILABLE = "Available"
 READY = "Ready"
 # A container waiting for one of these reasons will not start by itself; Ready says which and why,
@@ -191,10 +193,17 @@ def merged(
     return merge_conditions(previous.get("conditions") or [], updates, now())
 
 
-def accepted(engine: str, generation: int | None, warnings: Sequence[str] = ()) -> dict[str, Any]:
+def accepted(
+    engine: str, generation: int | None, warnings: Sequence[str] = (), skew: str = ""
+) -> dict[str, Any]:
     """ConfigValid=True: the chosen engine takes the configuration; with warnings (a plugin
-    whose feature gate is off, which the engine takes and never runs), they are the message."""
+    whose feature gate is off, which the engine takes and never runs), they are the message.
+    `skew` says why the release run is older than the API server (one newer than every minor
+    known): that warning comes first, and is the reason."""
     message = f"the configuration is valid for engine {engine}"
+    if skew:
+        message = f"{message}, but: " + "; ".join((skew, *warnings))
+        return condition(CONFIG_VALID, True, NEWER_API_SERVER, message, generation)
     if warnings:
         message = f"{message}, but: " + "; ".join(warnings)
         return condition(CONFIG_VALID, True, "PluginGateOff", message, generation)
@@ -242,6 +251,15 @@ def availability(
     }
 
 
+def warns(new: Mapping[str, Any]) -> bool:
+    """Whether a condition deserves a Warning Event: a refused configuration, a failed apply,
+    a scheduler that runs an older minor than the API server's."""
+    refused, reason = new["status"] == "False", str(new["reason"])
+    if new["type"] == CONFIG_VALID:
+        return refused or reason == NEWER_API_SERVER
+    return refused and reason == "ApplyFailed"
+
+
 @dataclass(frozen=True)
 class Event:
     """A Kubernetes Event about a SchedulerProfile: what `kubectl describe` shows."""
@@ -252,14 +270,15 @@ class Event:
 
 
 def events(previous: Mapping[str, Any], reported: Mapping[str, Any]) -> list[Event]:
-    """The Events a status change deserves: a refusal or a failed apply when it is new (not on
-    every retry), and a new configuration starting to roll out."""
+    """The Events a status change deserves: a refusal, a failed apply or a scheduler older
+    than the API server when it is new (not on every retry), and a new configuration starting
+    to roll out."""
     found: list[Event] = []
     before = previous.get("conditions") or []
     after = reported.get("conditions") or []
-    for kind, failure in ((CONFIG_VALID, None), (READY, "ApplyFailed")):
+    for kind in (CONFIG_VALID, READY):
         new, old = find(after, kind), find(before, kind)
-        if new is None or new["status"] != "False" or (failure and new["reason"] != failure):
+        if new is None or not warns(new):
             continue
         if old is None or (old["status"], old["reason"], old["message"]) != (
             new["status"],

@@ -43,3 +43,13 @@ class SchedulerProfileStatus(ApiModel):
     ready_replicas: int | None = None
     leader: str | None = Field(default=None, description="Holder of the scheduler's Lease.")
     config_hash: str | None = None
+    version: str | None = Field(
+        default=None,
+        description="The kube-scheduler release the scheduler runs (KubeScheduler) or behaves "
+        "as (PythonRuntime), such as v1.36.3.",
+    )
+    emulated_version: str | None = Field(
+        default=None,
+        description="The Kubernetes minor whose feature gates and default plugins the "
+        "scheduler follows, such as 1.36.",
+    )

@@ -26,6 +26,7 @@ from scheduler_operator.render import HASH_ANNOTATION, render
 from timing import settle
 
 from benchmarks.processes import stop_process
+from scheduler_runtime.config.features import RELEASE, VERSIONS
 
 Apply = Callable[[dict[str, Any]], str]
 
@@ -477,3 +478,58 @@ def test_feature_gates_reach_the_engine_and_kube_scheduler_takes_what_was_accept
         ][-1]
         == flag
     )
+
+
+def apiserver_version(cluster: Cluster) -> str:
+    shown = json.loads(cluster.kubectl("version", "-o", "json").stdout)
+    return str(shown["serverVersion"]["gitVersion"])
+
+
+def test_kube_scheduler_runs_the_release_of_the_clusters_minor_or_the_pinned_older_one(
+    cluster: Cluster, namespace: str, apply_profile: Apply
+) -> None:
+    server = apiserver_version(cluster)
+    minor = ".".join(server.removeprefix("v").split(".")[:2])  # 1.36 on the pinned cluster
+    body = profile_body(unique("release"), namespace=namespace, engine="KubeScheduler")
+    name = apply_profile(body)
+    reported = wait_condition(cluster, name, "ConfigValid", "True")
+    assert condition(reported, "ConfigValid")["reason"] == "ConfigAccepted"
+    assert (reported["status"]["version"], reported["status"]["emulatedVersion"]) == (
+        RELEASE[minor],
+        minor,
+    )
+    pod = deployment(cluster, name, namespace)["spec"]["template"]["spec"]
+    assert pod["containers"][0]["image"] == f"registry.k8s.io/kube-scheduler:{RELEASE[minor]}"
+    shown = cluster.kubectl("get", "schedulerprofile", name, "-o", "wide").stdout.splitlines()
+    assert shown[0].split()[:5] == ["NAME", "SCHEDULERS", "ENGINE", "VERSION", "EMULATED"]
+    assert shown[1].split()[3:5] == [RELEASE[minor], minor]
+
+    # An older minor pinned: its image, and the status follows.
+    older = VERSIONS[max(VERSIONS.index(minor) - 1, 0)]
+    apply_profile({**body, "spec": {**body["spec"], "kubernetesVersion": older}})
+    pinned = wait_for(
+        "the pinned minor in the status",
+        lambda: (
+            (found := get_json(cluster, "schedulerprofile", name))
+            and found["status"].get("emulatedVersion") == older
+            and found
+        ),
+    )
+    assert pinned["status"]["version"] == RELEASE[older]
+    pod = deployment(cluster, name, namespace)["spec"]["template"]["spec"]
+    assert pod["containers"][0]["image"] == f"registry.k8s.io/kube-scheduler:{RELEASE[older]}"
+
+    # A newer minor than the API server is refused naming the field; the older one keeps running.
+    newer = f"{minor.split('.')[0]}.{int(minor.split('.')[1]) + 1}"
+    apply_profile({**body, "spec": {**body["spec"], "kubernetesVersion": newer}})
+    refused = condition(wait_condition(cluster, name, "ConfigValid", "False"), "ConfigValid")
+    assert refused["reason"] == "InvalidSpec"
+    assert refused["message"].startswith(f"spec.kubernetesVersion: Kubernetes {newer} is ")
+    pod = deployment(cluster, name, namespace)["spec"]["template"]["spec"]
+    assert pod["containers"][0]["image"] == f"registry.k8s.io/kube-scheduler:{RELEASE[older]}"
+
+    # A patch release is not a minor: the API server refuses it with the CRD's message.
+    patch = {**body, "spec": {**body["spec"], "kubernetesVersion": server}}
+    done = cluster.kubectl("apply", "-f", "-", input=yaml.safe_dump(patch), check=False)
+    assert done.returncode != 0
+    assert "must be a Kubernetes minor such as 1.36" in done.stderr

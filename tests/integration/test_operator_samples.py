@@ -84,12 +84,15 @@ def test_a_sample_runs_ready_and_leaves_nothing_behind(
     table = cluster.kubectl("get", "schedulerprofiles", profile, "-o", "wide").stdout
     header, row = table.splitlines()
     assert header.split() == [
-        "NAME", "SCHEDULERS", "ENGINE", "READY", "REPLICAS", "READY", "REASON", "AGE",
+        "NAME", "SCHEDULERS", "ENGINE", "VERSION", "EMULATED", "READY", "REPLICAS", "READY",
+        "REASON", "AGE",
     ]  # fmt: skip
-    assert row.split()[:6] == [
+    assert row.split()[:8] == [
         profile,
         ready["status"]["schedulerNames"],
         body["spec"].get("engine", "PythonRuntime"),
+        ready["status"]["version"],
+        ready["status"]["emulatedVersion"],
         str(body["spec"].get("replicas", 1)),
         "True",
         "SchedulerReady",

@@ -10,10 +10,12 @@ import jinja2
 import yaml
 
 from scheduler_runtime.config.features import FLAG, FeatureGates
+from scheduler_runtime.config.versions import FLAG as EMULATED_VERSION
 
 from .. import version
 from ..api import API_VERSION, GROUP, KIND
 from ..model import Engine, SchedulerProfile
+from ..releases import Release, offline
 from .config import scheduler_configuration
 from .yamlsafe import require_json, to_json
 
@@ -74,14 +76,20 @@ TEMPLATES: Final = jinja2.Environment(
 TEMPLATES.filters["json"] = to_json
 
 
-def render(profile: SchedulerProfile, config: dict[str, Any] | None = None) -> Rendered:
+def render(
+    profile: SchedulerProfile,
+    config: dict[str, Any] | None = None,
+    release: Release | None = None,
+) -> Rendered:
     """Every child object of a SchedulerProfile, in the order they are applied; `config` is
-    the profile's scheduler configuration, when the caller has it already."""
+    the profile's scheduler configuration, when the caller has it already; `release` what the
+    scheduler runs (releases.choose; by default as on a cluster of the pinned release)."""
     if config is None:
         config = scheduler_configuration(profile)
+    release = release or offline(profile.spec.kubernetes_version)
     config_text = yaml.safe_dump(config, sort_keys=False)
     config_hash = hashlib.sha256(config_text.encode()).hexdigest()[:16]
-    return Rendered(children(profile, config_text, config_hash), config, config_hash)
+    return Rendered(children(profile, config_text, config_hash, release), config, config_hash)
 
 
 def labels(profile: SchedulerProfile) -> dict[str, str]:
@@ -106,7 +114,9 @@ def owner_reference(profile: SchedulerProfile) -> dict[str, Any]:
     }
 
 
-def children(profile: SchedulerProfile, config_text: str, config_hash: str) -> list[dict[str, Any]]:
+def children(
+    profile: SchedulerProfile, config_text: str, config_hash: str, release: Release
+) -> list[dict[str, Any]]:
     spec = profile.spec
     name, namespace = profile.name, spec.namespace
     common = {"labels": labels(profile), "ownerReferences": [owner_reference(profile)]}
@@ -166,7 +176,7 @@ def children(profile: SchedulerProfile, config_text: str, config_hash: str) -> l
                 "api_server_ports": API_SERVER_PORTS,
             },
         ),
-        ("deployment", deployment_context(profile, metadata(name), config_hash)),
+        ("deployment", deployment_context(profile, metadata(name), config_hash, release)),
     ]
     return [render_template(template, context) for template, context in objects]
 
@@ -185,7 +195,7 @@ def config_map_name(profile: SchedulerProfile) -> str:
 
 
 def deployment_context(
-    profile: SchedulerProfile, metadata: dict[str, Any], config_hash: str
+    profile: SchedulerProfile, metadata: dict[str, Any], config_hash: str, release: Release
 ) -> dict[str, Any]:
     spec = profile.spec
     resources = (
@@ -206,8 +216,8 @@ def deployment_context(
         "hash_annotation": HASH_ANNOTATION,
         "config_hash": config_hash,
         "service_account": profile.name,
-        "image": image(profile),
-        "command": command(profile),
+        "image": image(profile, release),
+        "command": command(profile, release),
         "endpoint": ENDPOINTS[spec.engine],
         "resources": resources,
         "config_dir": CONFIG_DIR,
@@ -229,21 +239,27 @@ def strategy(profile: SchedulerProfile) -> dict[str, Any]:
     return {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0}}
 
 
-def image(profile: SchedulerProfile) -> str:
+def image(profile: SchedulerProfile, release: Release) -> str:
+    """spec.image, else kube-scheduler's image of the release run, or the project's own."""
     if profile.spec.image:
         return profile.spec.image
     if profile.spec.engine is Engine.KUBE_SCHEDULER:
-        return version.KUBE_SCHEDULER_IMAGE
+        return release.image
     return version.IMAGE
 
 
-def command(profile: SchedulerProfile) -> list[str]:
+def command(profile: SchedulerProfile, release: Release) -> list[str]:
+    """The engine's program and flags. A pinned minor reaches the runtime as upstream's
+    --emulated-version; unpinned, it reads the API server's minor itself, as the operator
+    did. kube-scheduler is of the minor it runs, so it takes no such flag."""
     config = f"{CONFIG_DIR}/{CONFIG_FILE}"
     options = [f"--v={profile.spec.log_verbosity}"]
     if profile.spec.feature_gates:  # as kube-scheduler's flag takes them, for either engine
         options.append(f"{FLAG}={FeatureGates(profile.spec.feature_gates).as_flag()}")
     if profile.spec.engine is Engine.KUBE_SCHEDULER:
         return ["kube-scheduler", f"--config={config}", *options]
+    if release.pinned:
+        options.append(f"{EMULATED_VERSION}={release.emulated}")
     return ["scheduler-runtime", "run", "--config", config, *options]
 
 

@@ -187,3 +187,20 @@ def test_run_without_a_reachable_cluster_is_one_line_and_exit_1(
     assert done.stdout == ""
     assert done.stderr.count("\n") == 1, done.stderr
     assert done.stderr.startswith(f"scheduler-operator run: {expected}")
+
+
+def test_render_is_for_the_api_server_version_given() -> None:
+    stdin = SAMPLE + "  engine: KubeScheduler\n"
+    images = {}
+    for given in ((), ("--apiserver-version", "v1.35.4+k3s1")):
+        done = run("render", "-f", "-", *given, stdin=stdin)
+        assert done.returncode == 0, done.stderr
+        deployment = list(yaml.safe_load_all(done.stdout))[-1]
+        images[given] = deployment["spec"]["template"]["spec"]["containers"][0]["image"]
+    assert list(images.values()) == [
+        "registry.k8s.io/kube-scheduler:v1.36.3",
+        "registry.k8s.io/kube-scheduler:v1.35.4",
+    ]
+    too_old = run("render", "-f", "-", "--apiserver-version", "v1.30.0", stdin=stdin)
+    assert too_old.returncode == 2
+    assert too_old.stderr.startswith("error: spec.kubernetesVersion: unset, so the API server")

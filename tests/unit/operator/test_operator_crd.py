@@ -82,12 +82,20 @@ def test_the_resource_is_cluster_scoped_with_status_short_name_and_columns() -> 
     version = crd["spec"]["versions"][0]
     assert version["subresources"] == {"status": {}}
     columns = {c["name"]: c for c in version["additionalPrinterColumns"]}
-    assert list(columns) == ["Schedulers", "Engine", "Ready Replicas", "Ready", "Reason", "Age"]
-    assert columns["Reason"]["priority"] == 1
+    assert list(columns) == [
+        "Schedulers",
+        "Engine",
+        "Version",
+        "Emulated",
+        "Ready Replicas",
+        "Ready",
+        "Reason",
+        "Age",
+    ]
+    assert columns["Reason"]["priority"] == columns["Emulated"]["priority"] == 1
     status = schema()["properties"]["status"]["properties"]
-    assert {"observedGeneration", "conditions", "readyReplicas", "leader", "configHash"} <= set(
-        status
-    )
+    shown = {"observedGeneration", "conditions", "readyReplicas", "leader", "configHash"}
+    assert shown | {"version", "emulatedVersion"} <= set(status)
 
 
 def test_the_crd_file_is_one_document() -> None:

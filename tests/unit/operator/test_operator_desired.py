@@ -7,7 +7,7 @@ import copy
 from typing import Any
 
 import pytest
-from scheduler_operator import desired, drift, engines, reconcile, render
+from scheduler_operator import desired, drift, engines, reconcile, render, status
 from scheduler_operator.desired import Desired, DesiredCache, judge
 from scheduler_operator.errors import SpecError
 
@@ -35,9 +35,9 @@ def validations(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     seen: list[str] = []
     real = engines.validate
 
-    def counting(profile: Any, config: Any = None) -> None:
+    def counting(profile: Any, config: Any = None, release: Any = None) -> None:
         seen.append(profile.name)
-        real(profile, config)
+        real(profile, config, release)
 
     monkeypatch.setattr(engines, "validate", counting)
     return seen
@@ -228,3 +228,75 @@ def test_a_deleted_profile_is_forgotten(validations: list[str]) -> None:
     reconcile.hand_over(profile, cluster, {}, cache, NAMESPACES)
     cache.of(profile)
     assert len(validations) == 2
+
+
+def reconciled(apiserver: str, **spec: Any) -> tuple[dict[str, Any], Any]:
+    """The status reconcile reports on an API server of that version, and the cluster after."""
+    profile = body(**spec)
+    cluster: Any = FakeCluster(profile)
+    report = reconcile.reconciled_status(profile, cluster, {}, DesiredCache(apiserver), NAMESPACES)
+    return report, cluster
+
+
+def image_of(cluster: Any) -> str:
+    deployment = cluster.get("apps/v1", "Deployment", "tenant", "ops")
+    return str(deployment["spec"]["template"]["spec"]["containers"][0]["image"])
+
+
+def condition_of(report: dict[str, Any], kind: str) -> dict[str, Any]:
+    return next(c for c in report["conditions"] if c["type"] == kind)
+
+
+@pytest.mark.parametrize(
+    ("apiserver", "spec", "shown"),
+    [
+        ("v1.35.4", {"engine": "KubeScheduler"}, ("v1.35.4", "1.35")),
+        ("v1.36.3+k3s1", {"engine": "KubeScheduler"}, ("v1.36.3", "1.36")),
+        ("v1.37.2", {"engine": "KubeScheduler", "kubernetesVersion": "1.36"}, ("v1.36.3", "1.36")),
+        ("v1.37.2", {}, ("v1.37.2", "1.37")),
+        ("v1.37.2", {"kubernetesVersion": "1.35"}, ("v1.35.4", "1.35")),
+    ],
+)
+def test_the_status_shows_the_release_run_and_the_minor_emulated(
+    apiserver: str, spec: dict[str, Any], shown: tuple[str, str]
+) -> None:
+    report, cluster = reconciled(apiserver, **spec)
+    assert (report["version"], report["emulatedVersion"]) == shown
+    assert condition_of(report, "ConfigValid")["reason"] == "ConfigAccepted"
+    if spec.get("engine") == "KubeScheduler":
+        assert image_of(cluster) == f"registry.k8s.io/kube-scheduler:{shown[0]}"
+
+
+def test_an_api_server_newer_than_known_is_a_warning_and_an_event() -> None:
+    report, cluster = reconciled("v1.38.0", engine="KubeScheduler")
+    assert image_of(cluster) == "registry.k8s.io/kube-scheduler:v1.37.2"
+    valid = condition_of(report, "ConfigValid")
+    assert (valid["status"], valid["reason"]) == ("True", "NewerAPIServer")
+    assert valid["message"] == (
+        "the configuration is valid for engine KubeScheduler, but: the API server is v1.38.0, "
+        "newer than Kubernetes 1.37, the newest minor this operator knows: the scheduler runs "
+        "as kube-scheduler v1.37.2"
+    )
+    assert [(e.type, e.reason) for e in status.events({}, report)] == [
+        ("Warning", "NewerAPIServer")
+    ]
+    assert status.events(report, report) == []
+
+
+def test_an_api_server_older_than_known_is_refused_with_its_own_reason() -> None:
+    report, cluster = reconciled("v1.34.6", engine="KubeScheduler")
+    refused = condition_of(report, "ConfigValid")
+    assert (refused["status"], refused["reason"]) == ("False", "UnsupportedKubernetesVersion")
+    assert "the API server is v1.34.6, older than Kubernetes 1.35" in refused["message"]
+    assert condition_of(report, "Ready")["reason"] == "UnsupportedKubernetesVersion"
+    assert cluster.applied == []
+
+
+def test_a_pin_newer_than_the_api_server_is_refused_and_nothing_is_applied() -> None:
+    report, cluster = reconciled("v1.36.3", engine="KubeScheduler", kubernetesVersion="1.37")
+    refused = condition_of(report, "ConfigValid")
+    assert (refused["status"], refused["reason"]) == ("False", "InvalidSpec")
+    assert refused["message"].startswith(
+        "spec.kubernetesVersion: Kubernetes 1.37 is newer than the API server (v1.36.3)"
+    )
+    assert cluster.applied == []
