@@ -205,7 +205,7 @@ class SourceDiff:
 
 
 @dataclass(frozen=True)
-class TestResult:
+class ParityResult:
     name: str
     outcome: str  # passed, failed, error, skipped
     first_line: str = ""
@@ -267,7 +267,7 @@ def _count(diff: Iterable[str]) -> tuple[int, int]:
     return plus, minus
 
 
-def parse_junit(text: str) -> list[TestResult]:
+def parse_junit(text: str) -> list[ParityResult]:
     """pytest's junit XML as one result per test, with a failure's first message line."""
     results = []
     for case in ET.fromstring(text).iter("testcase"):  # noqa: S314 (pytest's own output)
@@ -281,7 +281,7 @@ def parse_junit(text: str) -> list[TestResult]:
                 message = found.get("message") or found.text or ""
                 first = _first_line(message)
                 break
-        results.append(TestResult(name, outcome, first))
+        results.append(ParityResult(name, outcome, first))
     return results
 
 
@@ -317,9 +317,10 @@ def format_gates(diff: GateDiff, limit: int = 40) -> list[str]:
     ]
     relevant = [line for line in shown if line[4] == "*"]
     rest = [line for line in shown if line[4] != "*"]
-    lines += relevant + rest[: max(0, limit - len(relevant))]
-    if len(relevant) + len(rest) > len(lines) - 1:
-        lines.append(f"  ... {len(relevant) + len(rest) - (len(lines) - 1)} more (not scheduling)")
+    kept = rest[: max(0, limit - len(relevant))]
+    lines += relevant + kept
+    if len(kept) < len(rest):
+        lines.append(f"  ... {len(rest) - len(kept)} more (not scheduling)")
     return lines
 
 
@@ -384,7 +385,7 @@ def format_source(diff: SourceDiff) -> list[str]:
     ]
 
 
-def format_parity(results: Sequence[TestResult]) -> list[str]:
+def format_parity(results: Sequence[ParityResult]) -> list[str]:
     counts: dict[str, int] = {}
     for result in results:
         counts[result.outcome] = counts.get(result.outcome, 0) + 1
@@ -578,8 +579,11 @@ def run(args: argparse.Namespace) -> str:
         sources[version] = release_source(version, env)
         sources[known_release] = release_source(known_release, env)
         relevant = scheduler_gates(sources[version], (g[0] for g in new)) | SCHEDULING
-        table = f"(table: {scratch / (version_module(version) + '.py')})"
-        return [*format_gates(diff_gates(RELEASES[known_minor][1], new, relevant)), table]
+        diff = diff_gates(RELEASES[known_minor][1], new, relevant)
+        whole = scratch / "gates.txt"
+        whole.write_text("\n".join(format_gates(diff, limit=len(new) * len(FIELDS))) + "\n")
+        table = scratch / f"{version_module(version)}.py"
+        return [*format_gates(diff), f"(every difference: {whole}; the table: {table})"]
 
     _step(steps, "feature gates", gates)
     _step(steps, "default plugins", lambda: format_plugins(release_defaults(version, replaces)))
