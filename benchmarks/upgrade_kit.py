@@ -163,10 +163,6 @@ class PluginDiff:
         kept = {name for name, _ in self.new} & {name for name, _ in self.old}
         return [n for n, _ in self.old if n in kept] != [n for n, _ in self.new if n in kept]
 
-    @property
-    def same(self) -> bool:
-        return self.old == self.new and not self.other_points
-
 
 def plugins_from_json(document: Mapping[str, Any]) -> PluginDiff:
     """Splits kube-scheduler's Plugins (JSON) into its multiPoint list and the rest."""
@@ -339,9 +335,10 @@ def _shown(value: object) -> str:
 
 
 def format_plugins(diff: PluginDiff) -> list[str]:
-    if diff.same:
-        return ["multiPoint: the same plugins, weights and order"]
-    lines = []
+    if diff.old == diff.new:
+        lines = ["multiPoint: the same plugins, weights and order"]
+    else:
+        lines = []
     if diff.added:
         lines.append(f"added: {', '.join(diff.added)}")
     if diff.removed:

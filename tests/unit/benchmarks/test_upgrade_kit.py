@@ -121,6 +121,11 @@ def test_plugin_diff_reports_additions_weights_and_order() -> None:
 def test_plugin_diff_of_the_same_defaults_says_so() -> None:
     same = PluginDiff(old=(("A", 0), ("B", 1)), new=(("A", 0), ("B", 1)))
     assert format_plugins(same) == ["multiPoint: the same plugins, weights and order"]
+    gated = PluginDiff(old=same.old, new=same.new, other_points={"reserve": {"disabled": ("A",)}})
+    assert format_plugins(gated) == [
+        "multiPoint: the same plugins, weights and order",
+        "outside multiPoint: reserve.disabled = A",
+    ]
     moved = PluginDiff(old=(("A", 0), ("B", 1)), new=(("B", 1), ("A", 0)))
     assert moved.reordered
     assert format_plugins(moved) == ["known: A B(1)", "new:   B(1) A"]
