@@ -335,10 +335,7 @@ def _shown(value: object) -> str:
 
 
 def format_plugins(diff: PluginDiff) -> list[str]:
-    if diff.old == diff.new:
-        lines = ["multiPoint: the same plugins, weights and order"]
-    else:
-        lines = []
+    lines = ["multiPoint: the same plugins, weights and order"] if diff.old == diff.new else []
     if diff.added:
         lines.append(f"added: {', '.join(diff.added)}")
     if diff.removed:
