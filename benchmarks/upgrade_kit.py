@@ -427,8 +427,28 @@ def _run(command: Sequence[str], env: Mapping[str, str], log: Path) -> None:
 
 
 def build(version: str, env: Mapping[str, str], scratch: Path) -> list[str]:
-    _run([str(TOOLS / "build-binaries.sh")], env, scratch / "build.log")
-    return [f"binaries of {version} built (log: {scratch / 'build.log'})"]
+    log = scratch / "build.log"
+    try:
+        _run([str(TOOLS / "build-binaries.sh")], env, log)
+    except KitError:
+        missing = unavailable_modules(log.read_text(errors="replace"))
+        if missing:
+            raise KitError(
+                f"the Go module proxy does not serve {', '.join(missing)} (see {log})"
+            ) from None
+        raise
+    return [f"binaries of {version} built (log: {log})"]
+
+
+# go's words for a module version the proxy refuses (403/404/410).
+UNAVAILABLE = re.compile(
+    r"reading https?://\S+?/([^@\s]+)/@v/([^\s/]+?)\.(?:zip|mod|info): [45]\d\d"
+)
+
+
+def unavailable_modules(log: str) -> list[str]:
+    """module@version for each version a Go build could not download, in first-seen order."""
+    return list(dict.fromkeys(f"{m}@{v}" for m, v in UNAVAILABLE.findall(log)))
 
 
 def gate_table(version: str, replaces: tuple[str, ...], scratch: Path) -> tuple[Gate, ...]:

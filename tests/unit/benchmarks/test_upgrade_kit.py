@@ -26,6 +26,7 @@ from benchmarks.upgrade_kit import (
     parse_junit,
     plugins_from_json,
     scheduler_gates,
+    unavailable_modules,
 )
 from scheduler_runtime.config.kube_feature_gates import v1_37
 
@@ -208,3 +209,20 @@ def test_feature_gates_replace_arguments() -> None:
     assert tool.pairs(("a/b=a/b@v1.0.0",)) == [("a/b", "a/b@v1.0.0")]
     with pytest.raises(SystemExit, match="expected MODULE=MODULE@VERSION"):
         tool.pairs(("a/b@v1",))
+
+
+def test_a_failed_build_names_the_module_versions_the_proxy_refused() -> None:
+    log = (
+        "go: downloading k8s.io/api v0.38.0-beta.0\n"
+        "\tk8s.io/apiextensions-api/pkg/apis/apiextensions/v1: k8s.io/apiextensions-api@"
+        "v0.38.0-beta.0: reading https://proxy.golang.org/k8s.io/apiextensions-api/@v/"
+        "v0.38.0-beta.0.zip: 403 Forbidden\n"
+        "\tsigs.k8s.io/structured-merge-diff/v7/value: reading https://proxy.golang.org/"
+        "sigs.k8s.io/structured-merge-diff/v7/@v/v7.0.1.zip: 403 Forbidden\n"
+        "\treading https://proxy.golang.org/k8s.io/apiextensions-api/@v/v0.38.0-beta.0.zip: 403\n"
+    )
+    assert unavailable_modules(log) == [
+        "k8s.io/apiextensions-api@v0.38.0-beta.0",
+        "sigs.k8s.io/structured-merge-diff/v7@v7.0.1",
+    ]
+    assert unavailable_modules("go: downloading k8s.io/api v0.38.0\n") == []
