@@ -32,6 +32,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Final
 
+from benchmarks.gangs import workload_cluster_name
 from benchmarks.tools import REPO, TOOLS
 from scheduler_runtime.config.defaults import default_multi_point
 from scheduler_runtime.config.features import NEWEST, RELEASE, SCHEDULING, FeatureGates
@@ -562,9 +563,12 @@ def discovery(version: str, known_release: str, env: Mapping[str, str], keep: bo
 
 
 def parity(version: str, env: Mapping[str, str], suites: Sequence[str], scratch: Path) -> list[str]:
-    """The parity suites against a cluster of `version`; one line a failure."""
+    """The parity suites against a cluster of `version`; one line a failure. The suites keep
+    their clusters (KEEP_CLUSTER=1: the results are read before anything waits on the
+    binaries' lock) and the kit deletes them after."""
     junit = scratch / "parity.xml"
-    suite_env = {**env, "KUBE_VERSION": version, "TEST_CLUSTER_NAME": cluster_name(version)}
+    name = cluster_name(version)
+    suite_env = {**env, "KUBE_VERSION": version, "TEST_CLUSTER_NAME": name, "KEEP_CLUSTER": "1"}
     command = [str(REPO / ".venv" / "bin" / "pytest"), "-q", "-p", "no:cacheprovider"]
     command += [*suites, f"--junitxml={junit}"]
     log = scratch / "parity.log"
@@ -572,7 +576,17 @@ def parity(version: str, env: Mapping[str, str], suites: Sequence[str], scratch:
         subprocess.run(command, cwd=REPO, env=suite_env, stdout=out, stderr=out, check=False)
     if not junit.exists():
         raise KitError(f"pytest wrote no results, see {log}")
-    return [*format_parity(parse_junit(junit.read_text())), f"(log: {log})"]
+    lines = [*format_parity(parse_junit(junit.read_text())), f"(log: {log})"]
+    listed = _cluster(version, env, "kwokctl", "get", "clusters").splitlines()
+    for cluster in kit_clusters(listed, name):
+        _cluster(version, env, "down", cluster)
+    return lines
+
+
+def kit_clusters(listed: Iterable[str], name: str) -> list[str]:
+    """The kit's cluster and the gang suites' workload cluster named after it."""
+    own = {name, workload_cluster_name(name)}
+    return [cluster for cluster in listed if cluster in own]
 
 
 def run(args: argparse.Namespace) -> str:

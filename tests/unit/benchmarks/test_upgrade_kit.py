@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks.gangs import workload_cluster_name
 from benchmarks.upgrade_kit import (
     APIVersions,
     GateChange,
@@ -21,6 +22,7 @@ from benchmarks.upgrade_kit import (
     format_parity,
     format_plugins,
     format_report,
+    kit_clusters,
     load_table,
     main,
     parse_junit,
@@ -226,3 +228,9 @@ def test_a_failed_build_names_the_module_versions_the_proxy_refused() -> None:
         "sigs.k8s.io/structured-merge-diff/v7@v7.0.1",
     ]
     assert unavailable_modules("go: downloading k8s.io/api v0.38.0\n") == []
+
+
+def test_the_kit_deletes_only_its_own_clusters() -> None:
+    workload = workload_cluster_name("upkit-1-38-0")
+    listed = ["test", "test-1-37-2", "upkit-1-38-0", workload, "upkit-1-38-01", "upkit-1-38-0-wl-x"]
+    assert kit_clusters(listed, "upkit-1-38-0") == ["upkit-1-38-0", workload]
