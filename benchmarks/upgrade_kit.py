@@ -282,12 +282,20 @@ def parse_junit(text: str) -> list[ParityResult]:
     return results
 
 
+# Where pytest's assertion rewriting names the first difference of two collections.
+FIRST_DIFFERENCE = re.compile(r"(?:first extra item|first differing item|At index \d+ diff): (.*)")
+
+
 def _first_line(message: str) -> str:
-    """The first line saying something (pytest's "AssertionError: " prefix dropped)."""
+    """The first difference pytest names (its first extra or differing item), else the first
+    line saying something ("AssertionError: " dropped)."""
+    found = FIRST_DIFFERENCE.search(message)
+    if found:
+        return found.group(1).strip()[:300]
     for raw in message.splitlines():
         line = raw.strip().removeprefix("AssertionError: ").strip()
         if line:
-            return line[:200]
+            return line[:300]
     return ""
 
 

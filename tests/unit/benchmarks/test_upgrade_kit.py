@@ -234,3 +234,13 @@ def test_the_kit_deletes_only_its_own_clusters() -> None:
     workload = workload_cluster_name("upkit-1-38-0")
     listed = ["test", "test-1-37-2", "upkit-1-38-0", workload, "upkit-1-38-01", "upkit-1-38-0-wl-x"]
     assert kit_clusters(listed, "upkit-1-38-0") == ["upkit-1-38-0", workload]
+
+
+def test_a_failure_is_summed_up_by_the_first_item_pytest_says_differs() -> None:
+    junit = JUNIT.replace(
+        "AssertionError: placements differ: pod-a on node-1, upstream node-2&#10;more",
+        "assert [&apos;p-008: upst...ling.&apos;]  == []&#10;  &#10;  Left contains 20 more "
+        "items, first extra item: &apos;p-008: upstream refused with &quot;0/50&quot;&apos;",
+    )
+    failed = [result for result in parse_junit(junit) if result.outcome == "failed"]
+    assert failed[0].first_line == "'p-008: upstream refused with \"0/50\"'"
