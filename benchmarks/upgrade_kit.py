@@ -291,11 +291,11 @@ def _first_line(message: str) -> str:
     line saying something ("AssertionError: " dropped)."""
     found = FIRST_DIFFERENCE.search(message)
     if found:
-        return found.group(1).strip()[:300]
+        return found.group(1).strip()[:600]
     for raw in message.splitlines():
         line = raw.strip().removeprefix("AssertionError: ").strip()
         if line:
-            return line[:300]
+            return line[:600]
     return ""
 
 
@@ -577,7 +577,7 @@ def parity(version: str, env: Mapping[str, str], suites: Sequence[str], scratch:
     junit = scratch / "parity.xml"
     name = cluster_name(version)
     suite_env = {**env, "KUBE_VERSION": version, "TEST_CLUSTER_NAME": name, "KEEP_CLUSTER": "1"}
-    command = [str(REPO / ".venv" / "bin" / "pytest"), "-q", "-p", "no:cacheprovider"]
+    command = [str(REPO / ".venv" / "bin" / "pytest"), "-vv", "-p", "no:cacheprovider"]
     command += [*suites, f"--junitxml={junit}"]
     log = scratch / "parity.log"
     with log.open("w") as out:
