@@ -5,7 +5,7 @@ SHELL := /bin/bash
 VENV := .venv
 PY := $(VENV)/bin/python
 
-.PHONY: demo check check-matrix lint test unit integration e2e binaries cluster-down bench soak lock
+.PHONY: demo check check-matrix lint test unit integration e2e binaries cluster-down bench soak lock upgrade-kit
 
 # Every dependency comes from the lock file, hashes checked; the project and the sample plugin
 # package are then installed without resolving anything.
@@ -78,6 +78,13 @@ bench: $(VENV)/.installed binaries
 # SOAK_ARGS="--minutes 5" for a short run; see docs/reliability.md.
 soak: $(VENV)/.installed binaries
 	$(PY) -m benchmarks.soak $(SOAK_ARGS)
+
+# What differs between a new Kubernetes release and the newest one the runtime knows (not a
+# test): gates, default plugins, pkg/scheduler, API versions, the parity suites. See
+# docs/development.md#a-new-kubernetes-release; UPGRADE_KIT_ARGS="--no-parity" for a short run.
+upgrade-kit: $(VENV)/.installed
+	$(if $(KUBE_VERSION),,$(error KUBE_VERSION=v1.MM.P names the release, e.g. make upgrade-kit KUBE_VERSION=v1.38.0-beta.0))
+	$(PY) -m benchmarks.upgrade_kit $(KUBE_VERSION) $(UPGRADE_KIT_ARGS)
 
 # The container image holding the operator and the runtime (its name and tag come from
 # operator/scheduler_operator/version.py), with the upstream engine's and the pause image, built

@@ -23,14 +23,15 @@ from cluster import REPO, Cluster, wait_for
 from timing import settle
 
 from benchmarks.processes import free_port, stop_process
-from benchmarks.tools import kubernetes_minor
+from benchmarks.tools import kubernetes_version
 from scheduler_runtime.config.defaults import default_multi_point
 from scheduler_runtime.config.features import FeatureGates
+from scheduler_runtime.config.versions import choose_emulation
 from scheduler_runtime.framework.registry import PluginLoadError, registry
 
-# The control plane's minor (tools/versions.env's pin, or KUBE_VERSION's); the runtime emulates
-# it there.
-CLUSTER_MINOR = kubernetes_minor()
+# The minor the runtime emulates on the control plane (tools/versions.env's pin, or
+# KUBE_VERSION's): the control plane's own, or the newest the runtime knows when it is newer.
+CLUSTER_MINOR = choose_emulation(kubernetes_version()).version
 DEFAULT_PLUGINS = [
     name
     for name, _ in default_multi_point(FeatureGates(version=CLUSTER_MINOR).features, CLUSTER_MINOR)

@@ -12,6 +12,12 @@ them. It needs the Go module proxy (or a warm module cache) and a Go toolchain.
 
     tools/feature_gates.py          # write the modules
     tools/feature_gates.py --check  # compare them with what each kube-scheduler holds
+    tools/feature_gates.py --release v1.38.0 --out DIR  # one release's module, written to DIR
+
+`--release` reads a release the runtime does not know yet (the upgrade kit compares it with
+the newest table); `--replace MODULE=MODULE@VERSION` stands in a version the Go module proxy
+serves for one it does not. A release that needs a newer Go than the one installed gets it
+from the proxy (GOTOOLCHAIN=auto unless set).
 """
 
 from __future__ import annotations
@@ -120,6 +126,7 @@ STAGING = re.compile(r"^\s*(k8s\.io/[a-z0-9-]+) => \./staging/", re.MULTILINE)
 
 def go(module: Path, *args: str) -> str:
     env = {**os.environ, "GOFLAGS": "-mod=mod -buildvcs=false", "CGO_ENABLED": "0"}
+    env.setdefault("GOTOOLCHAIN", "auto")  # a newer release's go directive fetches its Go
     done = subprocess.run(
         ["go", *args], cwd=module, env=env, check=False, capture_output=True, text=True
     )
@@ -128,10 +135,10 @@ def go(module: Path, *args: str) -> str:
     return done.stdout
 
 
-def wrapper_module(module: Path, release: str) -> None:
+def wrapper_module(module: Path, release: str, replaces: tuple[str, ...] = ()) -> None:
     """A module requiring k8s.io/kubernetes at `release`, its staging modules replaced by their
     published v0.<minor>.<patch> (a dependent module must: the release points them at
-    ./staging)."""
+    ./staging), and each of `replaces` (MODULE=MODULE@VERSION) replaced as it says."""
     go(module, "mod", "init", "local.build/featuregates")
     gomod = json.loads(go(module, "mod", "download", "-json", f"k8s.io/kubernetes@{release}"))
     staging = STAGING.findall(Path(gomod["GoMod"]).read_text())
@@ -139,16 +146,38 @@ def wrapper_module(module: Path, release: str) -> None:
     with (module / "go.mod").open("a") as out:
         out.write(f"require k8s.io/kubernetes {release}\nreplace (\n")
         out.writelines(f"\t{name} => {name} {published}\n" for name in staging)
+        out.writelines(f"\t{old} => {new.replace('@', ' ', 1)}\n" for old, new in pairs(replaces))
         out.write(")\n")
-    go(module, "get", f"k8s.io/kubernetes/pkg/features@{release}")
 
 
-def dump(release: str) -> list[dict[str, Any]]:
+def pairs(replaces: tuple[str, ...]) -> list[tuple[str, str]]:
+    """MODULE=MODULE@VERSION arguments as (module, replacement); a malformed one stops here."""
+    found = []
+    for text in replaces:
+        old, equals, new = text.partition("=")
+        if not equals or "@" not in new or not old:
+            raise SystemExit(f"--replace {text!r}: expected MODULE=MODULE@VERSION")
+        found.append((old.strip(), new.strip()))
+    return found
+
+
+def run_program(
+    release: str, source: str, packages: tuple[str, ...], replaces: tuple[str, ...] = ()
+) -> Any:
+    """Runs the Go program `source` (package main) built against `release`, which imports
+    `packages` of k8s.io/kubernetes, and returns the JSON it prints."""
     with tempfile.TemporaryDirectory() as work:
         module = Path(work)
-        wrapper_module(module, release)
-        (module / "main.go").write_text(DUMPER)
-        gates: list[dict[str, Any]] = json.loads(go(module, "run", "."))
+        wrapper_module(module, release, replaces)
+        go(module, "get", *(f"{package}@{release}" for package in packages))
+        (module / "main.go").write_text(source)
+        return json.loads(go(module, "run", "."))
+
+
+def dump(release: str, replaces: tuple[str, ...] = ()) -> list[dict[str, Any]]:
+    gates: list[dict[str, Any]] = run_program(
+        release, DUMPER, ("k8s.io/kubernetes/pkg/features",), replaces
+    )
     return gates
 
 
@@ -200,10 +229,33 @@ def expected() -> dict[Path, str]:
     return files
 
 
+def write_release(release: str, out: Path, replaces: tuple[str, ...] = ()) -> Path:
+    """Writes `release`'s table module into `out` (as it would read in the package) and
+    returns its path; the package itself is left alone."""
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / f"{module_name(release)}.py"
+    path.write_text(render_table(dump(release, replaces), release))
+    return path
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="compare, do not write")
+    parser.add_argument("--release", help="read this release only (v1.38.0), into --out")
+    parser.add_argument("--out", type=Path, help="where --release writes its module")
+    parser.add_argument(
+        "--replace",
+        action="append",
+        default=[],
+        metavar="MODULE=MODULE@VERSION",
+        help="a Go module version to build with instead of the one the release asks for",
+    )
     args = parser.parse_args()
+    if args.release:
+        if args.out is None or args.check:
+            parser.error("--release writes to --out (and does not --check)")
+        print(write_release(args.release, args.out, tuple(args.replace)))
+        return 0
     files = expected()
     if args.check:
         stale = [
