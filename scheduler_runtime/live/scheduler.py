@@ -132,7 +132,8 @@ class Scheduler:
         self.outcomes = outcomes
         self.metrics = metrics
         self.rng = rng or random.Random()  # noqa: S311 - tie-breaking, not crypto
-        self.backend = Backend(config, on_change=metrics.set_pending)
+        self.backend = Backend(config)
+        metrics.watch_pending(self.backend.queue.pending)
         self.backend.build_frameworks(self._handle(config, plugin_time_budget))
         self.algorithm = SchedulingAlgorithm(
             self.backend.snapshot, config.percentage_of_nodes_to_score, self.rng
