@@ -46,7 +46,7 @@ def test_at_most_the_limit_run_at_once_and_a_failure_is_reported() -> None:
     bindings.start(release.wait)
     assert bindings.running() == 2
     started = threading.Event()
-    third = threading.Thread(target=lambda: (bindings.start(started.set)))
+    third = threading.Thread(target=lambda: bindings.start(started.set))
     third.start()
     assert not started.wait(0.2)  # waits for one of the two to end
     release.set()
