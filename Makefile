@@ -5,7 +5,8 @@ SHELL := /bin/bash
 VENV := .venv
 PY := $(VENV)/bin/python
 
-.PHONY: demo check check-matrix lint test unit integration e2e binaries cluster-down bench soak lock upgrade-kit
+.PHONY: demo check check-matrix lint test unit integration e2e binaries cluster-down bench soak lock \
+	upgrade-kit instructions instructions-baseline
 
 # Every dependency comes from the lock file, hashes checked; the project and the sample plugin
 # package are then installed without resolving anything.
@@ -40,10 +41,11 @@ lint: $(VENV)/.installed
 	$(VENV)/bin/lint-imports
 
 test: $(VENV)/.installed binaries
+	tools/host-packages.sh instructions
 	$(VENV)/bin/pytest
 
 unit: $(VENV)/.installed
-	$(VENV)/bin/pytest -m "not integration and not e2e"
+	$(VENV)/bin/pytest -m "not integration and not e2e and not instructions"
 
 integration: $(VENV)/.installed binaries
 	$(VENV)/bin/pytest -m integration
@@ -73,6 +75,18 @@ check-matrix: $(VENV)/.installed
 # see docs/benchmarks.md.
 bench: $(VENV)/.installed binaries
 	$(PY) -m benchmarks $(BENCH_ARGS)
+
+# Instructions the runtime executes per pod, counted by valgrind on fixed workloads (not
+# timed, so the machine's load does not move them): the table against
+# benchmarks/instructions.json, failing past 5% more; INSTRUCTIONS_ARGS="--profile basic"
+# prints where a workload's instructions go. `make instructions-baseline` rewrites the file.
+instructions: $(VENV)/.installed
+	tools/host-packages.sh instructions
+	$(PY) -m benchmarks.instructions $(INSTRUCTIONS_ARGS)
+
+instructions-baseline: $(VENV)/.installed
+	tools/host-packages.sh instructions
+	$(PY) -m benchmarks.instructions --baseline
 
 # An hour of pod churn against the runtime, then a check that nothing leaked (not a test):
 # SOAK_ARGS="--minutes 5" for a short run; see docs/reliability.md.

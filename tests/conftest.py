@@ -21,6 +21,7 @@ hypothesis.settings.load_profile("untimed")
 
 INTEGRATION = Path(__file__).parent / "integration"
 AS_SHIPPED = Path(__file__).parent / "e2e"
+INSTRUCTIONS = Path(__file__).parent / "instructions"
 # Fixtures live with the support module of their concern; all are registered here, once.
 pytest_plugins = [
     "operator_support",
@@ -36,14 +37,16 @@ pytest_plugins = [
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """tests/integration holds integration tests, tests/e2e the as-shipped (e2e) ones; the
-    rest are unit tests."""
+    """tests/integration holds integration tests, tests/e2e the as-shipped (e2e) ones,
+    tests/instructions the instruction counts (valgrind); the rest are unit tests."""
     for item in items:
         parents = Path(str(item.fspath)).parents
         if INTEGRATION in parents:
             item.add_marker(pytest.mark.integration)
         elif AS_SHIPPED in parents:
             item.add_marker(pytest.mark.e2e)
+        elif INSTRUCTIONS in parents:
+            item.add_marker(pytest.mark.instructions)
 
 
 @pytest.fixture(scope="session")

@@ -2,6 +2,7 @@
 # Installs the Debian packages a part of the project needs on this host, when missing.
 #   host-packages.sh images   image builds: podman, buildah, mmdebstrap, catatonit
 #   host-packages.sh node     a real node: containerd, runc, CNI plugins, iptables
+#   host-packages.sh instructions   the instruction guard (make instructions): valgrind
 # Needs root and apt-get; elsewhere it names what is missing and fails.
 set -euo pipefail
 
@@ -9,11 +10,13 @@ declare -A images=([podman]=podman [buildah]=buildah [mmdebstrap]=mmdebstrap
   [/usr/bin/catatonit]=catatonit [runc]=runc [fuse-overlayfs]=fuse-overlayfs)
 declare -A node=([containerd]=containerd [runc]=runc [/usr/lib/cni/bridge]=containernetworking-plugins
   [iptables]=iptables [conntrack]=conntrack [ip]=iproute2 [openssl]=openssl [mountpoint]=util-linux)
+declare -A instructions=([valgrind]=valgrind [callgrind_annotate]=valgrind)
 
 case ${1:-} in
   images) declare -n wanted=images ;;
   node) declare -n wanted=node ;;
-  *) echo "usage: host-packages.sh images|node" >&2; exit 2 ;;
+  instructions) declare -n wanted=instructions ;;
+  *) echo "usage: host-packages.sh images|node|instructions" >&2; exit 2 ;;
 esac
 
 missing=()

@@ -138,6 +138,9 @@ class Cache:
                 return None, pod
             fingerprint = bound_pod_fingerprint(pod)
             self._bound[pod_id] = (fingerprint, pod)
+            if assumed is not None and bound_pod_fingerprint(assumed.pod) == fingerprint:
+                # Bound as it was assumed (the watch's copy of it): it counts as it is.
+                return None, pod
             if assumed is None and previous is not None:
                 before = previous[0] or bound_pod_fingerprint(previous[1])
                 if before == fingerprint:

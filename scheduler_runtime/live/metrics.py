@@ -37,6 +37,28 @@ class StateCollector(Collector):
         yield family
 
 
+class PendingCollector(Collector):
+    """scheduler_pending_pods{queue}: the queue's sizes, asked of `source` at scrape time
+    only, so no watch event pays for the gauge."""
+
+    def __init__(self, source: Callable[[], Mapping[str, int]]) -> None:
+        self.source = source
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        family = GaugeMetricFamily(
+            "scheduler_pending_pods",
+            "Number of pending pods, by the queue type. 'active' means number of pods in "
+            "activeQ; 'backoff' means number of pods in backoffQ; 'unschedulable' means number "
+            "of pods in unschedulablePods that the scheduler attempted to schedule and failed; "
+            "'gated' is the number of unschedulable pods that the scheduler never attempted to "
+            "schedule because they are gated.",
+            labels=["queue"],
+        )
+        for queue, count in self.source().items():
+            family.add_metric([queue], count)
+        yield family
+
+
 def _exponential(start: float, factor: float, count: int) -> list[float]:
     return [start * factor**i for i in range(count)]
 
@@ -75,16 +97,8 @@ class SchedulerMetrics:
             buckets=_exponential(0.0001, 2, 12),
             registry=r,
         )
-        self.pending_pods = Gauge(
-            "scheduler_pending_pods",
-            "Number of pending pods, by the queue type. 'active' means number of pods in "
-            "activeQ; 'backoff' means number of pods in backoffQ; 'unschedulable' means number "
-            "of pods in unschedulablePods that the scheduler attempted to schedule and failed; "
-            "'gated' is the number of unschedulable pods that the scheduler never attempted to "
-            "schedule because they are gated.",
-            ["queue"],
-            registry=r,
-        )
+        self._pending = PendingCollector(dict)
+        r.register(self._pending)
         self.preemption_attempts = Counter(
             "scheduler_preemption_attempts",
             "Total preemption attempts in the cluster till now",
@@ -182,9 +196,9 @@ class SchedulerMetrics:
         """Which minor the runtime schedules as, and the API server's version ("" unread)."""
         self.emulated_version.labels(emulated=version, apiserver=apiserver).set(1)
 
-    def set_pending(self, counts: dict[str, int]) -> None:
-        for queue, count in counts.items():
-            self._pending_child(queue).set(count)
+    def watch_pending(self, source: Callable[[], Mapping[str, int]]) -> None:
+        """Exports `source`'s queue sizes as scheduler_pending_pods (the latest given)."""
+        self._pending.source = source
 
     def attempt(self, result: str, profile: str, seconds: float) -> None:
         counter, histogram = self._attempt_children(result, profile)
@@ -224,10 +238,6 @@ class SchedulerMetrics:
             self.schedule_attempts.labels(result=result, profile=profile),
             self.attempt_duration.labels(result=result, profile=profile),
         )
-
-    @functools.cache  # noqa: B019 - as above
-    def _pending_child(self, queue: str) -> Gauge:
-        return self.pending_pods.labels(queue=queue)
 
     @functools.cache  # noqa: B019 - as above
     def _sli_child(self, attempts: int) -> Histogram:

@@ -136,7 +136,8 @@ class Scheduler:
         self.outcomes = outcomes
         self.metrics = metrics
         self.rng = rng or random.Random()  # noqa: S311 - tie-breaking, not crypto
-        self.backend = Backend(config, on_change=metrics.set_pending)
+        self.backend = Backend(config)
+        metrics.watch_pending(self.backend.queue.pending)
         # The workload API version watched and written, the emulated minor's.
         self.workload_api = self.backend.workload_api
         self.backend.build_frameworks(self._handle(config, plugin_time_budget))

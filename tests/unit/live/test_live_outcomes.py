@@ -149,7 +149,7 @@ def fetch(port: int, path: str) -> tuple[int, str]:
 def test_probes_and_metrics_over_http() -> None:
     metrics = SchedulerMetrics()
     metrics.attempt("scheduled", "bin-packer", 0.01)
-    metrics.set_pending({"active": 3, "backoff": 0, "unschedulable": 1, "gated": 0})
+    metrics.watch_pending(lambda: {"active": 3, "backoff": 0, "unschedulable": 1, "gated": 0})
     problems = {"ready": "informer caches not synced"}
     server = HealthServer(
         ("127.0.0.1", 0),

@@ -139,3 +139,16 @@ def test_sizes_are_read_at_scrape_time_and_drop_as_work_drains(scheduler: live.S
     assert after["bound_pods"] == 1
     events.delete(PODS, bound)
     assert scraped(scheduler)["bound_pods"] == 0
+
+
+def test_pending_pods_are_the_queue_sizes_at_scrape_time(scheduler: live.Scheduler) -> None:
+    events = scheduler.backend.events
+    events.upsert(NODES, node("n1"))
+    for name in ("p1", "p2", "p3"):
+        events.upsert(PODS, pod(name, scheduler=OURS))
+    assert scheduler.queue.pop(timeout=1) is not None
+
+    text = generate_latest(scheduler.metrics.registry).decode()
+
+    assert 'scheduler_pending_pods{queue="active"} 2.0' in text
+    assert 'scheduler_pending_pods{queue="unschedulable"} 0.0' in text
