@@ -24,6 +24,8 @@ OBJECT_PATHS = {
     "PersistentVolume": "/api/v1/persistentvolumes",
     "StorageClass": "/apis/storage.k8s.io/v1/storageclasses",
     "CSINode": "/apis/storage.k8s.io/v1/csinodes",
+    "CSIDriver": "/apis/storage.k8s.io/v1/csidrivers",
+    "CSIStorageCapacity": "/apis/storage.k8s.io/v1/csistoragecapacities",
     "Service": "/api/v1/services",
     "ReplicaSet": "/apis/apps/v1/replicasets",
     "StatefulSet": "/apis/apps/v1/statefulsets",

@@ -39,10 +39,6 @@ def test_the_gates_the_newest_minor_turns_on_unfollowed_are_named(
     assert capsys.readouterr().err == (
         "warning: feature gate DRADeviceTaintRules is true in kube-scheduler v1.37.2; the "
         "scheduler runtime schedules as with DRADeviceTaintRules=false, not emulated yet\n"
-        "warning: feature gate StorageCapacityScoring is true in kube-scheduler v1.37.2; the "
-        "scheduler runtime schedules as with StorageCapacityScoring=false, not emulated yet\n"
-        "warning: feature gate VolumeLimitScaling is true in kube-scheduler v1.37.2; the "
-        "scheduler runtime schedules as with VolumeLimitScaling=false, not emulated yet\n"
     )
     flags = ["--config", str(CONFIG), "--state", str(STATE), "--emulated-version=1.36"]
     assert main(["simulate", *flags]) == 0
