@@ -95,6 +95,7 @@ RUNTIME_FOLLOWS: Final = TIMING_ONLY | {
     "DRAConsumableCapacity",
     "DRADeviceBindingConditions",
     "DRADeviceTaints",
+    "DRADeviceTaintRules",
     "DRAExtendedResource",
     "DRAPartitionableDevices",
     "DRAPrioritizedList",

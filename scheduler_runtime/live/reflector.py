@@ -39,6 +39,8 @@ DRA_PATHS = {
     "ResourceSlice": "/apis/resource.k8s.io/v1/resourceslices",
     "DeviceClass": "/apis/resource.k8s.io/v1/deviceclasses",
 }
+# Watched with DRADeviceTaintRules on (GA in 1.37, when resource.k8s.io/v1 serves them).
+DEVICE_TAINT_RULE_PATHS = {"DeviceTaintRule": "/apis/resource.k8s.io/v1/devicetaintrules"}
 # Collections a cluster may not serve (an alpha API not enabled, a CRD not installed) or this
 # scheduler may not be allowed to read: without them it runs, as without their objects.
 OPTIONAL = {
@@ -50,6 +52,10 @@ OPTIONAL = {
     COSCHEDULING_POD_GROUP: (
         "scheduling.x-k8s.io/v1alpha1 PodGroups",
         "their CRD is podgroups.scheduling.x-k8s.io",
+    ),
+    "DeviceTaintRule": (
+        "resource.k8s.io/v1 DeviceTaintRules",
+        "the API server serves them from Kubernetes 1.37 on",
     ),
 }
 ABSENT_RETRY_SECONDS = 60.0  # how often a collection that was absent is looked for again
