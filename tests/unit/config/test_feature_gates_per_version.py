@@ -213,23 +213,18 @@ def test_a_configuration_resolves_with_its_minors_plugins() -> None:
         assert ("NodeDeclaredFeatures" in profile.plugin_names) == (version != "1.35")
 
 
-def test_the_gates_1_37_turns_on_that_the_runtime_does_not_follow_are_named_not_hidden() -> None:
-    assert unfollowed_defaults(FeatureGates(version="1.35")) == []
-    assert unfollowed_defaults(FeatureGates(version="1.36")) == []
-    assert unfollowed_defaults(FeatureGates(version="1.37")) == [
-        "feature gate DRADeviceTaintRules is true in kube-scheduler v1.37.2; the scheduler "
-        "runtime schedules as with DRADeviceTaintRules=false, not emulated yet"
-    ]
-    # Set to what the runtime does, such a gate is taken and no longer named.
-    off = parse_feature_gates("DRADeviceTaintRules=false", "1.37")
-    check_runtime_gates(off)
-    assert unfollowed_defaults(off) == []
-    with pytest.raises(ConfigError, match="DRADeviceTaintRules=true is not supported"):
-        check_runtime_gates(parse_feature_gates("DRADeviceTaintRules=true", "1.36"))
-    # The volume gates 1.37 turns on are followed either way, at either minor.
+def test_the_gates_1_37_turns_on_are_followed() -> None:
+    """No scheduling gate is on at a minor where the runtime schedules as if it were off."""
+    for version in ("1.35", "1.36", "1.37"):
+        assert unfollowed_defaults(FeatureGates(version=version)) == []
+    # A gate the runtime does not follow is still refused set away from 1.36's default.
+    with pytest.raises(ConfigError, match="DRAListTypeAttributes=true is not supported"):
+        check_runtime_gates(parse_feature_gates("DRAListTypeAttributes=true", "1.37"))
+    # The gates 1.37 turns on are followed either way, at either minor.
     for version in ("1.36", "1.37"):
         for setting in ("true", "false"):
             for gate, attribute in (
+                ("DRADeviceTaintRules", "dra_device_taint_rules"),
                 ("StorageCapacityScoring", "storage_capacity_scoring"),
                 ("VolumeLimitScaling", "volume_limit_scaling"),
             ):
