@@ -298,7 +298,12 @@ CASES: list[tuple[str, str, Any, str]] = [
         'spec.taint.effect: Unsupported value: "Sometimes": supported values: "NoExecute", '
         '"NoSchedule", "None"',
     ),
-    ("rule", "spec.taint.key", "", "spec.taint.key: Invalid value: \"\": name part must be non-empty"),
+    (
+        "rule",
+        "spec.taint.key",
+        "",
+        'spec.taint.key: Invalid value: "": name part must be non-empty',
+    ),
     (
         "rule",
         "spec.deviceSelector.driver",
