@@ -725,20 +725,6 @@ def test_volume_zone_as_upstream(
     assert "node(s) had no available volume zone" in notes["ours"]
 
 
-def settled(pods: Pods, name: str) -> tuple[str, str]:
-    """("placed", node) or ("failed", the FailedScheduling note), whichever happens."""
-
-    def seen() -> tuple[str, str] | None:
-        node = pods.nodes().get(name)
-        if node:
-            return "placed", node
-        failed = next((e for e in pods.events(name) if e["reason"] == "FailedScheduling"), None)
-        return None if failed is None else ("failed", failed["note"])
-
-    result: tuple[str, str] = wait_for(f"pod {name} placed or failed", seen)
-    return result
-
-
 def test_csi_driver_missing_from_the_node_as_upstream(
     cluster: Cluster,
     namespace: str,
@@ -748,31 +734,43 @@ def test_csi_driver_missing_from_the_node_as_upstream(
     bound_claims: BoundClaims,
 ) -> None:
     """VolumeLimitScaling (on from 1.37): a CSIDriver with preventPodSchedulingIfMissing keeps
-    pods with its volumes off nodes whose CSINode lacks the driver; where the gate is off (1.36)
-    the API server drops the field and the scheduler looks at no CSIDriver. Whatever the
-    cluster's release, the runtime does what its kube-scheduler does."""
+    pods with its volumes off nodes whose CSINode lacks the driver, here the idler of two
+    nodes; where the gate is off (1.36) the API server drops the field, and the idler node
+    wins. Whatever the cluster's release, the runtime picks the node its kube-scheduler
+    picks."""
     storage = kubernetes.client.StorageV1Api(cluster.api)
     driver = f"{namespace}.prevent.example.com"
     storage.create_csi_driver(
         {"metadata": {"name": driver}, "spec": {"preventPodSchedulingIfMissing": True}}
     )
     try:
-        schedulable_nodes(*(kwok_node(f"vls-{tag}") for tag in both(scheduler)))
         for tag, name in both(scheduler).items():
+            with_driver, without = f"vls-in-{tag}", f"vls-out-{tag}"
+            schedulable_nodes(
+                kwok_node(with_driver, labels={"vls": tag}),
+                kwok_node(without, labels={"vls": tag}),
+            )
+            storage.create_csi_node(
+                {
+                    "metadata": {"name": with_driver},
+                    "spec": {"drivers": [{"name": driver, "nodeID": with_driver}]},
+                }
+            )
+            # A quarter of the node with the driver taken: NodeResourcesFit prefers the other.
+            pods.create(make_pod(f"busy-{tag}", name, cpu="8", memory="64Gi", nodeName=with_driver))
             claim = bound_claims(f"vls-{tag}", {"csi": {"driver": driver, "volumeHandle": tag}})
+            pods.wait_placed(f"busy-{tag}")
             pods.create(
                 make_pod(
-                    f"vls-{tag}", name, nodeSelector=on(f"vls-{tag}"), volumes=[claim_volume(claim)]
+                    f"vls-{tag}", name, nodeSelector={"vls": tag}, volumes=[claim_volume(claim)]
                 )
             )
-        outcomes = {tag: settled(pods, f"vls-{tag}") for tag in both(scheduler)}
-        assert outcomes["ours"][0] == outcomes["up"][0]
-        if outcomes["up"][0] == "placed":
-            assert outcomes == {"ours": ("placed", "vls-ours"), "up": ("placed", "vls-up")}
-        else:
-            assert outcomes["ours"] == outcomes["up"]
-            assert f"{driver} CSI driver is not installed on the node" in outcomes["ours"][1]
+        placed = pods.wait_placed("vls-ours", "vls-up")
+        assert placed["vls-ours"].removesuffix("-ours") == placed["vls-up"].removesuffix("-up")
     finally:
+        for tag in both(scheduler):
+            with contextlib.suppress(kubernetes.client.ApiException):
+                storage.delete_csi_node(f"vls-in-{tag}")
         with contextlib.suppress(kubernetes.client.ApiException):
             storage.delete_csi_driver(driver)
 
