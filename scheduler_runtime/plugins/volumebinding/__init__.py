@@ -168,7 +168,10 @@ class VolumeBinding(PluginBase[VolumeBindingArgs]):
         # PreFilter's state (written even for a pod without claims).
         if self._shape() is None:
             return SKIP
-        state.read(STATE_KEY)
+        found: BindingState = state.read(STATE_KEY)
+        # Without claims every node scores 0, as upstream's Score says: skipping is the same.
+        if not (found.claims.bound or found.claims.delayed):
+            return SKIP
         return SUCCESS
 
     def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> tuple[int, Status]:

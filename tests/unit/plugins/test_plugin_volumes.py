@@ -559,9 +559,9 @@ def test_storage_capacity_scoring_prefers_the_emptier_node() -> None:
         "big": 95,
     }
     assert scores(volume_binding(snapshot, scoring=False), snapshot, incoming).is_skip
-    # A pod without claims scores 0 everywhere once there is a scorer.
+    # A pod without claims would score 0 everywhere (upstream's Score): its PreScore skips.
     bare = pod_info(pod("bare"))
-    assert set(scores(volume_binding(snapshot, scoring=True), snapshot, bare).values()) == {0}
+    assert scores(volume_binding(snapshot, scoring=True), snapshot, bare).is_skip
 
 
 def test_storage_capacity_scoring_of_static_bindings_uses_the_volumes() -> None:
