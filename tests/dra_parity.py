@@ -62,6 +62,18 @@ def resource_slice(node: str, devices: list[dict[str, Any]], **spec: Any) -> dic
     }
 
 
+def device_taint_rule(name: str, pool: str, device: str, taint: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "apiVersion": f"{GROUP}/{VERSION}",
+        "kind": "DeviceTaintRule",
+        "metadata": {"name": name},
+        "spec": {
+            "deviceSelector": {"driver": DRIVER, "pool": pool, "device": device},
+            "taint": taint,
+        },
+    }
+
+
 def device_class(name: str, expression: str | None = None, **spec: Any) -> dict[str, Any]:
     selector = expression or f'device.driver == "{DRIVER}"'
     return {
@@ -143,6 +155,8 @@ class Scenario:
     namespace_labels: Mapping[str, str] = field(default_factory=dict)
     node_allocatable: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
     binding_conditions: bool = False
+    # DeviceTaintRules, by node names; made where the API server serves them (from 1.37).
+    taint_rules: Callable[[Mapping[str, str]], list[dict[str, Any]]] = lambda names: []
 
 
 @dataclass
@@ -365,6 +379,12 @@ def set_up(
         dra.create(piece, namespaced=False)
     for made in (*scenario.templates, *scenario.claims):
         dra.create(made, namespaced=True)
+    for rule in scenario.taint_rules(names):
+        try:
+            dra.create(rule, namespaced=False)
+        except kubernetes.client.ApiException as error:
+            if error.status != 404:  # not served: DRADeviceTaintRules off (before 1.37)
+                raise
     time.sleep(1)  # both schedulers' watches see the objects before the first pod
     return names
 

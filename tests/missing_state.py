@@ -141,3 +141,27 @@ CASES: dict[str, tuple[dict[str, Any], str | None]] = {
         None,
     ),
 }
+
+# 1.37 turns StorageCapacityScoring on: VolumeBinding's PreScore then reads PreFilter's state
+# and, without it, fails first (kube-scheduler v1.37.2's words).
+PRE_SCORE_WITHOUT_VOLUME_BINDING_STATE = 'running PreScore plugin "VolumeBinding": not found'
+CASES_1_37: dict[str, tuple[dict[str, Any], str | None]] = {
+    **CASES,
+    **{
+        case: (CASES[case][0], PRE_SCORE_WITHOUT_VOLUME_BINDING_STATE)
+        for case in (
+            "prefilter-filter-off",
+            "prefilter-filter-off-no-dra-score",
+            "prefilter-filter-off-no-vb-reserve",
+            "prefilter-filter-reserve-off",
+            "prefilter-filter-reserve-off-no-vb-prebind",
+            "prefilter-filter-vb",
+            "prefilter-filter-reserve-vb",
+        )
+    },
+}
+
+
+def cases(minor: str) -> dict[str, tuple[dict[str, Any], str | None]]:
+    """The table of a Kubernetes minor (1.35 and 1.36 share 1.36.3's)."""
+    return CASES_1_37 if minor == "1.37" else CASES

@@ -82,10 +82,13 @@ class Backend:
             clock=clock,
             on_change=on_change,
         )
-        # ResourceClaims, ResourceSlices and DeviceClasses: kept apart from the cache, as
+        # ResourceClaims, ResourceSlices, DeviceClasses (and DeviceTaintRules, whose taints the
+        # slices are seen with): kept apart from the cache, as
         # upstream's DRA manager keeps them, their events queued like any other.
         self.dra = DRAState(
-            self.queue.on_event, consumable_capacity=config.features.dra_consumable_capacity
+            self.queue.on_event,
+            consumable_capacity=config.features.dra_consumable_capacity,
+            device_taint_rules=config.features.dra_device_taint_rules,
         )
         names = [profile.scheduler_name for profile in config.profiles]
         self.events = EventHandlers(

@@ -16,7 +16,7 @@ the queue's hints read this state back."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from scheduler_runtime.framework import events
@@ -31,7 +31,8 @@ from scheduler_runtime.framework.dra import (
 from scheduler_runtime.framework.events import ActionType, ClusterEvent
 
 CLAIMS, SLICES, CLASSES = "ResourceClaim", "ResourceSlice", "DeviceClass"
-KINDS = (CLAIMS, SLICES, CLASSES)
+RULES = "DeviceTaintRule"
+KINDS = (CLAIMS, SLICES, CLASSES, RULES)
 EXTENDED_RESOURCE_CLAIM = "resource.kubernetes.io/extended-resource-claim"
 
 EventSink = Callable[[ClusterEvent, Any, Any], None]
@@ -335,16 +336,66 @@ class ClaimTracker:
             }
 
 
+def _rule_selects(rule: Object, spec: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """A DeviceTaintRule's selector when it matches the slice's driver and pool (no selector
+    matches nothing)."""
+    selector = (rule.get("spec") or {}).get("deviceSelector")
+    if not isinstance(selector, Mapping):
+        return None
+    if selector.get("driver") is not None and selector["driver"] != spec.get("driver"):
+        return None
+    pool = (spec.get("pool") or {}).get("name")
+    if selector.get("pool") is not None and selector["pool"] != pool:
+        return None
+    return selector
+
+
+def patched_slice(resource_slice: Object, rules: Iterable[Object]) -> Object:
+    """The ResourceSlice tracker's applyPatches: each DeviceTaintRule appends its taint to
+    the devices it selects; the slice itself when none does."""
+    spec = resource_slice.get("spec") or {}
+    devices = spec.get("devices") or ()
+    patched: list[dict[str, Any]] | None = None
+    for rule in rules:
+        selector = _rule_selects(rule, spec)
+        if selector is None:
+            continue
+        wanted = selector.get("device")
+        taint = (rule.get("spec") or {}).get("taint")
+        for index, device in enumerate(devices):
+            if wanted is not None and wanted != device.get("name"):
+                continue
+            if patched is None:
+                patched = [dict(d) for d in devices]
+            patched[index]["taints"] = [*(patched[index].get("taints") or ()), taint]
+    if patched is None:
+        return resource_slice
+    return {**resource_slice, "spec": {**spec, "devices": patched}}
+
+
+def _taints(resource_slice: Object) -> list[Any]:
+    return [d.get("taints") for d in (resource_slice.get("spec") or {}).get("devices") or ()]
+
+
 class DRAState:
     """The DRA objects of one scheduler (upstream's DefaultDRAManager): the claim tracker,
     the ResourceSlices, the DeviceClasses and the extended resources they back. Fed by the
     event handlers (`upsert`, `delete`, `replace` by kind); events go to `on_event`."""
 
-    def __init__(self, on_event: EventSink, *, consumable_capacity: bool = True) -> None:
+    def __init__(
+        self,
+        on_event: EventSink,
+        *,
+        consumable_capacity: bool = True,
+        device_taint_rules: bool = False,
+    ) -> None:
         self._on_event = on_event
         self._claims = ClaimTracker(self._emit, consumable_capacity)
         self._lock = threading.Lock()
         self._slices: dict[str, Object] = {}
+        # DRADeviceTaintRules: the rules whose taints the slices are seen with (none: off).
+        self._device_taint_rules = device_taint_rules
+        self._rules: dict[str, Object] = {}
         self._slice_revision = 0
         self._slice_list: tuple[Object, ...] | None = ()
         self._classes: dict[str, Object] = {}
@@ -364,7 +415,10 @@ class DRAState:
     def slices(self) -> tuple[int, Sequence[Object]]:
         with self._lock:
             if self._slice_list is None:
-                self._slice_list = tuple(self._slices.values())
+                rules = tuple(self._rules.values())
+                self._slice_list = tuple(
+                    patched_slice(obj, rules) if rules else obj for obj in self._slices.values()
+                )
             return self._slice_revision, self._slice_list
 
     def device_class(self, name: str) -> Object | None:
@@ -383,6 +437,8 @@ class DRAState:
     def upsert(self, kind: str, obj: Object) -> None:
         if kind == CLAIMS:
             self._claims.upsert(obj)
+        elif kind == RULES:
+            self._change_rule(obj, gone=False)
         elif kind == SLICES:
             self._upsert_slice(obj)
         else:
@@ -391,6 +447,9 @@ class DRAState:
     def delete(self, kind: str, obj: Object) -> None:
         if kind == CLAIMS:
             self._claims.delete(obj)
+            return
+        if kind == RULES:
+            self._change_rule(obj, gone=True)
             return
         with self._lock:
             store = self._slices if kind == SLICES else self._classes
@@ -409,7 +468,7 @@ class DRAState:
             return
         listed = {object_key(item) for item in items}
         with self._lock:
-            store = self._slices if kind == SLICES else self._classes
+            store = {SLICES: self._slices, RULES: self._rules}.get(kind, self._classes)
             gone = [obj for key, obj in store.items() if key not in listed]
         for obj in gone:
             self.delete(kind, obj)
@@ -419,7 +478,11 @@ class DRAState:
     def sizes(self) -> dict[str, int]:
         """The claim tracker's sizes, and how many slices and classes it holds (for /metrics)."""
         with self._lock:
-            held = {"resource_slices": len(self._slices), "device_classes": len(self._classes)}
+            held = {
+                "resource_slices": len(self._slices),
+                "device_classes": len(self._classes),
+                "device_taint_rules": len(self._rules),
+            }
         return {**self._claims.sizes(), **held}
 
     def _upsert_slice(self, obj: Object) -> None:
@@ -430,8 +493,38 @@ class DRAState:
                 return
             self._slices[key] = obj
             self._bump(SLICES)
+            rules = tuple(self._rules.values())
+        if rules:  # the events carry the slices as the scheduler sees them
+            old = None if old is None else patched_slice(old, rules)
+            obj = patched_slice(obj, rules)
         action = ActionType.ADD if old is None else ActionType.UPDATE_OTHER
         self._on_event(ClusterEvent(events.RESOURCE_SLICE, action), old, obj)
+
+    def _change_rule(self, rule: Object, *, gone: bool) -> None:
+        """A DeviceTaintRule added, changed or deleted (ignored with DRADeviceTaintRules
+        off): every slice whose devices' taints change is seen updated, as the tracker
+        reports it."""
+        if not self._device_taint_rules:
+            return
+        key = object_key(rule)
+        with self._lock:
+            before = tuple(self._rules.values())
+            if gone:
+                if self._rules.pop(key, None) is None:
+                    return
+            else:
+                if self._rules.get(key) == rule:
+                    return
+                self._rules[key] = rule
+            after = tuple(self._rules.values())
+            self._bump(SLICES)
+            slices = list(self._slices.values())
+        for obj in slices:
+            old, new = patched_slice(obj, before), patched_slice(obj, after)
+            if _taints(old) != _taints(new):
+                self._on_event(
+                    ClusterEvent(events.RESOURCE_SLICE, ActionType.UPDATE_OTHER), old, new
+                )
 
     def _upsert_class(self, obj: Object) -> None:
         with self._lock:
@@ -457,4 +550,14 @@ class DRAState:
             self._class_revision += 1
 
 
-__all__ = ["CLAIMS", "CLASSES", "KINDS", "SLICES", "ClaimTracker", "DRAState", "object_key"]
+__all__ = [
+    "CLAIMS",
+    "CLASSES",
+    "KINDS",
+    "RULES",
+    "SLICES",
+    "ClaimTracker",
+    "DRAState",
+    "object_key",
+    "patched_slice",
+]

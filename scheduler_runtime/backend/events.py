@@ -42,6 +42,8 @@ EVENT_RESOURCES = {
     "PersistentVolume": events.PERSISTENT_VOLUME,
     "StorageClass": events.STORAGE_CLASS,
     "CSINode": events.CSI_NODE,
+    "CSIDriver": events.CSI_DRIVER,
+    "CSIStorageCapacity": events.CSI_STORAGE_CAPACITY,
 }
 
 

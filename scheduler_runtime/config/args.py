@@ -9,6 +9,7 @@ from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from scheduler_runtime.config.model import ApiModel
 from scheduler_runtime.config.types import parse_go_duration
+from scheduler_runtime.framework.features import Features
 
 
 class ResourceSpec(ApiModel):
@@ -169,9 +170,42 @@ class PodTopologySpreadArgs(ApiModel):
         return self.default_constraints
 
 
+# VolumeBindingArgs.shape's default with StorageCapacityScoring on: the emptier a node's
+# storage stays, the better.
+DEFAULT_VOLUME_SHAPE = (
+    UtilizationShapePoint(utilization=0, score=10),
+    UtilizationShapePoint(utilization=100, score=0),
+)
+
+
 class VolumeBindingArgs(ApiModel):
+    """`shape` scores nodes by storage utilization, with StorageCapacityScoring: defaulted
+    (DEFAULT_VOLUME_SHAPE) while the gate is on, refused while it is off, as
+    SetDefaults_VolumeBindingArgs and ValidateVolumeBindingArgs do."""
+
     bind_timeout_seconds: int = Field(default=600, ge=0)
-    shape: tuple[UtilizationShapePoint, ...] = ()
+    shape: tuple[UtilizationShapePoint, ...] | None = None
+
+    @model_validator(mode="after")
+    def _shape_follows_the_gate(self, info: ValidationInfo) -> Self:
+        features = (info.context or {}).get("features")
+        if not (features or Features()).storage_capacity_scoring:
+            if self.shape:
+                raise ValueError(
+                    "shape: unexpected field `shape`, remove it or turn on the feature gate "
+                    "StorageCapacityScoring"
+                )
+            object.__setattr__(self, "shape", None)
+            return self
+        if not self.shape:
+            object.__setattr__(self, "shape", DEFAULT_VOLUME_SHAPE)
+        shape = self.shape or ()
+        for index in range(1, len(shape)):
+            if shape[index - 1].utilization >= shape[index].utilization:
+                raise ValueError(
+                    f"shape[{index}].utilization: values must be sorted in increasing order"
+                )
+        return self
 
 
 def _go_duration(value: Any) -> float:

@@ -95,6 +95,7 @@ RUNTIME_FOLLOWS: Final = TIMING_ONLY | {
     "DRAConsumableCapacity",
     "DRADeviceBindingConditions",
     "DRADeviceTaints",
+    "DRADeviceTaintRules",
     "DRAExtendedResource",
     "DRAPartitionableDevices",
     "DRAPrioritizedList",
@@ -110,6 +111,10 @@ RUNTIME_FOLLOWS: Final = TIMING_ONLY | {
     # (turning NodeDeclaredFeatures off needs it off too); the settings differ only for a pod
     # whose pod-level resources are being resized in place.
     "InPlacePodLevelResourcesVerticalScaling",
+    # VolumeBinding's score by storage utilization (and its args' default shape), and
+    # NodeVolumeLimits' check that an opted-in CSI driver is installed on the node.
+    "StorageCapacityScoring",
+    "VolumeLimitScaling",
 }
 
 

@@ -157,7 +157,7 @@ def check_state_needs(
     """Refuses a profile that runs a plugin at an extension point but not at the earlier one
     where it writes what it reads there (VolumeBinding at reserve without preFilter, say):
     kube-scheduler accepts such a profile and then fails every pod with it."""
-    for point in ("filter", "score", "reserve", "preBind", "postFilter"):
+    for point in ("filter", "preScore", "score", "reserve", "preBind", "postFilter"):
         for name in points[point]:
             need = known[name].state_needs.get(point)
             if need is None or not need.needed(features) or name in points[need.written_at]:
@@ -219,7 +219,12 @@ def _plugin_args(
             args[name] = given[name]
         else:
             args_type = known[name].args_type
-            args[name] = args_type() if args_type is not None else None
+            # Some defaults follow the gates (VolumeBindingArgs.shape).
+            args[name] = (
+                None
+                if args_type is None
+                else args_type.model_validate({}, context={"features": features})
+            )
     return args
 
 

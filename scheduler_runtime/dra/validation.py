@@ -22,13 +22,14 @@ from scheduler_runtime.framework.quantity import Quantity, QuantityError
 from scheduler_runtime.framework.quantity import parse as parse_quantity
 
 VERSION: Final = "resource.k8s.io/v1"
-CLAIM, TEMPLATE, CLASS, SLICE = (
+CLAIM, TEMPLATE, CLASS, SLICE, TAINT_RULE = (
     "ResourceClaim",
     "ResourceClaimTemplate",
     "DeviceClass",
     "ResourceSlice",
+    "DeviceTaintRule",
 )
-KINDS: Final = (CLAIM, TEMPLATE, CLASS, SLICE)
+KINDS: Final = (CLAIM, TEMPLATE, CLASS, SLICE, TAINT_RULE)
 
 # pkg/apis/resource/types.go
 DRIVER_NAME_MAX_LENGTH: Final = 63
@@ -1608,6 +1609,22 @@ def _taint(v: _Validator, raw: Any, path: str) -> None:
     v.timestamp(taint.get("timeAdded"), f"{path}.timeAdded")
 
 
+def _taint_rule_spec(v: _Validator, raw: Any) -> None:
+    """validateDeviceTaintRuleSpec: the selector's driver, pool and device names, the taint."""
+    spec = _obj(v, raw, "spec")
+    if spec is None:
+        return
+    selector = _obj(v, spec.get("deviceSelector"), "spec.deviceSelector")
+    if selector:
+        if selector.get("driver") is not None:
+            v.driver_name(selector["driver"], "spec.deviceSelector.driver")
+        if selector.get("pool") is not None:
+            v.pool_name(selector["pool"], "spec.deviceSelector.pool")
+        if selector.get("device") is not None:
+            v.dns_label(selector["device"], "spec.deviceSelector.device")
+    _taint(v, spec.get("taint") or {}, "spec.taint")
+
+
 def _device_node_selection(
     v: _Validator, device: Mapping[str, Any], path: str, per_device: bool
 ) -> None:
@@ -1689,7 +1706,7 @@ def _metadata(v: _Validator, raw: Any, kind: str) -> None:
         unit = "bytes" if kind == CLASS else "characters"
         v.names(dns1123_subdomain(name, unit=unit), "metadata.name", name)
     namespace = v.string(metadata.get("namespace"), "metadata.namespace")
-    if namespace and kind not in (CLASS, SLICE):  # a cluster-scoped object's is cleared
+    if namespace and kind not in (CLASS, SLICE, TAINT_RULE):  # cluster-scoped: cleared
         v.names(dns1123_label(namespace), "metadata.namespace", namespace)
     _labels(v, metadata, "metadata")
     _meta_types(v, metadata)
@@ -1761,6 +1778,8 @@ def validate(
             _claim_spec(v, spec.get("spec"), "spec.spec")
     elif kind == CLASS:
         _class_spec(v, obj.get("spec"))
+    elif kind == TAINT_RULE:
+        _taint_rule_spec(v, obj.get("spec"))
     else:
         _slice_spec(v, obj.get("spec"))
     if not v.errors:

@@ -262,7 +262,7 @@ class SchedulingAlgorithm:
             return np.ones(len(feasible), dtype=np.int64), {}
         status = fwk.run_pre_score(state, pod, feasible)
         if status.code == Code.ERROR:
-            raise FrameworkError(f"running PreScore plugin {status.plugin!r}: {status.message()}")
+            raise FrameworkError(f'running PreScore plugin "{status.plugin}": {status.message()}')
         return fwk.run_score(state, pod, feasible)
 
     def select_host(self, slots: Slots, totals: Int64s) -> int:

@@ -272,6 +272,7 @@ class StateNeed:
 # How upstream words the failure of a plugin that misses its state, by extension point.
 MISSING_STATE_FAILURES: Final[Mapping[str, str]] = {
     "filter": 'running "{plugin}" filter plugin: {missing}',
+    "preScore": 'running PreScore plugin "{plugin}": {missing}',
     "score": 'running Score plugins: plugin "{plugin}" failed with: {missing}',
     "reserve": 'running Reserve plugin "{plugin}": {missing}',
     "preBind": 'running PreBindPreFlight "{plugin}": {missing}',

@@ -1,6 +1,7 @@
 """The API objects besides nodes and pods that some plugins read: Namespaces (their labels,
 for namespaceSelector), PodDisruptionBudgets (preemption), PersistentVolumeClaims,
-PersistentVolumes, StorageClasses and CSINodes (volume plugins), and the Services,
+PersistentVolumes, StorageClasses, CSINodes, CSIDrivers and CSIStorageCapacities (volume
+plugins), and the Services,
 ReplicaSets, StatefulSets and ReplicationControllers whose selectors give PodTopologySpread
 its system default constraints. Objects are plain dicts keyed by kind and namespace/name."""
 
@@ -23,6 +24,8 @@ KINDS = (
     "PersistentVolume",
     "StorageClass",
     "CSINode",
+    "CSIDriver",
+    "CSIStorageCapacity",
     "Service",
     "ReplicaSet",
     "StatefulSet",

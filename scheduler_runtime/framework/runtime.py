@@ -358,6 +358,8 @@ class Framework:
     @extension_point("PreScore")
     def run_pre_score(self, state: CycleState, pod: PodInfo, slots: Slots) -> Status:
         for plugin in self.points.get("preScore", ()):
+            if (missing := self._missing("preScore", plugin.name)) is not None:
+                raise FrameworkError(missing)
             status: Status = plugin.pre_score(state, pod, self.handle.snapshot, slots)
             if status.is_skip:
                 state.skip_score_plugins.add(plugin.name)

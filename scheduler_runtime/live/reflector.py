@@ -29,6 +29,8 @@ OBJECT_PATHS = {
     "PersistentVolume": "/api/v1/persistentvolumes",
     "StorageClass": "/apis/storage.k8s.io/v1/storageclasses",
     "CSINode": "/apis/storage.k8s.io/v1/csinodes",
+    "CSIDriver": "/apis/storage.k8s.io/v1/csidrivers",
+    "CSIStorageCapacity": "/apis/storage.k8s.io/v1/csistoragecapacities",
     "Service": "/api/v1/services",
     "ReplicaSet": "/apis/apps/v1/replicasets",
     "StatefulSet": "/apis/apps/v1/statefulsets",
@@ -48,6 +50,8 @@ DRA_PATHS = {
     "ResourceSlice": "/apis/resource.k8s.io/v1/resourceslices",
     "DeviceClass": "/apis/resource.k8s.io/v1/deviceclasses",
 }
+# Watched with DRADeviceTaintRules on (GA in 1.37, when resource.k8s.io/v1 serves them).
+DEVICE_TAINT_RULE_PATHS = {"DeviceTaintRule": "/apis/resource.k8s.io/v1/devicetaintrules"}
 # Collections a cluster may not serve (an alpha API not enabled, a CRD not installed) or this
 # scheduler may not be allowed to read: without them it runs, as without their objects.
 OPTIONAL = {
@@ -58,6 +62,10 @@ OPTIONAL = {
     COSCHEDULING_POD_GROUP: (
         "{api} PodGroups",
         "their CRD is podgroups.scheduling.x-k8s.io",
+    ),
+    "DeviceTaintRule": (
+        "resource.k8s.io/v1 DeviceTaintRules",
+        "the API server serves them from Kubernetes 1.37 on",
     ),
 }
 ABSENT_RETRY_SECONDS = 60.0  # how often a collection that was absent is looked for again

@@ -29,7 +29,13 @@ from scheduler_runtime.live.leader import LeaderElector, LeaseConfig, identity
 from scheduler_runtime.live.metrics import SchedulerMetrics
 from scheduler_runtime.live.outcomes import Outcomes
 from scheduler_runtime.live.podgroup_status import CoschedulingStatus
-from scheduler_runtime.live.reflector import DRA_PATHS, Reflector, object_paths, start
+from scheduler_runtime.live.reflector import (
+    DEVICE_TAINT_RULE_PATHS,
+    DRA_PATHS,
+    Reflector,
+    object_paths,
+    start,
+)
 from scheduler_runtime.live.scheduler import Scheduler
 from scheduler_runtime.live.server import HealthServer
 from scheduler_runtime.live.serving import ServingOptions, secure_serving
@@ -167,6 +173,11 @@ class Runtime:
             *(Reflector(self.kube, kind, path, events) for kind, path in paths.items()),
             *(Reflector(self.kube, kind, path, events) for kind, path in DRA_PATHS.items()),
         ]
+        if config.features.dra_device_taint_rules:
+            self.reflectors += [
+                Reflector(self.kube, kind, path, events)
+                for kind, path in DEVICE_TAINT_RULE_PATHS.items()
+            ]
         self.done = threading.Event()
         self.heap = HeapKeeper()
         self.lost_lease = False

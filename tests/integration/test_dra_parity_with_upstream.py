@@ -21,6 +21,7 @@ from dra_parity import (
     claim,
     device,
     device_class,
+    device_taint_rule,
     exactly,
     offer_all,
     resource_slice,
@@ -234,6 +235,27 @@ def scenarios(p: str) -> dict[str, Scenario]:
                 PodSpec("p2", ("plain",)),
                 PodSpec("p3", ("tolerant",)),
             ),
+        )
+    )
+    # DRADeviceTaintRules (GA in 1.37): a rule taints a/d0, so the plain claim gets d1 and
+    # only the tolerant one d0; before 1.37 no rule is served and the devices go in order.
+    made.append(
+        Scenario(
+            "taint-rules",
+            nodes=(("a", "4"),),
+            slices=_node_slices({"a": [device("d0"), device("d1")]}),
+            classes=(gpus,),
+            templates=(
+                template("plain", exactly(gpu)),
+                template(
+                    "tolerant",
+                    exactly(gpu, tolerations=[{"key": "dedicated", "operator": "Exists"}]),
+                ),
+            ),
+            pods=(PodSpec("p1", ("plain",)), PodSpec("p2", ("tolerant",))),
+            taint_rules=lambda names: [
+                device_taint_rule(f"{p}-dedicated", names["a"], "d0", taint),
+            ],
         )
     )
 

@@ -723,3 +723,139 @@ def test_volume_zone_as_upstream(
     notes = failure_notes(pods, {"ours": "lost-ours", "up": "lost-up"})
     assert notes["ours"] == notes["up"]
     assert "node(s) had no available volume zone" in notes["ours"]
+
+
+def test_csi_driver_missing_from_the_node_as_upstream(
+    cluster: Cluster,
+    namespace: str,
+    schedulable_nodes,
+    pods: Pods,
+    scheduler: str,
+    bound_claims: BoundClaims,
+) -> None:
+    """VolumeLimitScaling (on from 1.37): a CSIDriver with preventPodSchedulingIfMissing keeps
+    pods with its volumes off nodes whose CSINode lacks the driver, here the idler of two
+    nodes; where the gate is off (1.36) the API server drops the field, and the idler node
+    wins. Whatever the cluster's release, the runtime picks the node its kube-scheduler
+    picks."""
+    storage = kubernetes.client.StorageV1Api(cluster.api)
+    driver = f"{namespace}.prevent.example.com"
+    storage.create_csi_driver(
+        {"metadata": {"name": driver}, "spec": {"preventPodSchedulingIfMissing": True}}
+    )
+    try:
+        for tag, name in both(scheduler).items():
+            with_driver, without = f"vls-in-{tag}", f"vls-out-{tag}"
+            schedulable_nodes(
+                kwok_node(with_driver, labels={"vls": tag}),
+                kwok_node(without, labels={"vls": tag}),
+            )
+            storage.create_csi_node(
+                {
+                    "metadata": {"name": with_driver},
+                    "spec": {"drivers": [{"name": driver, "nodeID": with_driver}]},
+                }
+            )
+            # A quarter of the node with the driver taken: NodeResourcesFit prefers the other.
+            pods.create(make_pod(f"busy-{tag}", name, cpu="8", memory="64Gi", nodeName=with_driver))
+            claim = bound_claims(f"vls-{tag}", {"csi": {"driver": driver, "volumeHandle": tag}})
+            pods.wait_placed(f"busy-{tag}")
+            pods.create(
+                make_pod(
+                    f"vls-{tag}", name, nodeSelector={"vls": tag}, volumes=[claim_volume(claim)]
+                )
+            )
+        placed = pods.wait_placed("vls-ours", "vls-up")
+        assert placed["vls-ours"].removesuffix("-ours") == placed["vls-up"].removesuffix("-up")
+    finally:
+        for tag in both(scheduler):
+            with contextlib.suppress(kubernetes.client.ApiException):
+                storage.delete_csi_node(f"vls-in-{tag}")
+        with contextlib.suppress(kubernetes.client.ApiException):
+            storage.delete_csi_driver(driver)
+
+
+def test_storage_capacity_scoring_as_upstream(
+    cluster: Cluster,
+    namespace: str,
+    schedulable_nodes,
+    pods: Pods,
+    scheduler: str,
+) -> None:
+    """StorageCapacityScoring (on from 1.37): a claim to provision goes where the
+    CSIStorageCapacity leaves the most room (5Gi of 100Gi beats 5Gi of 10Gi), outweighing a
+    busier node; with the gate off (1.36) the volumes do not score and the idler node wins.
+    The node each scheduler picks is the one it writes as the claim's selected node (nobody
+    provisions, so the pods are never bound)."""
+    storage = kubernetes.client.StorageV1Api(cluster.api)
+    core = kubernetes.client.CoreV1Api(cluster.api)
+    driver = f"{namespace}.capacity.example.com"
+    storage_class = f"{namespace}-tracked"
+    storage.create_csi_driver({"metadata": {"name": driver}, "spec": {"storageCapacity": True}})
+    storage.create_storage_class(
+        {
+            "metadata": {"name": storage_class},
+            "provisioner": driver,
+            "volumeBindingMode": "WaitForFirstConsumer",
+        }
+    )
+    try:
+        for tag, name in both(scheduler).items():
+            small, big = f"scs-small-{tag}", f"scs-big-{tag}"
+            schedulable_nodes(
+                kwok_node(small, labels={"scs": tag}), kwok_node(big, labels={"scs": tag})
+            )
+            for node, size in ((small, "10Gi"), (big, "100Gi")):
+                storage.create_namespaced_csi_storage_capacity(
+                    namespace,
+                    {
+                        "metadata": {"name": node},
+                        "storageClassName": storage_class,
+                        "nodeTopology": {"matchLabels": {HOST: node}},
+                        "capacity": size,
+                    },
+                )
+            # A quarter of the big node taken: NodeResourcesFit prefers the small one by 25.
+            pods.create(make_pod(f"busy-{tag}", name, cpu="8", memory="64Gi", nodeName=big))
+            core.create_namespaced_persistent_volume_claim(
+                namespace,
+                {
+                    "metadata": {"name": f"data-{tag}"},
+                    "spec": {
+                        "accessModes": ["ReadWriteOnce"],
+                        "storageClassName": storage_class,
+                        "resources": {"requests": {"storage": "5Gi"}},
+                    },
+                },
+            )
+        pods.wait_placed("busy-ours", "busy-up")
+        for tag, name in both(scheduler).items():
+            pods.create(
+                make_pod(
+                    f"scs-{tag}",
+                    name,
+                    nodeSelector={"scs": tag},
+                    volumes=[claim_volume(f"data-{tag}")],
+                )
+            )
+
+        def selected() -> dict[str, str] | None:
+            chosen = {}
+            for tag in both(scheduler):
+                claim = core.read_namespaced_persistent_volume_claim(f"data-{tag}", namespace)
+                node = (claim.metadata.annotations or {}).get("volume.kubernetes.io/selected-node")
+                if not node:
+                    return None
+                chosen[tag] = node.removesuffix(f"-{tag}")
+            return chosen
+
+        chosen = wait_for("each claim's selected node", selected)
+        assert chosen["ours"] == chosen["up"]
+    finally:
+        for tag in both(scheduler):
+            with contextlib.suppress(kubernetes.client.ApiException):
+                core.delete_namespaced_pod(f"scs-{tag}", namespace, grace_period_seconds=0)
+        with contextlib.suppress(kubernetes.client.ApiException):
+            storage.delete_storage_class(storage_class)
+        with contextlib.suppress(kubernetes.client.ApiException):
+            storage.delete_csi_driver(driver)

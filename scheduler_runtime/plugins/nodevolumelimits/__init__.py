@@ -1,5 +1,7 @@
 """NodeVolumeLimits (upstream's CSILimits): the CSI volumes of the pods on a node, per driver,
-may not exceed what the node's CSINode says the driver can attach."""
+may not exceed what the node's CSINode says the driver can attach. With VolumeLimitScaling
+(beta, on from 1.37), a driver whose CSIDriver sets `preventPodSchedulingIfMissing` must also
+be registered in the node's CSINode."""
 
 from __future__ import annotations
 
@@ -70,7 +72,7 @@ class NodeVolumeLimits(PluginBase[None]):
         return None, SUCCESS
 
     def attachable(self, pod: PodInfo, *, new: bool) -> dict[str, str]:
-        """filterAttachableVolumes: unique volume name -> limit key, for the pod's CSI
+        """filterAttachableVolumes: unique volume name -> driver name, for the pod's CSI
         volumes (bound: the PV's driver and handle; unbound: the class's provisioner)."""
         volumes = Volumes(self.handle.snapshot, pod.namespace)
         found: dict[str, str] = {}
@@ -85,7 +87,7 @@ class NodeVolumeLimits(PluginBase[None]):
                 continue
             driver, handle = self._driver_and_handle(volumes, claim, pod.namespace, ref.claim)
             if driver and handle:
-                found[f"{driver}/{handle}"] = attach_limit_key(driver)
+                found[f"{driver}/{handle}"] = driver
         return found
 
     @staticmethod
@@ -121,6 +123,10 @@ class NodeVolumeLimits(PluginBase[None]):
         if not wanted:
             return SUCCESS
         csi_node = self.handle.snapshot.objects.get("CSINode", node.name)
+        if self.handle.features.volume_limit_scaling:
+            for driver in wanted.values():
+                if not self._driver_on_node(driver, csi_node):
+                    return Status.unschedulable(f"{driver} CSI driver is not installed on the node")
         limits = volume_limits(csi_node)
         if not limits:
             return SUCCESS
@@ -128,16 +134,27 @@ class NodeVolumeLimits(PluginBase[None]):
         for existing in node.pods.values():
             attached.update(self.attachable(existing, new=False))
         attached_count: dict[str, int] = {}
-        for unique, key in attached.items():
+        for unique, driver in attached.items():
             wanted.pop(unique, None)  # a volume several pods share counts once
+            key = attach_limit_key(driver)
             attached_count[key] = attached_count.get(key, 0) + 1
         new_count: dict[str, int] = {}
-        for key in wanted.values():
+        for driver in wanted.values():
+            key = attach_limit_key(driver)
             new_count[key] = new_count.get(key, 0) + 1
         for key, count in new_count.items():
             if key in limits and attached_count.get(key, 0) + count > limits[key]:
                 return Status.unschedulable(REASON)
         return SUCCESS
+
+    def _driver_on_node(self, driver: str, csi_node: Mapping[str, Any] | None) -> bool:
+        """checkCSIDriverOnNode: a driver without a CSIDriver, or whose CSIDriver does not opt
+        in with preventPodSchedulingIfMissing, counts as installed."""
+        csi_driver = self.handle.snapshot.objects.get("CSIDriver", driver)
+        if ((csi_driver or {}).get("spec") or {}).get("preventPodSchedulingIfMissing") is not True:
+            return True
+        drivers = ((csi_node or {}).get("spec") or {}).get("drivers") or ()
+        return any(entry.get("name") == driver for entry in drivers)
 
 
 __all__ = ["NodeVolumeLimits"]

@@ -4,19 +4,24 @@ Available PersistentVolume there or be provisionable there (the class's allowedT
 
 Reserve records the chosen PersistentVolumes and provisioning nodes in the snapshot's objects
 so the next pod does not count on them; PreBind hands them to the `bind_pod_volumes` service
-(the live scheduler writes them to the API server). Scoring by volume capacity is behind an
-upstream alpha feature gate, off by default: the score step skips, as upstream's does."""
+(the live scheduler writes them to the API server). Scoring by volume capacity follows
+StorageCapacityScoring (beta, on from 1.37): off, the score step skips; on, each node scores
+by the utilization its volumes would reach through `shape` (PVs for static bindings, else the
+CSIStorageCapacity of the claims to provision)."""
 
 from __future__ import annotations
 
 import copy
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from scheduler_runtime.config.args import VolumeBindingArgs
 from scheduler_runtime.framework.events import (
+    CSI_DRIVER,
     CSI_NODE,
+    CSI_STORAGE_CAPACITY,
     NODE,
     PERSISTENT_VOLUME,
     PERSISTENT_VOLUME_CLAIM,
@@ -25,7 +30,13 @@ from scheduler_runtime.framework.events import (
     ClusterEventWithHint,
     on,
 )
-from scheduler_runtime.framework.interface import CycleState, PluginBase, PreFilterResult, StateNeed
+from scheduler_runtime.framework.interface import (
+    MAX_NODE_SCORE,
+    CycleState,
+    PluginBase,
+    PreFilterResult,
+    StateNeed,
+)
 from scheduler_runtime.framework.nodeinfo import NodeInfo
 from scheduler_runtime.framework.objects import object_key
 from scheduler_runtime.framework.podinfo import PodInfo
@@ -37,6 +48,7 @@ from scheduler_runtime.plugins.volumebinding.binder import (
     ClaimError,
     PodClaims,
     PodVolumes,
+    class_resources,
     eligible_nodes,
     find_pod_volumes,
     pod_claims,
@@ -44,6 +56,44 @@ from scheduler_runtime.plugins.volumebinding.binder import (
 
 REASON_UNBOUND_IMMEDIATE = "pod has unbound immediate PersistentVolumeClaims"
 STATE_KEY = "VolumeBinding"
+MAX_UTILIZATION = 100
+MAX_CUSTOM_PRIORITY_SCORE = 10
+
+
+def _go_div(numerator: int, denominator: int) -> int:
+    """Go's integer division, truncating toward zero."""
+    quotient = abs(numerator) // abs(denominator)
+    return quotient if (numerator < 0) == (denominator < 0) else -quotient
+
+
+def broken_linear(shape: Sequence[tuple[int, int]], utilization: int) -> int:
+    """helper.BuildBrokenLinearFunction for one utilization."""
+    for index, (point_utilization, point_score) in enumerate(shape):
+        if utilization <= point_utilization:
+            if index == 0:
+                return point_score
+            previous_utilization, previous_score = shape[index - 1]
+            return previous_score + _go_div(
+                (point_score - previous_score) * (utilization - previous_utilization),
+                point_utilization - previous_utilization,
+            )
+    return shape[-1][1]
+
+
+def capacity_score(
+    shape: Sequence[tuple[int, int]], resources: Mapping[str, tuple[int, int]]
+) -> int:
+    """buildScorerFunction: each class's utilization through the shape, every class weighing
+    the same, the mean rounded half away from zero (0 without classes)."""
+    if not resources:
+        return 0
+    total = 0
+    for requested, capacity in resources.values():
+        if capacity == 0 or requested > capacity:
+            total += broken_linear(shape, MAX_UTILIZATION)
+        else:
+            total += broken_linear(shape, requested * MAX_UTILIZATION // capacity)
+    return math.floor(total / len(resources) + 0.5)
 
 
 @dataclass
@@ -62,18 +112,23 @@ class VolumeBinding(PluginBase[VolumeBindingArgs]):
         on(PERSISTENT_VOLUME, ActionType.ADD | ActionType.UPDATE),
         on(NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL),
         on(CSI_NODE, ActionType.ADD | ActionType.UPDATE),
+        on(CSI_DRIVER, ActionType.UPDATE),
+        on(CSI_STORAGE_CAPACITY, ActionType.ADD | ActionType.UPDATE),
     )
     args_type = VolumeBindingArgs
     # Its PreFilter always writes a state (even when it skips); without it every later
     # point fails, upstream's words being the cycle state's own "not found".
     state_needs: ClassVar[Mapping[str, StateNeed]] = {
-        point: StateNeed("preFilter") for point in ("filter", "reserve", "preBind")
+        **{point: StateNeed("preFilter") for point in ("filter", "reserve", "preBind")},
+        # PreScore reads it only while there is a scorer.
+        "preScore": StateNeed("preFilter", gate="storage_capacity_scoring"),
     }
 
     def pre_filter(
         self, state: CycleState, pod: PodInfo, snapshot: Snapshot
     ) -> tuple[PreFilterResult | None, Status]:
         if not claim_refs(pod):
+            state.write(STATE_KEY, BindingState(PodClaims()))  # for PreScore, as upstream's
             return None, SKIP
         volumes = Volumes(snapshot, pod.namespace)
         try:
@@ -98,13 +153,36 @@ class VolumeBinding(PluginBase[VolumeBindingArgs]):
         found.by_node[node.name] = verdict.volumes
         return SUCCESS
 
+    def _shape(self) -> tuple[tuple[int, int], ...] | None:
+        """The scoring shape, scores scaled to node scores; None (no scorer) with
+        StorageCapacityScoring off."""
+        if not self.handle.features.storage_capacity_scoring:
+            return None
+        scale = MAX_NODE_SCORE // MAX_CUSTOM_PRIORITY_SCORE
+        return tuple((p.utilization, p.score * scale) for p in self.args.shape or ())
+
     def pre_score(
         self, state: CycleState, pod: PodInfo, snapshot: Snapshot, slots: Slots
     ) -> Status:
-        return SKIP
+        # Upstream's PreScore runs whenever there is a scorer (the gate on), reading
+        # PreFilter's state (written even for a pod without claims).
+        if self._shape() is None:
+            return SKIP
+        found: BindingState = state.read(STATE_KEY)
+        # Without claims every node scores 0, as upstream's Score says: skipping is the same.
+        if not (found.claims.bound or found.claims.delayed):
+            return SKIP
+        return SUCCESS
 
     def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> tuple[int, Status]:
-        return 0, SUCCESS
+        shape = self._shape()
+        if shape is None:
+            return 0, SUCCESS
+        found: BindingState = state.read(STATE_KEY)
+        chosen = found.by_node.get(node.name)
+        if chosen is None:
+            return 0, SUCCESS
+        return capacity_score(shape, class_resources(chosen)), SUCCESS
 
     def reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status:
         """AssumePodVolumes: the chosen PVs count as bound and the claims to provision as

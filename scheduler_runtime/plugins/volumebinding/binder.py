@@ -1,7 +1,8 @@
 """The volume binder's decisions (upstream's volumebinding/binder.go), read-only: which
 claims a pod has, whether a node satisfies its bound volumes' node affinity, and which
-PersistentVolume (or dynamic provisioning) would serve each unbound WaitForFirstConsumer
-claim on a node."""
+PersistentVolume (or dynamic provisioning, within the CSIStorageCapacity the node can reach
+when the class's CSI driver asks for capacity tracking) would serve each unbound
+WaitForFirstConsumer claim on a node."""
 
 from __future__ import annotations
 
@@ -29,6 +30,7 @@ HOSTNAME = "kubernetes.io/hostname"
 
 REASON_NODE_CONFLICT = "node(s) didn't match PersistentVolume's node affinity"
 REASON_BIND_CONFLICT = "node(s) didn't find available persistent volumes to bind"
+REASON_NOT_ENOUGH_SPACE = "node(s) did not have enough free storage"
 REASON_PV_NOT_EXIST = "node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)"
 
 
@@ -52,6 +54,8 @@ class PodVolumes:
 
     bindings: list[tuple[Mapping[str, Any], Mapping[str, Any]]] = field(default_factory=list)
     provisions: list[Mapping[str, Any]] = field(default_factory=list)
+    # The CSIStorageCapacity found for each claim to provision (None: capacity not tracked).
+    capacities: list[Mapping[str, Any] | None] = field(default_factory=list)
 
 
 def _name(obj: Mapping[str, Any]) -> str:
@@ -252,6 +256,7 @@ class Verdict:
     bound_satisfied: bool = True
     bound_found: bool = True
     unbound_satisfied: bool = True
+    sufficient_storage: bool = True
     volumes: PodVolumes = field(default_factory=PodVolumes)
 
     @property
@@ -259,6 +264,7 @@ class Verdict:
         checks = (
             (self.bound_satisfied, REASON_NODE_CONFLICT),
             (self.unbound_satisfied, REASON_BIND_CONFLICT),
+            (self.sufficient_storage, REASON_NOT_ENOUGH_SPACE),
             (self.bound_found, REASON_PV_NOT_EXIST),
         )
         return tuple(reason for ok, reason in checks if not ok)
@@ -315,7 +321,8 @@ def _place_delayed(
 def _can_provision(
     volumes: Volumes, claims: Sequence[Mapping[str, Any]], node: NodeInfo, verdict: Verdict
 ) -> bool:
-    """checkVolumeProvisions (storage capacity is not tracked: always sufficient)."""
+    """checkVolumeProvisions: each claim's class provisions on the node, within a
+    CSIStorageCapacity it reaches (the first claim short of it: sufficient_storage off)."""
     for claim in claims:
         class_name = claim_class(claim)
         if not class_name:
@@ -328,8 +335,76 @@ def _can_provision(
             return False
         if not _topology_allows(storage_class, node.labels):
             return False
+        sufficient, capacity = _has_enough_capacity(volumes, provisioner, claim, class_name, node)
+        if not sufficient:
+            verdict.sufficient_storage = False
+            verdict.volumes.provisions.clear()
+            verdict.volumes.capacities.clear()
+            return True
         verdict.volumes.provisions.append(claim)
+        verdict.volumes.capacities.append(capacity)
     return True
+
+
+def _has_enough_capacity(
+    volumes: Volumes, provisioner: str, claim: Mapping[str, Any], class_name: str, node: NodeInfo
+) -> tuple[bool, Mapping[str, Any] | None]:
+    """hasEnoughCapacity: only for a CSI driver whose CSIDriver sets storageCapacity, the
+    first CSIStorageCapacity of the class that the node reaches and that fits the claim."""
+    requests = ((claim.get("spec") or {}).get("resources") or {}).get("requests") or {}
+    if "storage" not in requests:
+        return True, None  # no size to check
+    driver = volumes.objects.get("CSIDriver", provisioner)
+    if ((driver or {}).get("spec") or {}).get("storageCapacity") is not True:
+        return True, None
+    size = _requested(claim)
+    for capacity in volumes.objects.all("CSIStorageCapacity"):
+        if (
+            capacity.get("storageClassName") == class_name
+            and _capacity_sufficient(capacity, size)
+            and _node_has_access(capacity, node.labels)
+        ):
+            return True, capacity
+    return False, None
+
+
+def _capacity_sufficient(capacity: Mapping[str, Any], size: int) -> bool:
+    """capacitySufficient: maximumVolumeSize, more precise, before capacity."""
+    limit = capacity.get("maximumVolumeSize")
+    if limit is None:
+        limit = capacity.get("capacity")
+    return limit is not None and _storage({"limit": limit}, ("limit",)) >= size
+
+
+def _node_has_access(capacity: Mapping[str, Any], labels: Mapping[str, str]) -> bool:
+    """nodeHasAccess: the capacity's nodeTopology selects the node (none: unavailable)."""
+    topology = capacity.get("nodeTopology")
+    if topology is None:
+        return False
+    try:
+        return parse_selector(topology, "nodeTopology").matches(labels)
+    except SelectorError:
+        return False
+
+
+def class_resources(chosen: PodVolumes) -> dict[str, tuple[int, int]]:
+    """Score's (requested, capacity) per storage class: the static bindings' claims and PVs
+    when there are any, else the claims to provision against the CSIStorageCapacity found for
+    each (one capacity per class, not summed: two claims share it)."""
+    found: dict[str, tuple[int, int]] = {}
+    if chosen.bindings:
+        for volume, claim in chosen.bindings:
+            name = str((volume.get("spec") or {}).get("storageClassName") or "")
+            requested, capacity = found.get(name, (0, 0))
+            found[name] = (requested + _requested(claim), capacity + _capacity(volume))
+        return found
+    for claim, node_capacity in zip(chosen.provisions, chosen.capacities, strict=True):
+        if node_capacity is None:
+            continue
+        name = str((claim.get("spec") or {}).get("storageClassName") or "")
+        requested, _ = found.get(name, (0, 0))
+        found[name] = (requested + _requested(claim), _storage(node_capacity, ("capacity",)))
+    return found
 
 
 def _claim_key(claim: Mapping[str, Any]) -> str:

@@ -274,7 +274,7 @@ def runtime_refusal(flag: str) -> ConfigError:
             "WorkloadAwarePreemption",
             "true",
         ),
-        ("DRADeviceTaintRules=true", "DRADeviceTaintRules", "true"),
+        ("TaintTolerationComparisonOperators=true", "TaintTolerationComparisonOperators", "true"),
         ("AllAlpha=true", "DRAListTypeAttributes", "true"),
     ],
 )

@@ -213,20 +213,60 @@ def test_a_configuration_resolves_with_its_minors_plugins() -> None:
         assert ("NodeDeclaredFeatures" in profile.plugin_names) == (version != "1.35")
 
 
-def test_the_gates_1_37_turns_on_that_the_runtime_does_not_follow_are_named_not_hidden() -> None:
-    assert unfollowed_defaults(FeatureGates(version="1.35")) == []
-    assert unfollowed_defaults(FeatureGates(version="1.36")) == []
-    assert unfollowed_defaults(FeatureGates(version="1.37")) == [
-        f"feature gate {gate} is true in kube-scheduler v1.37.2; the scheduler runtime "
-        f"schedules as with {gate}=false, not emulated yet"
-        for gate in ("DRADeviceTaintRules", "StorageCapacityScoring", "VolumeLimitScaling")
-    ]
-    # Set to what the runtime does, such a gate is taken and no longer named.
-    off = parse_feature_gates("StorageCapacityScoring=false", "1.37")
-    check_runtime_gates(off)
-    assert [line.split()[2] for line in unfollowed_defaults(off)] == [
-        "DRADeviceTaintRules",
-        "VolumeLimitScaling",
-    ]
-    with pytest.raises(ConfigError, match="StorageCapacityScoring=true is not supported"):
-        check_runtime_gates(parse_feature_gates("StorageCapacityScoring=true", "1.36"))
+def test_the_gates_1_37_turns_on_are_followed() -> None:
+    """No scheduling gate is on at a minor where the runtime schedules as if it were off."""
+    for version in ("1.35", "1.36", "1.37"):
+        assert unfollowed_defaults(FeatureGates(version=version)) == []
+    # A gate the runtime does not follow is still refused set away from 1.36's default.
+    with pytest.raises(ConfigError, match="DRAListTypeAttributes=true is not supported"):
+        check_runtime_gates(parse_feature_gates("DRAListTypeAttributes=true", "1.37"))
+    # The gates 1.37 turns on are followed either way, at either minor.
+    for version in ("1.36", "1.37"):
+        for setting in ("true", "false"):
+            for gate, attribute in (
+                ("DRADeviceTaintRules", "dra_device_taint_rules"),
+                ("StorageCapacityScoring", "storage_capacity_scoring"),
+                ("VolumeLimitScaling", "volume_limit_scaling"),
+            ):
+                gates = parse_feature_gates(f"{gate}={setting}", version)
+                check_runtime_gates(gates)
+                assert getattr(gates.features, attribute) == (setting == "true")
+    assert FeatureGates(version="1.36").features.storage_capacity_scoring is False
+    assert FeatureGates(version="1.37").features.storage_capacity_scoring is True
+    assert FeatureGates(version="1.37").features.volume_limit_scaling is True
+
+
+def volume_binding_args(version: str, args: dict[str, object] | None = None) -> object:
+    doc = {
+        **HEADER,
+        "profiles": [
+            {
+                "schedulerName": "default-scheduler",
+                **({"pluginConfig": [{"name": "VolumeBinding", "args": args}]} if args else {}),
+            }
+        ],
+    }
+    profile = load_configuration(doc, feature_gates=FeatureGates(version=version)).profiles[0]
+    return profile.plugin_args["VolumeBinding"]
+
+
+def test_volume_binding_shape_follows_storage_capacity_scoring() -> None:
+    """SetDefaults_VolumeBindingArgs: the shape defaults to (0, 10), (100, 0) while the gate is
+    on (1.37), stays unset while it is off (1.36), where ValidateVolumeBindingArgs refuses one."""
+    on = volume_binding_args("1.37")
+    assert [(p.utilization, p.score) for p in on.shape] == [(0, 10), (100, 0)]  # type: ignore[attr-defined]
+    assert volume_binding_args("1.36").shape is None  # type: ignore[attr-defined]
+    given = {"shape": [{"utilization": 0, "score": 0}, {"utilization": 80, "score": 7}]}
+    custom = volume_binding_args("1.37", given)
+    assert [(p.utilization, p.score) for p in custom.shape] == [(0, 0), (80, 7)]  # type: ignore[attr-defined]
+    with pytest.raises(ConfigError) as refused:
+        volume_binding_args("1.36", given)
+    assert refused.value.path == "profiles[0].pluginConfig[0].args.shape"
+    assert refused.value.reason == (
+        "unexpected field `shape`, remove it or turn on the feature gate StorageCapacityScoring"
+    )
+    unsorted = {"shape": [{"utilization": 50, "score": 1}, {"utilization": 50, "score": 2}]}
+    with pytest.raises(ConfigError) as refused:
+        volume_binding_args("1.37", unsorted)
+    assert refused.value.path == "profiles[0].pluginConfig[0].args.shape[1].utilization"
+    assert refused.value.reason == "values must be sorted in increasing order"

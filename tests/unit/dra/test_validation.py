@@ -204,6 +204,18 @@ def pod() -> dict[str, Any]:
     }
 
 
+def taint_rule() -> dict[str, Any]:
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "DeviceTaintRule",
+        "metadata": {"name": "maintenance"},
+        "spec": {
+            "deviceSelector": {"driver": "gpu.example.com", "pool": "node-1", "device": "gpu-0"},
+            "taint": {"key": "example.com/maintenance", "value": "now", "effect": "NoExecute"},
+        },
+    }
+
+
 BUILDERS: dict[str, Callable[[], dict[str, Any]]] = {
     "claim": claim,
     "template": template,
@@ -211,6 +223,7 @@ BUILDERS: dict[str, Callable[[], dict[str, Any]]] = {
     "slice": resource_slice,
     "counters": counter_slice,
     "pod": pod,
+    "rule": taint_rule,
 }
 
 _STEP = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
@@ -277,6 +290,35 @@ def many(count: int, make: Callable[[int], Any]) -> list[Any]:
 
 # (object, field path, new value, the first error the API server reports)
 CASES: list[tuple[str, str, Any, str]] = [
+    # DeviceTaintRule
+    (
+        "rule",
+        "spec.taint.effect",
+        "Sometimes",
+        'spec.taint.effect: Unsupported value: "Sometimes": supported values: "NoExecute", '
+        '"NoSchedule", "None"',
+    ),
+    (
+        "rule",
+        "spec.taint.key",
+        "",
+        'spec.taint.key: Invalid value: "": name part must be non-empty',
+    ),
+    (
+        "rule",
+        "spec.deviceSelector.driver",
+        "Not_A_Driver",
+        'spec.deviceSelector.driver: Invalid value: "Not_A_Driver": a lowercase RFC 1123 '
+        "subdomain must consist of lower case alphanumeric characters, '-' or '.', and must "
+        "start and end with an alphanumeric character (e.g. 'example.com', regex used for "
+        "validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')",
+    ),
+    (
+        "rule",
+        "spec.deviceSelector.device",
+        7,
+        "spec.deviceSelector.device: Invalid value: 7: must be of type string",
+    ),
     # ResourceClaim: requests
     ("claim", f"{REQ}.count", -5, f"{REQ}.count: Invalid value: -5: must be greater than zero"),
     ("claim", f"{REQ}.count", "abc", f'{REQ}.count: Invalid value: "abc": must be of type integer'),

@@ -114,13 +114,8 @@ def test_a_newer_api_server_gets_the_newest_minor_and_a_warning_in_the_log(
     assert started[0][0].profiles[0].enabled("filter")[0] == "NodeName"  # 1.37's order
     warning, *gates = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
     assert warning.startswith("the API server is v1.38.0-beta.0, newer than Kubernetes 1.37")
-    # The gates on at 1.37 that the runtime does not follow yet, each named.
-    assert gates == unfollowed_defaults(started[0][0].feature_gates)
-    assert [gate.split()[2] for gate in gates] == [
-        "DRADeviceTaintRules",
-        "StorageCapacityScoring",
-        "VolumeLimitScaling",
-    ]
+    # Every gate on at 1.37 is followed: none is named.
+    assert gates == unfollowed_defaults(started[0][0].feature_gates) == []
 
 
 def test_the_flag_chooses_without_needing_the_api_server(

@@ -6,11 +6,13 @@ from __future__ import annotations
 from typing import Any
 
 from scheduler_runtime.config import load_configuration
+from scheduler_runtime.config.args import VolumeBindingArgs
+from scheduler_runtime.framework.features import Features
 from scheduler_runtime.framework.interface import CycleState, Handle, Status
 from scheduler_runtime.framework.podinfo import PodInfo, pod_info
 from scheduler_runtime.framework.snapshot import Snapshot
 from scheduler_runtime.plugins.nodevolumelimits import NodeVolumeLimits, attach_limit_key
-from scheduler_runtime.plugins.volumebinding import VolumeBinding
+from scheduler_runtime.plugins.volumebinding import VolumeBinding, broken_linear, capacity_score
 from scheduler_runtime.plugins.volumerestrictions import VolumeRestrictions
 from scheduler_runtime.plugins.volumezone import VolumeZone
 from scheduler_runtime.simulate import Simulation
@@ -270,6 +272,47 @@ def test_node_volume_limits_count_csi_volumes_per_driver() -> None:
     )
 
 
+def test_volume_limit_scaling_needs_an_opted_in_driver_on_the_node() -> None:
+    """VolumeLimitScaling: a driver whose CSIDriver sets preventPodSchedulingIfMissing must be
+    in the node's CSINode (upstream's checkCSIDriverOnNode); off, the CSIDriver changes
+    nothing."""
+    strict, lax = "strict.csi.example.com", "lax.csi.example.com"
+    csi_node = {
+        "kind": "CSINode",
+        "metadata": {"name": "n1"},
+        "spec": {"drivers": [{"name": strict}]},
+    }
+
+    def csi_driver(name: str, prevent: bool) -> dict[str, Any]:
+        spec = {"preventPodSchedulingIfMissing": prevent}
+        return {"kind": "CSIDriver", "metadata": {"name": name}, "spec": spec}
+
+    objects = (
+        node("n1"),
+        node("n2"),
+        csi_node,
+        csi_driver(strict, True),
+        csi_driver(lax, False),
+        claim("s", volume="pv-s"),
+        claim("l", volume="pv-l"),
+        persistent_volume("pv-s", csi=(strict, "h1")),
+        persistent_volume("pv-l", csi=(lax, "h2")),
+    )
+    snapshot = cluster(*objects)
+    on = NodeVolumeLimits(None, Handle(snapshot, features=Features(volume_limit_scaling=True)))
+    off = NodeVolumeLimits(None, Handle(snapshot, features=Features(volume_limit_scaling=False)))
+    wants_strict = pod_info(pod("p", claim_volume("s")))
+    assert outcomes(on, snapshot, wants_strict) == {
+        "n1": Status(),
+        "n2": Status.unschedulable(
+            "strict.csi.example.com CSI driver is not installed on the node"
+        ),
+    }
+    assert passing(outcomes(off, snapshot, wants_strict)) == {"n1", "n2"}
+    # A driver that does not opt in (or has no CSIDriver) counts as installed everywhere.
+    assert passing(outcomes(on, snapshot, pod_info(pod("q", claim_volume("l"))))) == {"n1", "n2"}
+
+
 def test_attach_limit_keys_shorten_long_driver_names() -> None:
     assert attach_limit_key("ebs.csi.aws.com") == "attachable-volumes-csi-ebs.csi.aws.com"
     long_name = "a-very-long-csi-driver-name.storage.example.com"
@@ -439,3 +482,116 @@ def test_reserve_assumes_the_binding_and_unreserve_takes_it_back() -> None:
             snapshot.objects.apply(bound)
         plugin.unreserve(state, incoming, "n1")
         assert claimed_by() == ("c" if newer_arrives else None)
+
+
+CAPACITY_DRIVER = "capacity.csi.example.com"
+
+
+def csi_storage_capacity(name: str, node_name: str, capacity: str, **extra: Any) -> Any:
+    return {
+        "kind": "CSIStorageCapacity",
+        "metadata": {"name": name, "namespace": "kube-system"},
+        "storageClassName": "tracked",
+        "nodeTopology": {"matchLabels": {HOST: node_name}},
+        "capacity": capacity,
+        **extra,
+    }
+
+
+TRACKED = (
+    {
+        "kind": "CSIDriver",
+        "metadata": {"name": CAPACITY_DRIVER},
+        "spec": {"storageCapacity": True},
+    },
+    storage_class("tracked", "WaitForFirstConsumer", CAPACITY_DRIVER),
+    node("small"),
+    node("big"),
+    node("full"),
+    node("away"),
+    csi_storage_capacity("small", "small", "10Gi"),
+    csi_storage_capacity("big", "big", "100Gi"),
+    # The maximum volume size, when given, is what must fit.
+    csi_storage_capacity("full", "full", "100Gi", maximumVolumeSize="4Gi"),
+    claim("data", storage_class="tracked", size="5Gi"),
+)
+
+
+def volume_binding(snapshot: Snapshot, *, scoring: bool) -> VolumeBinding:
+    features = Features(storage_capacity_scoring=scoring)
+    args = VolumeBindingArgs.model_validate({}, context={"features": features})
+    return VolumeBinding(args, Handle(snapshot, features=features))
+
+
+def test_provisioning_needs_a_csi_storage_capacity_the_node_reaches() -> None:
+    """hasEnoughCapacity: a CSIDriver with storageCapacity needs a CSIStorageCapacity of the
+    class, reaching the node, big enough (maximumVolumeSize first); whatever the gate."""
+    snapshot = cluster(*TRACKED)
+    for scoring in (False, True):
+        plugin = volume_binding(snapshot, scoring=scoring)
+        results = outcomes(plugin, snapshot, pod_info(pod("p", claim_volume("data"))))
+        assert results == {
+            "small": Status(),
+            "big": Status(),
+            "full": Status.unresolvable("node(s) did not have enough free storage"),
+            "away": Status.unresolvable("node(s) did not have enough free storage"),
+        }
+
+
+def scores(plugin: VolumeBinding, snapshot: Snapshot, incoming: PodInfo) -> Any:
+    """PreFilter, Filter on every node, then PreScore and Score of the nodes that passed."""
+    state = CycleState()
+    plugin.pre_filter(state, incoming, snapshot)
+    feasible = [n for n in snapshot.node_infos() if plugin.filter(state, incoming, n).is_success]
+    status = plugin.pre_score(state, incoming, snapshot, None)  # type: ignore[arg-type]
+    if status.is_skip:
+        return status
+    return {n.name: plugin.score(state, incoming, n)[0] for n in feasible}
+
+
+def test_storage_capacity_scoring_prefers_the_emptier_node() -> None:
+    """StorageCapacityScoring on: the default shape (utilization 0 -> 10, 100 -> 0) scores
+    5Gi of 10Gi at 50 and 5Gi of 100Gi at 95; off, PreScore skips."""
+    snapshot = cluster(*TRACKED)
+    incoming = pod_info(pod("p", claim_volume("data")))
+    assert scores(volume_binding(snapshot, scoring=True), snapshot, incoming) == {
+        "small": 50,
+        "big": 95,
+    }
+    assert scores(volume_binding(snapshot, scoring=False), snapshot, incoming).is_skip
+    # A pod without claims would score 0 everywhere (upstream's Score): its PreScore skips.
+    bare = pod_info(pod("bare"))
+    assert scores(volume_binding(snapshot, scoring=True), snapshot, bare).is_skip
+
+
+def test_storage_capacity_scoring_of_static_bindings_uses_the_volumes() -> None:
+    """With a PV to bind, the score is the claim's request over the PV's capacity."""
+    local = storage_class("local", "WaitForFirstConsumer", "kubernetes.io/no-provisioner")
+    snapshot = cluster(
+        node("n1"),
+        node("n2"),
+        local,
+        persistent_volume("pv1", storage_class="local", size="2Gi", affinity=hostname_in("n1")),
+        persistent_volume("pv2", storage_class="local", size="8Gi", affinity=hostname_in("n2")),
+        claim("c", storage_class="local", size="1Gi"),
+    )
+    incoming = pod_info(pod("p", claim_volume("c")))
+    # 1Gi of 2Gi: 50; 1Gi of 8Gi: utilization 12 -> 100 - 12 = 88.
+    assert scores(volume_binding(snapshot, scoring=True), snapshot, incoming) == {
+        "n1": 50,
+        "n2": 88,
+    }
+
+
+def test_capacity_scores_follow_a_custom_shape() -> None:
+    shape = ((0, 0), (50, 100), (100, 0))
+    assert broken_linear(shape, 25) == 50
+    assert broken_linear(shape, 75) == 50
+    assert broken_linear(shape, 120) == 0
+    # Go's division truncates toward zero: 100 - 33, not 100 - 34.
+    assert broken_linear(((0, 100), (30, 0)), 10) == 67
+    # Two classes weigh the same, the mean rounded half away from zero.
+    assert capacity_score(shape, {"a": (1, 4), "b": (3, 4)}) == 50
+    assert capacity_score(shape, {"a": (1, 2), "b": (1, 100)}) == 51
+    assert capacity_score(shape, {}) == 0
+    assert capacity_score(shape, {"a": (5, 0)}) == 0  # no capacity: fully used

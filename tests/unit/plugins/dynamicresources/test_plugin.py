@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from dra_objects import (
     CLASS,
+    CONFIG,
     DRIVER,
     claim,
     device,
@@ -28,6 +29,7 @@ from dra_objects import (
     template,
 )
 
+from scheduler_runtime.backend.claims import DRAState
 from scheduler_runtime.config import ConfigError, load_configuration
 from scheduler_runtime.config.features import feature_gates
 from scheduler_runtime.dra import allocator
@@ -35,6 +37,7 @@ from scheduler_runtime.framework.explain import annotation
 from scheduler_runtime.framework.podinfo import pod_info
 from scheduler_runtime.plugins.dynamicresources import answers, binding
 from scheduler_runtime.plugins.dynamicresources.claims import ClaimInfo, ClaimStore, StateData
+from scheduler_runtime.simulate import Placement, Simulation
 
 PREEMPTION_NOT_HELPFUL = (
     "preemption: 0/{n} nodes are available: {n} Preemption is not helpful for scheduling."
@@ -891,3 +894,100 @@ def test_a_search_past_the_filter_timeout_is_the_pods_error_with_upstreams_messa
     assert found["p"].message == (
         'running "DynamicResources" filter plugin: node n1: timed out trying to allocate devices'
     )
+
+
+def taint_rule(name: str, *, device_name: str | None = None, effect: str = "NoSchedule") -> Any:
+    selector: dict[str, Any] = {"driver": DRIVER, "pool": "n1"}
+    if device_name is not None:
+        selector["device"] = device_name
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "DeviceTaintRule",
+        "metadata": {"name": name},
+        "spec": {
+            "deviceSelector": selector,
+            "taint": {"key": "k", "value": name, "effect": effect},
+        },
+    }
+
+
+def placed_at(minor: str, *objects: dict[str, Any]) -> dict[str, Placement]:
+    loaded = load_configuration(CONFIG, feature_gates=feature_gates({}, version=minor))
+    run = Simulation(loaded, seed=1)
+    run.load(copy.deepcopy(list(objects)))
+    return {p.name: p for p in run.run()}
+
+
+def test_device_taint_rules_taint_the_devices_they_select_from_1_37() -> None:
+    """DRADeviceTaintRules (GA in 1.37): a rule's taint is the selected devices' own, against
+    the claim's tolerations; at 1.36 (the gate off) the rules change nothing."""
+    objects = [
+        node("n1"),
+        device_class(),
+        node_slice("n1", device("a"), device("b")),
+        taint_rule("only-a", device_name="a"),
+        template(),
+        template("tolerant", exactly(tolerations=[{"key": "k", "operator": "Exists"}])),
+        pod("first", created=1),
+        pod("second", created=2),
+        pod("third", template_name="tolerant", created=3),
+    ]
+    at_1_37 = placed_at("1.37", *objects)
+    assert at_1_37["first"].node == "n1"
+    assert devices_of(at_1_37["first"]) == [(DRIVER, "n1", "b")]
+    assert at_1_37["second"].node is None  # b is taken; a is tainted
+    assert at_1_37["third"].node == "n1"
+    assert devices_of(at_1_37["third"]) == [(DRIVER, "n1", "a")]
+    at_1_36 = placed_at("1.36", *objects)
+    assert devices_of(at_1_36["first"]) == [(DRIVER, "n1", "a")]
+    assert at_1_36["second"].node == "n1"
+    assert at_1_36["third"].node is None
+    # A NoExecute taint keeps pods off too; effect None does not.
+    for effect, node_name in (("NoExecute", None), ("None", "n1")):
+        rule = taint_rule("all", effect=effect)
+        placed = placed_at(
+            "1.37",
+            node("n1"),
+            device_class(),
+            node_slice("n1", device("a")),
+            rule,
+            template(),
+            pod("p"),
+        )
+        assert placed["p"].node == node_name, effect
+
+
+def test_rules_change_the_slices_the_scheduler_sees() -> None:
+    """The tracker: each rule change is a ResourceSlice update for the slices whose taints it
+    changes, the slices carrying the rules' taints; ignored with the gate off."""
+    seen: list[tuple[Any, Any, Any]] = []
+    state = DRAState(
+        lambda event, old, new: seen.append((event, old, new)), device_taint_rules=True
+    )
+    state.upsert("ResourceSlice", node_slice("n1", device("a"), device("b")))
+    other = node_slice("n2", device("c"), name="other")
+    state.upsert("ResourceSlice", other)
+    seen.clear()
+    state.upsert("DeviceTaintRule", taint_rule("r", device_name="b"))
+    assert len(seen) == 1  # n2's pool is not selected
+    event, old, new = seen[0]
+    assert event.resource == "resource.k8s.io/ResourceSlice"
+    assert [d.get("taints") for d in new["spec"]["devices"]] == [
+        None,
+        [{"key": "k", "value": "r", "effect": "NoSchedule"}],
+    ]
+    assert [d.get("taints") for d in old["spec"]["devices"]] == [None, None]
+    _, slices = state.slices()
+    assert [d.get("taints") for s in slices for d in s["spec"]["devices"]] == [
+        None,
+        [{"key": "k", "value": "r", "effect": "NoSchedule"}],
+        None,
+    ]
+    state.delete("DeviceTaintRule", taint_rule("r", device_name="b"))
+    _, slices = state.slices()
+    assert all(d.get("taints") is None for s in slices for d in s["spec"]["devices"])
+    off = DRAState(lambda *_: None)
+    off.upsert("ResourceSlice", node_slice("n1", device("a")))
+    off.upsert("DeviceTaintRule", taint_rule("r"))
+    assert off.slices()[1][0]["spec"]["devices"][0].get("taints") is None
+    assert off.sizes()["device_taint_rules"] == 0
