@@ -31,6 +31,9 @@ from dra_parity import (
 )
 from runtime_support import RuntimeProcess, scheduler_config, unique_scheduler_name
 
+from benchmarks.tools import kubernetes_minor
+from scheduler_runtime.config.features import known
+
 ATTR = f'device.attributes["{DRIVER}"]'
 CAPACITY = f'device.capacity["{DRIVER}"]'
 BIG = f'{CAPACITY}.memory.compareTo(quantity("2Gi")) >= 0'
@@ -146,6 +149,14 @@ def scenarios(p: str) -> dict[str, Scenario]:
             ),
         )
     )
+    # distinctAttribute comes with DRAConsumableCapacity (on from 1.36): 1.35's API server
+    # drops it, and then refuses the constraint as empty.
+    distinct = [{"distinctAttribute": f"{DRIVER}/numa"}]
+    apart = (
+        [template("apart", exactly(gpu, name="x"), exactly(gpu, name="y"), constraints=distinct)]
+        if known(kubernetes_minor())["DRAConsumableCapacity"].default
+        else []
+    )
     made.append(
         Scenario(
             "constraints",
@@ -164,17 +175,12 @@ def scenarios(p: str) -> dict[str, Scenario]:
                     exactly(gpu, name="y"),
                     constraints=[{"matchAttribute": f"{DRIVER}/numa"}],
                 ),
-                template(
-                    "apart",
-                    exactly(gpu, name="x"),
-                    exactly(gpu, name="y"),
-                    constraints=[{"distinctAttribute": f"{DRIVER}/numa"}],
-                ),
+                *apart,
             ),
             pods=(
                 PodSpec("p1", ("together",)),
                 PodSpec("p2", ("together",)),
-                PodSpec("p3", ("apart",)),
+                *(PodSpec("p3", ("apart",)) for _ in apart),
             ),
         )
     )
