@@ -415,6 +415,20 @@ class PodGroupSequence(ScheduleOne):
                     member.reserved = False
         return result
 
+    def _explain_unfit(self, attempt: Attempt, error: FitError) -> None:
+        """/explain for a member no node fits in 1.37's cycle: the FitError, as told."""
+        if not self.explaining:
+            return
+        why = explain(
+            attempt.pod,
+            attempt.framework,
+            self.algorithm,
+            node=None,
+            diagnosis=error.diagnosis,
+            state=attempt.state,
+        )
+        self._explained(attempt, dataclasses.replace(why, message=str(error)))
+
     def _try_member(
         self,
         framework: Framework,
@@ -435,9 +449,11 @@ class PodGroupSequence(ScheduleOne):
         try:
             found = self.algorithm.schedule_pod(framework, state, pod)
         except FitError as error:
-            member.status = (
-                self._post_filter(attempt, error) if permit_in_cycle else _unfit(queued, error)
-            )
+            if permit_in_cycle:
+                member.status = self._post_filter(attempt, error)
+            else:
+                member.status = _unfit(queued, error)
+                self._explain_unfit(attempt, error)
             if not attempt.nomination:
                 return member
             attempt.node, member.requires_preemption = attempt.nomination, True

@@ -445,7 +445,9 @@ def test_explain_says_why_a_gang_waits(
         assert big["podGroup"]["reason"] == why
         # 1.37's cycle stops after the first member tried: the other was not tried.
         tried = [explained(name)["message"] for name in ("big-0", "big-1")]
-        assert any(m.startswith("0/2 nodes are available: 2 Insufficient cpu.") for m in tried)
+        assert any(m.startswith("0/2 nodes are available: 2 Insufficient cpu.") for m in tried), (
+            tried
+        )
         shown = subprocess.run(
             [str(RUNTIME), "explain", f"{run.namespace}/short-0", "--endpoint",
              f"https://127.0.0.1:{runtime.secure_port}", "--kubeconfig", str(cluster.kubeconfig),
