@@ -27,7 +27,8 @@ from runtime_support import (
 )
 
 from benchmarks.processes import stop_process
-from scheduler_runtime.config.features import known
+from scheduler_runtime.config import ConfigError
+from scheduler_runtime.config.features import known, parse_feature_gates
 
 FEATURE = "RestartAllContainersOnContainerExits"
 GATE_OFF = (
@@ -132,18 +133,26 @@ def test_same_placements_and_messages_and_a_newly_declared_feature_helps_both(
     assert pods.wait_placed("stuck-up", "stuck-rt") == {"stuck-up": no, "stuck-rt": no}
 
 
-# From 1.37 the gate is GA and locked on: both refuse to turn it off, with the same words
-# (test_feature_gates_upstream.py::test_refusals_and_acceptances_match).
-@pytest.mark.skipif(
-    known(CLUSTER_MINOR)["NodeDeclaredFeatures"].locked,
-    reason=f"NodeDeclaredFeatures is locked on at {CLUSTER_MINOR}",
-)
 def test_with_the_gate_off_both_accept_the_plugin_and_ignore_what_nodes_declare(
+    cluster: Cluster,
     pods: Pods,
     two_nodes: tuple[str, str],
     start_upstream: Callable[..., str],
     start_runtime: Callable[..., RuntimeProcess],
 ) -> None:
+    """Where the gate can be turned off (1.35, 1.36); from 1.37 it is GA and locked on, and
+    both refuse to turn it off (the words compared in test_feature_gates_upstream.py)."""
+    if known(CLUSTER_MINOR)["NodeDeclaredFeatures"].locked:
+        refused = subprocess.run(
+            [str(cluster.bin_dir / "kube-scheduler"), f"--feature-gates={GATE_OFF}", "--version"],
+            capture_output=True,
+            check=False,
+            timeout=60,
+        )
+        assert refused.returncode != 0
+        with pytest.raises(ConfigError, match="NodeDeclaredFeatures"):
+            parse_feature_gates(GATE_OFF, CLUSTER_MINOR)
+        return
     _, no = two_nodes
     named = {"multiPoint": {"enabled": [{"name": "NodeDeclaredFeatures"}]}}
     gates = (f"--feature-gates={GATE_OFF}",)
