@@ -362,10 +362,7 @@ class PodGroupSequence(ScheduleOne):
                     else:
                         result.status = SUCCESS
         finally:
-            for member in reversed(result.members):
-                if member.reserved:
-                    self._revert(member.attempt)
-                    member.reserved = False
+            self._unreserve_members(result)
         return result
 
     def _feasible_algorithm(
@@ -409,11 +406,15 @@ class PodGroupSequence(ScheduleOne):
             elif result.status.is_success and not placed:
                 result.status = unschedulable_group()
         finally:
-            for member in reversed(result.members):
-                if member.reserved:
-                    self._revert(member.attempt)
-                    member.reserved = False
+            self._unreserve_members(result)
         return result
+
+    def _unreserve_members(self, result: GroupResult) -> None:
+        """The cycle's reservations undone, last first (the members are only simulated)."""
+        for member in reversed(result.members):
+            if member.reserved:
+                self._revert(member.attempt)
+                member.reserved = False
 
     def _explain_unfit(self, attempt: Attempt, error: FitError) -> None:
         """/explain for a member no node fits in 1.37's cycle: the FitError, as told."""
