@@ -204,7 +204,7 @@ POD_GROUPS_PATH = WORKLOAD.pod_groups_path("{namespace}")
 
 def workload_cluster_name(base: str | None = None) -> str:
     """The local cluster serving the workload API that the gang tests and the soak share:
-    the test cluster's name ($TEST_CLUSTER_NAME, else "test") and a digest of its flags."""
+    the test cluster's name (`shared_cluster_name()`) and a digest of its flags."""
     digest = hashlib.sha256(" ".join(WORKLOAD_CLUSTER_FLAGS).encode()).hexdigest()[:6]
     return f"{base or shared_cluster_name()}-wl-{digest}"
 

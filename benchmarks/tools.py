@@ -35,14 +35,11 @@ def kubernetes_minor() -> str:
 
 def shared_cluster_name() -> str:
     """The local cluster the tests share: $TEST_CLUSTER_NAME (parallel runs keep apart), else
-    "test", with the release appended when KUBE_VERSION runs another one than the pinned, so
-    that a run of the version matrix never remakes the pinned release's cluster."""
+    "test-" and the release ("test-1-37-2"), so that neither a run of the version matrix nor a
+    checkout with another pin ever remakes a cluster of another release."""
     if name := os.environ.get("TEST_CLUSTER_NAME"):
         return name
-    version = kubernetes_version()
-    if version == pinned_versions()["KUBERNETES_VERSION"]:
-        return "test"
-    return "test-" + version.removeprefix("v").replace(".", "-")
+    return "test-" + kubernetes_version().removeprefix("v").replace(".", "-")
 
 
 def cluster_tool(*args: str) -> str:

@@ -328,12 +328,12 @@ def _aggregate(errors: list[str]) -> str:
 
 # The minor the runtime's plugins were built as: a scheduling gate it does not follow runs as
 # this minor's default.
-BUILT_AS: Final = "1.36"
+BUILT_AS: Final = "1.37"
 
 
 def unfollowed_defaults(gates: FeatureGates) -> list[str]:
     """The scheduling gates on or off at the emulated minor where the runtime, not following
-    them, schedules as 1.36 does: one line each, for the log (none at 1.35 and 1.36)."""
+    them, schedules as BUILT_AS does: one line each, for the log (none at 1.35-1.37)."""
     built = FeatureGates(version=BUILT_AS)
     return [
         f"feature gate {name} is {_bool_text(value)} in kube-scheduler {gates.release}; the "
@@ -345,7 +345,7 @@ def unfollowed_defaults(gates: FeatureGates) -> list[str]:
 
 def check_runtime_gates(gates: FeatureGates) -> None:
     """The runtime's own limit: a scheduling gate it does not follow runs with its default, or
-    as the runtime was built (1.36's default) where the emulated minor's default differs."""
+    as the runtime was built (BUILT_AS's default) where the emulated minor's default differs."""
     built = FeatureGates(version=BUILT_AS)
     for name, value in sorted(gates.changed().items()):
         if name in SCHEDULING and name not in RUNTIME_FOLLOWS and value != built.scheduling(name):

@@ -3,8 +3,8 @@ pkg/scheduler/framework/plugins/feature.Features): one flag per gate, named afte
 
 The values come from the configuration (`scheduler_runtime.config.features` parses
 kube-scheduler's `--feature-gates` and holds every gate's spec); the defaults here are
-kube-scheduler 1.36's, so a framework built without a configuration behaves as upstream's
-does out of the box (the gates 1.37 added are off, as 1.36 has none of them). Plugins read
+kube-scheduler 1.37's (the pinned reference), so a framework built without a configuration
+behaves as upstream's does out of the box. Plugins read
 `handle.features`, never process-global state.
 """
 
@@ -23,7 +23,7 @@ class Features:
     dra_derived_attributes: bool = False
     dra_device_binding_conditions: bool = True
     dra_device_compatibility_groups: bool = False
-    dra_device_taint_rules: bool = False
+    dra_device_taint_rules: bool = True
     dra_device_taints: bool = True
     dra_extended_resource: bool = True
     dra_fractional_capacity_range: bool = False
@@ -55,15 +55,15 @@ class Features:
     scheduler_pre_queueing_hints: bool = False
     scheduler_queueing_hints: bool = True
     sidecar_containers: bool = True
-    storage_capacity_scoring: bool = False
+    storage_capacity_scoring: bool = True
     taint_toleration_comparison_operators: bool = False
     topology_aware_workload_scheduling: bool = False
     volume_attributes_class: bool = True
-    volume_limit_scaling: bool = False
+    volume_limit_scaling: bool = True
     workload_aware_preemption: bool = False
     # The emulated minor. What a release changed without a gate (a message, an order) follows
     # it, so that the runtime reads as the kube-scheduler of that minor does.
-    release: tuple[int, int] = (1, 36)
+    release: tuple[int, int] = (1, 37)
 
     @classmethod
     def gate_names(cls) -> dict[str, str]:

@@ -13,6 +13,7 @@ from benchmarks.tools import (
 )
 
 PINNED = pinned_versions()["KUBERNETES_VERSION"]
+PINNED_CLUSTER = "test-" + PINNED.removeprefix("v").replace(".", "-")
 
 
 @pytest.fixture(autouse=True)
@@ -24,7 +25,7 @@ def _clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_the_pin_is_the_default() -> None:
     assert kubernetes_version() == PINNED
     assert kubernetes_minor() == ".".join(PINNED.removeprefix("v").split(".")[:2])
-    assert shared_cluster_name() == "test"
+    assert shared_cluster_name() == PINNED_CLUSTER
 
 
 def test_kube_version_runs_another_release_on_its_own_cluster(
@@ -36,11 +37,11 @@ def test_kube_version_runs_another_release_on_its_own_cluster(
     assert shared_cluster_name() == "test-1-38-0-beta-0"
 
 
-def test_the_pinned_release_named_explicitly_keeps_the_shared_cluster(
+def test_the_pinned_release_named_explicitly_is_the_same_cluster(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setenv("KUBE_VERSION", PINNED)
-    assert shared_cluster_name() == "test"
+    assert shared_cluster_name() == PINNED_CLUSTER
 
 
 def test_an_explicit_cluster_name_wins(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -19,6 +19,7 @@ from scheduler_runtime.config import features as gates_module
 from scheduler_runtime.config.defaults import BASE_MULTI_POINT, Defaults
 from scheduler_runtime.config.defaults import default_multi_point as any_default_multi_point
 from scheduler_runtime.config.features import (
+    BUILT_AS,
     RUNTIME_FOLLOWS,
     SCHEDULING,
     FeatureGates,
@@ -96,26 +97,15 @@ def test_gates_have_their_1_36_specs(gate: str, default: bool, stage: str, locke
 
 
 def test_every_gate_the_scheduler_reads_is_known_with_its_default() -> None:
-    """The framework's defaults are 1.36's; the gates 1.37 added are off there."""
-    defaults = Features()
+    """The framework's defaults are the pinned minor's (BUILT_AS); at 1.36 the gates 1.37
+    added are off."""
+    assert Features() == FeatureGates(version=BUILT_AS).features
     added_later = SCHEDULING - set(KNOWN)
+    at_136 = DEFAULTS.features
     for gate, attribute in Features.gate_names().items():
         assert gate in KNOWN or gate in known("1.37"), gate
-        assert getattr(defaults, attribute) == (gate in KNOWN and KNOWN[gate].default), gate
-    assert DEFAULTS.features == defaults
+        assert getattr(at_136, attribute) == (gate in KNOWN and KNOWN[gate].default), gate
     assert set(KNOWN) > SCHEDULING - added_later
-    assert added_later == {
-        "CompositePodGroup",
-        "DRADerivedAttributes",
-        "DRADeviceCompatibilityGroups",
-        "DRAFractionalCapacityRange",
-        "DRAOptionalNodeOperations",
-        "InPlacePodVerticalScalingSchedulerPreemption",
-        "InterPodAffinityHostnameFastPath",
-        "PodGroupPreemptionPolicy",
-        "SchedulerPreQueueingHints",
-    }
-    assert RUNTIME_FOLLOWS <= SCHEDULING
 
 
 def test_the_flag_sets_gates_and_the_last_setting_wins() -> None:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from scheduler_operator.releases import OFFLINE_APISERVER
 
 SAMPLE = """
 apiVersion: scheduling.schedops.io/v1alpha1
@@ -198,7 +199,7 @@ def test_render_is_for_the_api_server_version_given() -> None:
         deployment = list(yaml.safe_load_all(done.stdout))[-1]
         images[given] = deployment["spec"]["template"]["spec"]["containers"][0]["image"]
     assert list(images.values()) == [
-        "registry.k8s.io/kube-scheduler:v1.36.3",
+        f"registry.k8s.io/kube-scheduler:{OFFLINE_APISERVER}",
         "registry.k8s.io/kube-scheduler:v1.35.4",
     ]
     too_old = run("render", "-f", "-", "--apiserver-version", "v1.30.0", stdin=stdin)

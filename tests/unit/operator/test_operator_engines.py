@@ -181,7 +181,8 @@ def disabled(*names: str) -> dict[str, Any]:
                 }
             },
             "spec.profiles[0].plugins.preFilter",
-            "every pod would fail with 'running Reserve plugin \"VolumeBinding\": not found'",
+            # 1.37 (StorageCapacityScoring on) scores with VolumeBinding: PreScore fails first.
+            "every pod would fail with 'running PreScore plugin \"VolumeBinding\": not found'",
         ),
         (
             {"plugins": {"preScore": disabled("*")}},
@@ -249,9 +250,13 @@ def test_upstream_only_plugins_and_args_pass_the_full_check() -> None:
             "cannot set feature gate DynamicResourceAllocation to false, feature is locked to true",
         ),
         (
-            upstream(featureGates={"GangScheduling": True}),
+            upstream(featureGates={"GangScheduling": True}, kubernetesVersion="1.36"),
             "GangScheduling is enabled, but depends on features that are disabled: "
             "[GenericWorkload]",
+        ),
+        (  # 1.37 removed the gate (GenericWorkload took its place)
+            upstream(featureGates={"GangScheduling": True}),
+            "unrecognized feature gate: GangScheduling",
         ),
     ],
 )
@@ -265,7 +270,7 @@ def test_feature_gates_are_refused_as_kube_scheduler_refuses_them(
 
 def test_a_gate_kube_scheduler_takes_may_be_beyond_what_the_runtime_implements() -> None:
     """The gates are kube-scheduler's for both engines; the runtime adds its own limit."""
-    gates = {"featureGates": {"SchedulerQueueingHints": True, "DRAListTypeAttributes": True}}
+    gates = {"featureGates": {"InPlacePodVerticalScaling": True, "DRAListTypeAttributes": True}}
     check(upstream(**gates))
     with pytest.raises(SpecError) as refused:
         check(gates)
@@ -274,8 +279,10 @@ def test_a_gate_kube_scheduler_takes_may_be_beyond_what_the_runtime_implements()
 
 
 def test_a_plugin_whose_gate_is_off_is_taken_and_reported() -> None:
-    """kube-scheduler starts with such a plugin and never runs it; ConfigValid says so."""
+    """kube-scheduler starts with such a plugin and never runs it; ConfigValid says so (at
+    1.36: 1.37 locks the gate on)."""
     spec = {
+        "kubernetesVersion": "1.36",
         "featureGates": {"NodeDeclaredFeatures": False, **NODE_DECLARED_FEATURES_DEPENDENTS},
         "profiles": [{"plugins": {"filter": {"enabled": [{"name": "NodeDeclaredFeatures"}]}}}],
     }

@@ -117,8 +117,8 @@ def test_a_pinned_minor_is_run(pinned: str, apiserver: str, minor: str) -> None:
          "(1.35, 1.36, 1.37)"),
         ("1.38", "v1.38.0", "Kubernetes 1.38 is not one this operator runs schedulers of "
          "(1.35, 1.36, 1.37)"),
-        ("v1.36.3", "v1.36.3", "'v1.36.3' is not a Kubernetes minor such as 1.36"),
-        ("latest", "v1.36.3", "'latest' is not a Kubernetes minor such as 1.36"),
+        ("v1.36.3", "v1.36.3", "'v1.36.3' is not a Kubernetes minor such as 1.37"),
+        ("latest", "v1.36.3", "'latest' is not a Kubernetes minor such as 1.37"),
     ],
 )  # fmt: skip
 def test_a_pin_is_refused_naming_the_field(pinned: str, apiserver: str, reason: str) -> None:

@@ -8,6 +8,7 @@ import pytest
 import yaml
 from scheduler_operator.model import Plugin, PluginConfig, Plugins, PluginSet, Profile, Toleration
 from scheduler_operator.parsing import parse
+from scheduler_operator.releases import OFFLINE_APISERVER
 from scheduler_operator.render import HASH_ANNOTATION, render
 
 KINDS = [
@@ -193,7 +194,7 @@ def test_the_pods_run_restricted() -> None:
         ),
         (
             "KubeScheduler",
-            "registry.k8s.io/kube-scheduler:v1.36.3",
+            f"registry.k8s.io/kube-scheduler:{OFFLINE_APISERVER}",
             ["kube-scheduler", "--config=/etc/kubernetes/scheduler/config.yaml"],
             10259,
             "HTTPS",
