@@ -18,10 +18,24 @@ export CGO_ENABLED=0 GOFLAGS=-trimpath GOTOOLCHAIN=${GOTOOLCHAIN:-auto}
 
 log() { echo "build-binaries: $*" >&2; }
 
-# One build at a time per cache: parallel test runs and scripts wait for each other.
+# One build at a time per cache: a build waits for the others' and then looks again (they may
+# have built the same). What is cached already is used at once, never waiting for a build of
+# something else.
 mkdir -p "$cache"
-exec 9>"$cache/.build.lock"
-flock 9
+lock_held=
+hold_build_lock() {
+  [ -n "$lock_held" ] && return
+  exec 9>"$cache/.build.lock"
+  flock 9
+  lock_held=1
+}
+
+# needs_build DIR: whether DIR's build is missing or unfinished, asked again under the lock.
+needs_build() {
+  [ -f "$1/.complete" ] && return 1
+  hold_build_lock
+  [ ! -f "$1/.complete" ]
+}
 
 # quiet CMD...: runs a noisy go command, showing its output only when it fails.
 quiet() {
@@ -46,6 +60,7 @@ build_kubernetes() {
   local missing=() cmd
   for cmd in "${cmds[@]}"; do [ -x "$out/$cmd" ] || missing+=("$cmd"); done
   [ -f "$out/.complete" ] && [ ${#missing[@]} -eq 0 ] && return
+  [ -z "$lock_held" ] && { hold_build_lock; build_kubernetes; return; }
   rm -f "$out/.complete"
   log "building Kubernetes $v: ${missing[*]} (cold build: 6-10 minutes on 2 cores)"
   local mod="$out/src" staging minor
@@ -84,7 +99,7 @@ kube_version_ldflags() {
 
 build_etcd() {
   local out="$cache/etcd-$ETCD_VERSION"
-  [ -f "$out/.complete" ] && return
+  needs_build "$out" || return 0
   log "building etcd $ETCD_VERSION"
   new_module "$out/src" local.build/etcd
   (cd "$out/src" && quiet go get -tool "go.etcd.io/etcd/server/v3@$ETCD_VERSION" &&
@@ -94,7 +109,7 @@ build_etcd() {
 
 build_kwok() {
   local out="$cache/kwok-$KWOK_VERSION"
-  [ -f "$out/.complete" ] && return
+  needs_build "$out" || return 0
   log "building kwok $KWOK_VERSION"
   new_module "$out/src" local.build/kwok
   local cmds=(sigs.k8s.io/kwok/cmd/kwok sigs.k8s.io/kwok/cmd/kwokctl)
@@ -109,7 +124,7 @@ build_kwok() {
 # service discoveries (static and file targets remain), a third of the build.
 build_prometheus() {
   local out="$cache/prometheus-$PROMETHEUS_VERSION" v=$PROMETHEUS_VERSION
-  [ -f "$out/.complete" ] && return
+  needs_build "$out" || return 0
   local release=${v#v0.}
   release="3.$((10#${release%%.*} - 300)).${release#*.}"
   log "building Prometheus $release ($v; cold build: 1-5 minutes on 2 cores)"
@@ -125,7 +140,7 @@ build_prometheus() {
 
 build_helm() {
   local out="$cache/helm-$HELM_VERSION" v=$HELM_VERSION
-  [ -f "$out/.complete" ] && return
+  needs_build "$out" || return 0
   log "building helm $v (cold build: 1-5 minutes on 2 cores, less after Kubernetes)"
   new_module "$out/src" local.build/helm
   local major=${v%%.*} pkg
@@ -142,7 +157,7 @@ build_helm() {
 # into the wrapper module from the release's own go.mod.
 build_scheduler_plugins() {
   local out="$cache/scheduler-plugins-$SCHEDULER_PLUGINS_VERSION" v=$SCHEDULER_PLUGINS_VERSION
-  [ -f "$out/.complete" ] && return
+  needs_build "$out" || return 0
   log "building scheduler-plugins $v (cold build: 5-10 minutes on 2 cores)"
   local mod="$out/src" gomod
   new_module "$mod" local.build/scheduler-plugins
