@@ -43,7 +43,7 @@ from cel_expr_python import cel as _cel
 from cel_expr_python.ext import ext_bindings, ext_optional
 from re2 import _re2  # type: ignore[attr-defined]
 
-from scheduler_runtime.dra import celast
+from scheduler_runtime.dra import celast, celparse
 from scheduler_runtime.dra.celast import NULL, Expr, NullValue, Uint
 from scheduler_runtime.framework.quantity import Quantity, QuantityError
 from scheduler_runtime.framework.quantity import parse as parse_quantity
@@ -1286,7 +1286,7 @@ def _unused(*args: Any) -> Any:
     raise AssertionError("evaluated by the Python evaluator, never by the checker")
 
 
-def _new_env() -> Any:
+def _new_env(extra: Mapping[str, Any] | None = None) -> Any:
     t = _cel.Type
     q = t.AbstractType("kubernetes.Quantity")
     variables = {
@@ -1294,6 +1294,7 @@ def _new_env() -> Any:
         "device.allowMultipleAllocations": t.BOOL,
         "device.attributes": t.Map(t.STRING, t.Map(t.STRING, t.DYN)),
         "device.capacity": t.Map(t.STRING, t.Map(t.STRING, q)),
+        **(extra or {}),
     }
     return _cel.NewEnv(
         variables=variables,
@@ -1344,13 +1345,38 @@ class _Builder:
         self.tracked = tracked
         self.program_error: str | None = None
 
-    def build(self, e: Expr) -> Fn:
-        fn = self._build(e)
-        if not self.tracked or e.kind in (celast.CONST, celast.LIST, celast.STRUCT):
-            return fn
-        return _costed(fn, 1)
+    def build(self, root: Expr) -> Fn:
+        """The closure of `root`, children first, without recursion (a tree may be 250
+        levels deep)."""
+        built: dict[int, Fn] = {}
+        stack: list[tuple[Expr, bool]] = [(root, False)]
+        while stack:
+            e, ready = stack.pop()
+            parts = self._parts(e)
+            if not ready:
+                stack.append((e, True))
+                stack.extend((c, False) for c in reversed(parts))
+                continue
+            fn = self._build(e, [built.pop(id(c)) for c in parts])
+            if self.tracked and e.kind not in (celast.CONST, celast.LIST, celast.STRUCT):
+                fn = _costed(fn, 1)
+            built[id(e)] = fn
+        return built[id(root)]
 
-    def _build(self, e: Expr) -> Fn:  # noqa: PLR0911 (one case per node kind)
+    def _parts(self, e: Expr) -> list[Expr]:
+        """The children whose closures `e`'s closure calls."""
+        kind = e.kind
+        if kind in (celast.CONST, celast.IDENT) or (kind == celast.STRUCT and e.name):
+            return []
+        if kind == celast.SELECT:
+            resolved = self.refs.get(e.id) and not e.test_only
+            return [] if resolved or e.operand is None else [e.operand]
+        if kind == celast.COMPREHENSION:
+            parts = (e.iter_range, e.accu_init, e.loop_condition, e.loop_step, e.result)
+            return [_required(x) for x in parts]
+        return _children(e)
+
+    def _build(self, e: Expr, parts: list[Fn]) -> Fn:  # noqa: PLR0911 (one case per kind)
         kind = e.kind
         if kind == celast.CONST:
             value = e.value
@@ -1360,21 +1386,19 @@ class _Builder:
             name = ref or e.name
             return _ident(name)
         if kind == celast.SELECT:
-            assert e.operand is not None
-            operand, field = self.build(e.operand), e.name
+            operand, field = parts[0], e.name
             if e.test_only:
                 return lambda env: _has(operand(env), field)
             return lambda env: _select(operand(env), field)
         if kind == celast.CALL:
-            return self._call(e)
+            return self._call(e, parts)
         if kind == celast.LIST:
-            return self._list(e)
+            return self._list(e, parts)
         if kind == celast.STRUCT:
-            return self._map(e)
-        return self._comprehension(e)
+            return self._map(e, parts)
+        return self._comprehension(e, parts)
 
-    def _list(self, e: Expr) -> Fn:
-        items = [self.build(a) for a in e.args]
+    def _list(self, e: Expr, items: list[Fn]) -> Fn:
         optional = set(e.optional_indices)
         if not optional:
             return lambda env: [f(env) for f in items]
@@ -1393,11 +1417,11 @@ class _Builder:
 
         return build_list
 
-    def _map(self, e: Expr) -> Fn:
+    def _map(self, e: Expr, parts: list[Fn]) -> Fn:
         if e.name:
             message = e.name
             return lambda env: _raise(f"unknown type: {message}")
-        entries = [(self.build(k), self.build(v), opt) for k, v, opt in e.entries]
+        entries = [(parts[2 * i], parts[2 * i + 1], opt) for i, (_, _, opt) in enumerate(e.entries)]
 
         def build_map(env: Env) -> dict[Any, Any]:
             out: dict[Any, Any] = {}
@@ -1417,11 +1441,8 @@ class _Builder:
 
         return build_map
 
-    def _call(self, e: Expr) -> Fn:
+    def _call(self, e: Expr, args: list[Fn]) -> Fn:
         name = e.name
-        args = ([self.build(e.operand)] if e.operand is not None else []) + [
-            self.build(a) for a in e.args
-        ]
         special = self._special(name, args)
         if special is not None:
             return special
@@ -1481,9 +1502,8 @@ class _Builder:
             return lambda env: _opt_select(operand(env), field(env))
         return None
 
-    def _comprehension(self, e: Expr) -> Fn:
-        parts = (e.iter_range, e.accu_init, e.loop_condition, e.loop_step, e.result)
-        iter_range, init, cond, step, result = (self.build(_required(x)) for x in parts)
+    def _comprehension(self, e: Expr, parts: list[Fn]) -> Fn:
+        iter_range, init, cond, step, result = parts
         iter_var, iter_var2, accu_var = e.iter_var, e.iter_var2, e.accu_var
 
         def comprehension(env: Env) -> Any:
@@ -1653,12 +1673,7 @@ def _costed(fn: Fn, units: int) -> Fn:
 
 
 def _has_comprehension(e: Expr | None) -> bool:
-    if e is None:
-        return False
-    if e.kind == celast.COMPREHENSION:
-        return True
-    children = [e.operand, *e.args, *(x for k, v, _ in e.entries for x in (k, v))]
-    return any(_has_comprehension(c) for c in children)
+    return any(node.kind == celast.COMPREHENSION for node in _walk(e))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1823,16 +1838,6 @@ def _issues(text: str) -> list[str]:
     return [text[a:b].rstrip("\n") for a, b in zip(starts, ends[: len(starts)], strict=True)]
 
 
-def _recursion_issue(raw: str) -> str | None:
-    """The parser's nesting limit, in cel-go's words. cel-go allows 250 levels; the C++ parser
-    we use stops at 32 (not configurable from Python), so deeper legal selectors are refused
-    here with this message (a known difference)."""
-    m = _RECURSION.search(raw)
-    if m is None:
-        return None
-    return f"ERROR: <input>:-1:0: expression recursion limit exceeded: {m.group(1)}"
-
-
 def _upstream_issue(issue: str) -> bool:
     """cel-go's environment allows ordering across int, uint and double; the C++ checker not."""
     m = _CROSS_NUMERIC.search(issue)
@@ -1861,16 +1866,18 @@ def _any_range_issue(checked: celast.Checked, expression: str) -> str | None:
 
 
 def _walk(e: Expr | None) -> Iterable[Expr]:
-    if e is None:
-        return
-    yield e
-    for child in (e.operand, *e.args, e.iter_range, e.accu_init, e.loop_condition):
-        yield from _walk(child)
-    for child in (e.loop_step, e.result):
-        yield from _walk(child)
-    for key, value, _ in e.entries:
-        yield from _walk(key)
-        yield from _walk(value)
+    """Every node, parents first, without recursion (trees may be 250 levels deep)."""
+    stack = [e] if e is not None else []
+    while stack:
+        node = stack.pop()
+        yield node
+        stack.extend(reversed(_children(node)))
+
+
+def _children(e: Expr) -> list[Expr]:
+    parts = (e.operand, *e.args, e.iter_range, e.accu_init, e.loop_condition, e.loop_step)
+    out = [c for c in (*parts, e.result) if c is not None]
+    return out + [x for k, v, _ in e.entries for x in (k, v)]
 
 
 def _location(expression: str, offset: int) -> tuple[str, str]:
@@ -1916,16 +1923,21 @@ def _parse_and_check(expression: str, features: Features) -> tuple[celast.Checke
     try:
         compiled = env.compile(expression)
     except RuntimeError as e:
-        recursion = _recursion_issue(str(e))
-        if recursion is not None:
-            return "compilation failed: " + recursion
+        if _RECURSION.search(str(e)):
+            return _parse_deep(expression, features)
         issues = _issues(_compile_error_text(str(e)))
         remaining = [i for i in issues if _upstream_issue(i)]
         if remaining or not issues:
             return "compilation failed: " + ("\n".join(remaining) or _compile_error_text(str(e)))
         compiled = env.compile(expression, disable_check=True)
         checked_ok = False
-    checked = celast.decode(compiled.serialize())
+    return _checked_issues(celast.decode(compiled.serialize()), checked_ok, expression, features)
+
+
+def _checked_issues(
+    checked: celast.Checked, checked_ok: bool, expression: str, features: Features
+) -> tuple[celast.Checked, bool] | str:
+    """The checks cel-go's environment makes that the C++ checker does not."""
     issue = None
     if checked_ok and not features.list_type_attributes:
         issue = _any_range_issue(checked, expression)  # a checker error: reported first
@@ -1933,6 +1945,299 @@ def _parse_and_check(expression: str, features: Features) -> tuple[celast.Checke
     if issue is not None:
         return "compilation failed: " + issue
     return checked, checked_ok
+
+
+# ---------------------------------------------------------------------------------------------
+# Selectors nested deeper than the C++ parser allows.
+
+# Nesting levels per slice: well within the C++ parser's 32 (a level adds at most 1 to any of
+# its counts, a bracket at most 2).
+_SLICE_LEVELS = 10
+_NEW_CHAIN = frozenset(("paren", "list", "map", "message", "global", "call", "index"))
+_NOT_NEWLINE = re.compile(r"[^\n]")
+_ISSUE_AT = re.compile(r"ERROR: <input>:(-?\d+):(-?\d+): ")
+
+
+def _parse_deep(expression: str, features: Features) -> tuple[celast.Checked, bool] | str:
+    """cel-go's answer for a selector the C++ parser refuses as too deep: its own nesting
+    limits (250), or the selector compiled in slices the C++ parser accepts, each deeper slice
+    standing in its parent as a variable of the slice's checked type."""
+    try:
+        root = celparse.parse(expression)
+    except celparse.LimitError as e:
+        return f"compilation failed: ERROR: <input>:-1:0: {e}"
+    except celparse.ParseError as e:
+        where, snippet = _location(expression, e.offset)
+        return f"compilation failed: ERROR: <input>:{where}: Syntax error: {e}{snippet}"
+    sliced = _Slices(expression, root)
+    result = sliced.compile()
+    if isinstance(result, str):
+        return result
+    return _checked_issues(result, sliced.checked_ok, expression, features)
+
+
+class _Slices:
+    """One deep selector cut into slices of at most _SLICE_LEVELS levels, each checked by
+    the C++ checker on the source with everything else blanked (so positions in its messages
+    are the selector's own), then grafted into one checked tree."""
+
+    def __init__(self, expression: str, root: celparse.Node) -> None:
+        self.expression = expression
+        self.root = root
+        prefix = "_s"
+        while prefix in expression:
+            prefix += "_"
+        self.prefix = prefix
+        self.slices = self._cut()
+        self.names = {id(n): f"{prefix}{i}" for i, n in enumerate(self.slices)}
+        self.types: dict[int, str] = {}  # id(node) -> checked type, slices and binder sources
+        self.trees: dict[str, Expr] = {}  # slice name -> its grafted tree
+        self.scopes: dict[int, dict[str, str]] = {}  # id(binder) -> its variables' types
+        self.merged = celast.Checked(Expr(0, celast.CONST, NULL), {}, {}, {})
+        self.next_id = 1
+        self.checked_ok = True
+
+    def _cut(self) -> list[celparse.Node]:
+        levels: dict[int, int] = {}
+        out: list[celparse.Node] = []
+        for node in celparse.post_order(self.root):
+            below = 1 + (node.kind in _NEW_CHAIN)
+            level = max((levels[id(c)] + below for c in node.children), default=0)
+            if node is self.root or (level >= _SLICE_LEVELS and self._can_stand_alone(node)):
+                out.append(node)
+                level = 0
+            levels[id(node)] = level
+        return out
+
+    def _can_stand_alone(self, node: celparse.Node) -> bool:
+        parent = node.parent
+        if node.kind in ("literal", "ident") or parent is None:
+            return False
+        if parent.kind == "global" and parent.name == "has":
+            return False  # has() takes a selection, not a variable
+        head = self.expression[node.start : node.start + len(self.prefix) + 6]
+        return node.end - node.start >= len(head) and "\n" not in head
+
+    def compile(self) -> celast.Checked | str:
+        issues: list[str] = []
+        for piece in self.slices:
+            holes = self._holes(piece)
+            result = self._check(piece, holes, self._scope(piece))
+            name = self.names[id(piece)]
+            if isinstance(result, list):
+                issues += result
+                self.types[id(piece)] = "dyn"
+                continue
+            checked, ok = result
+            self.checked_ok = self.checked_ok and ok
+            self.types[id(piece)] = self._full_type(checked.types.get(checked.expr.id), holes)
+            self.trees[name] = _graft(self._merge(checked), self.trees)
+        if issues:
+            return "compilation failed: " + "\n".join(sorted(issues, key=_issue_position))
+        self.merged.expr = self.trees[self.names[id(self.root)]]
+        self.merged.types[self.merged.expr.id] = self.types[id(self.root)]
+        return self.merged
+
+    def _full_type(self, kind: str | None, holes: list[celparse.Node]) -> str:
+        """The slice's type with the parameters its holes were declared without put back."""
+        kind = kind or "dyn"
+        for hole in holes:
+            full = self.types[id(hole)]
+            declared = _truncated_type(full)
+            if declared != full and declared in kind:
+                kind = kind.replace(declared, full, 1)
+        return kind
+
+    def _holes(self, node: celparse.Node) -> list[celparse.Node]:
+        """The slices directly below `node` (none of them inside another)."""
+        holes, stack = [], list(reversed(node.children))
+        while stack:
+            child = stack.pop()
+            if id(child) in self.names:
+                holes.append(child)
+            else:
+                stack.extend(reversed(child.children))
+        return holes
+
+    def _scope(self, node: celparse.Node) -> dict[str, str]:
+        """The variables macros above `node` bind where it stands, with their types."""
+        chain = []
+        child, above = node, node.parent
+        while above is not None:
+            names, source = celparse.binder_scope(above)
+            at = next(i for i, c in enumerate(above.children) if c is child)
+            if names and source is not None and at > len(names):
+                chain.append((above, names, source))
+            child, above = above, above.parent
+        scope: dict[str, str] = {}
+        for binder, names, source in reversed(chain):  # outermost first
+            if id(binder) not in self.scopes:
+                self.scopes[id(binder)] = self._bound(binder, names, source, dict(scope))
+            scope.update(self.scopes[id(binder)])
+        return scope
+
+    def _bound(
+        self, binder: celparse.Node, names: list[str], source: celparse.Node, scope: dict[str, str]
+    ) -> dict[str, str]:
+        kind = self.types.get(id(source))
+        if kind is None:
+            result = self._check(source, self._holes(source), scope)
+            kind = "dyn" if isinstance(result, list) else result[0].types.get(result[0].expr.id)
+        kind = kind or "dyn"
+        if binder.name == "bind":
+            return {names[0]: kind}
+        if binder.name in ("optMap", "optFlatMap"):
+            return {names[0]: _type_params(kind, "optional_type", 1)[0]}
+        if kind.startswith("map("):
+            return dict(zip(names, _type_params(kind, "map", 2), strict=False))
+        element = _type_params(kind, "list", 1)[0]
+        return dict(zip(names, ["int", element] if len(names) == 2 else [element], strict=True))
+
+    def _check(
+        self, node: celparse.Node, holes: list[celparse.Node], scope: dict[str, str]
+    ) -> tuple[celast.Checked, bool] | list[str]:
+        variables = dict(scope)
+        parts, at = [_NOT_NEWLINE.sub(" ", self.expression[: node.start])], node.start
+        for hole in holes:
+            name = self.names[id(hole)]
+            variables[name] = self.types[id(hole)]
+            gap = self.expression[hole.start + len(name) : hole.end]
+            parts += [self.expression[at : hole.start], name, _NOT_NEWLINE.sub(" ", gap)]
+            at = hole.end
+        parts.append(self.expression[at : node.end])
+        env = _scoped_env(tuple(sorted(variables.items())))
+        text = "".join(parts)
+        try:
+            return celast.decode(env.compile(text).serialize()), True
+        except RuntimeError as e:
+            raw = _compile_error_text(str(e))
+        issues = [self._restore(i) for i in _issues(raw)]
+        remaining = [i for i in issues if _upstream_issue(i)]
+        if remaining or not issues:
+            return remaining or [raw]
+        return celast.decode(env.compile(text, disable_check=True).serialize()), False
+
+    def _restore(self, issue: str) -> str:
+        """The issue's snippet line as the selector has it (the slice's copy is blanked)."""
+        m = _ISSUE_AT.match(issue)
+        lines = issue.split("\n")
+        if m and int(m.group(1)) >= 1 and len(lines) >= 3 and lines[1].startswith(" | "):
+            lines[1] = " | " + self.expression.split("\n")[int(m.group(1)) - 1]
+        return "\n".join(lines)
+
+    def _merge(self, checked: celast.Checked) -> Expr:
+        """The slice's tree with ids renumbered past the slices merged before it."""
+        offset, top = self.next_id, 0
+        for e in _walk(checked.expr):
+            top = max(top, e.id)
+            e.id += offset
+        self.next_id = offset + top + 1
+        merged = self.merged
+        merged.references.update({k + offset: v for k, v in checked.references.items()})
+        merged.types.update({k + offset: v for k, v in checked.types.items()})
+        merged.positions.update({k + offset: v for k, v in checked.positions.items()})
+        return checked.expr
+
+
+def _issue_position(issue: str) -> tuple[int, int]:
+    m = _ISSUE_AT.match(issue)
+    return (int(m.group(1)), int(m.group(2))) if m else (0, 0)
+
+
+def _type_params(kind: str, name: str, count: int) -> list[str]:
+    """The parameters of `name(a, b)` as cel-go prints types; dyn for anything else."""
+    if not (kind.startswith(name + "(") and kind.endswith(")")):
+        return ["dyn"] * count
+    params, depth, start, inner = [], 0, 0, kind[len(name) + 1 : -1]
+    for i, c in enumerate(inner):
+        depth += (c == "(") - (c == ")")
+        if c == "," and depth == 0:
+            params.append(inner[start:i].strip())
+            start = i + 1
+    params.append(inner[start:].strip())
+    return params if len(params) == count else ["dyn"] * count
+
+
+_TYPE_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*")
+_KNOWN_TYPES = frozenset(("bool", "int", "uint", "double", "string", "bytes", "dyn", "list"))
+_KNOWN_TYPES |= {"map", "null_type", "optional_type", "type", "kubernetes.Quantity"}
+_KNOWN_TYPES |= {"kubernetes.Semver", "google.protobuf.Timestamp", "google.protobuf.Duration"}
+
+
+_INNERMOST_TYPE = re.compile(r"[A-Za-z_.]+\([^()]*\)")
+# The C++ checker's type nesting limit is 13; deeper parameters are declared dyn.
+_TYPE_NESTING = 10
+
+
+def _truncated_type(kind: str) -> str:
+    """A type as the C++ checker can declare it: unknown names and deep parameters dyn."""
+    text = _TYPE_WORD.sub(lambda m: m.group() if m.group() in _KNOWN_TYPES else "dyn", kind)
+    while _nesting(text) > _TYPE_NESTING:
+        text = _INNERMOST_TYPE.sub("dyn", text)
+    return text
+
+
+def _declared_type(kind: str) -> Any:
+    """A type cel-go prints (`map(string, list(int))`) as a C++ declaration."""
+    text = _truncated_type(kind)
+    text = text.replace("(", "<").replace(")", ">").replace(" ", "")
+    try:
+        return _cel.Type(text)
+    except Exception:  # noqa: BLE001 (a type the binding cannot name is checked as dyn)
+        return _cel.Type.DYN
+
+
+def _nesting(text: str) -> int:
+    depth = deepest = 0
+    for c in text:
+        depth += (c == "(") - (c == ")")
+        deepest = max(deepest, depth)
+    return deepest
+
+
+@functools.lru_cache(maxsize=64)
+def _scoped_env(variables: tuple[tuple[str, str], ...]) -> Any:
+    """The environment with a slice's variables declared (building one takes milliseconds)."""
+    if not variables:
+        return _env()
+    return _new_env({name: _declared_type(kind) for name, kind in variables})
+
+
+def _graft(root: Expr, trees: Mapping[str, Expr]) -> Expr:
+    """`root` with each identifier naming a slice replaced by the slice's (grafted) tree."""
+    if root.kind == celast.IDENT and root.name in trees:
+        return trees[root.name]
+    stack = [root]
+    while stack:
+        e = stack.pop()
+        for child, put in _slots(e):
+            if child.kind == celast.IDENT and child.name in trees:
+                put(trees[child.name])
+            else:
+                stack.append(child)
+    return root
+
+
+def _slots(e: Expr) -> list[tuple[Expr, Callable[[Expr], None]]]:
+    """Each child of `e` with a function that puts another node in its place."""
+    out: list[tuple[Expr, Callable[[Expr], None]]] = []
+    if e.operand is not None:
+        out.append((e.operand, functools.partial(setattr, e, "operand")))
+    out += [(a, functools.partial(e.args.__setitem__, i)) for i, a in enumerate(e.args)]
+    for i, (key, value, opt) in enumerate(e.entries):
+
+        def put_key(x: Expr, i: int = i) -> None:
+            e.entries[i] = (x, e.entries[i][1], e.entries[i][2])
+
+        def put_value(x: Expr, i: int = i) -> None:
+            e.entries[i] = (e.entries[i][0], x, e.entries[i][2])
+
+        out += [(key, put_key), (value, put_value)]
+    for part in ("iter_range", "accu_init", "loop_condition", "loop_step", "result"):
+        child = getattr(e, part)
+        if child is not None:
+            out.append((child, functools.partial(setattr, e, part)))
+    return out
 
 
 def _regex_literal_issues(checked: celast.Checked, expression: str) -> str | None:

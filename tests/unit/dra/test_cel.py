@@ -42,41 +42,9 @@ def _outcome(case: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-# Known difference: the C++ CEL parser we use stops at a nesting depth of 32 (its default,
-# which the Python binding does not expose); cel-go allows 250. Selectors nested deeper than
-# 32 are refused with "expression recursion limit exceeded: 32".
-DEEPER_THAN_OUR_PARSER = {
-    c["name"]
-    for c in CASES
-    if c["name"].startswith(("nested-parens-", "nested-lists-", "nested-adds-", "nested-members-"))
-    and int(c["name"].rsplit("-", 1)[1]) >= 32
-    and c["name"] != "nested-parens-32"
-} | {"nested-comprehensions-40"}
-
-
-def _params() -> list[Any]:
-    out = []
-    for c in CASES:
-        marks = []
-        if c["name"] in DEEPER_THAN_OUR_PARSER:
-            marks.append(pytest.mark.xfail(strict=True, reason="parser depth 32, cel-go 250"))
-        out.append(pytest.param(c, id=c["name"], marks=marks))
-    return out
-
-
-@pytest.mark.parametrize("case", _params())
+@pytest.mark.parametrize("case", [pytest.param(c, id=c["name"]) for c in CASES])
 def test_matches_upstream(case: dict[str, Any]) -> None:
     assert _outcome(case) == GOLDEN[case["name"]]
-
-
-def test_parser_depth_limit_is_a_clean_error() -> None:
-    """Past the parser's depth the answer is a compile error (never an exception), and the
-    size limit is cel-go's."""
-    for expression in ("(" * 40 + "true" + ")" * 40, "+".join(["1"] * 300) + " == 1"):
-        result = cel.compile_expression(expression)
-        assert result.error == (
-            "compilation failed: ERROR: <input>:-1:0: expression recursion limit exceeded: 32"
-        )
 
 
 def test_cache_compiles_each_expression_once() -> None:
