@@ -1988,6 +1988,9 @@ class _Slices:
         while prefix in expression:
             prefix += "_"
         self.prefix = prefix
+        self.spots: dict[int, int] = {}  # id(slice) -> where its name stands in the source
+        longest = len(prefix) + len(str(sum(1 for _ in celparse.post_order(root))))
+        self.room = re.compile(f"[^\n]{{{longest}}}")
         self.slices = self._cut()
         self.names = {id(n): f"{prefix}{i}" for i, n in enumerate(self.slices)}
         self.types: dict[int, str] = {}  # id(node) -> checked type, slices and binder sources
@@ -2015,8 +2018,12 @@ class _Slices:
             return False
         if parent.kind == "global" and parent.name == "has":
             return False  # has() takes a selection, not a variable
-        head = self.expression[node.start : node.start + len(self.prefix) + 6]
-        return node.end - node.start >= len(head) and "\n" not in head
+        # The name goes where a line of the span has room for it (lines stay lines).
+        spot = self.room.search(self.expression, node.start, node.end)
+        if spot is None:
+            return False
+        self.spots[id(node)] = spot.start()
+        return True
 
     def compile(self) -> celast.Checked | str:
         issues: list[str] = []
@@ -2101,8 +2108,10 @@ class _Slices:
         for hole in holes:
             name = self.names[id(hole)]
             variables[name] = self.types[id(hole)]
-            gap = self.expression[hole.start + len(name) : hole.end]
-            parts += [self.expression[at : hole.start], name, _NOT_NEWLINE.sub(" ", gap)]
+            spot = self.spots[id(hole)]
+            before = _NOT_NEWLINE.sub(" ", self.expression[hole.start : spot])
+            after = _NOT_NEWLINE.sub(" ", self.expression[spot + len(name) : hole.end])
+            parts += [self.expression[at : hole.start], before, name, after]
             at = hole.end
         parts.append(self.expression[at : node.end])
         env = _scoped_env(tuple(sorted(variables.items())))
@@ -2183,7 +2192,7 @@ def _declared_type(kind: str) -> Any:
     text = text.replace("(", "<").replace(")", ">").replace(" ", "")
     try:
         return _cel.Type(text)
-    except Exception:  # noqa: BLE001 (a type the binding cannot name is checked as dyn)
+    except Exception:
         return _cel.Type.DYN
 
 
