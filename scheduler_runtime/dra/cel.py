@@ -1358,7 +1358,7 @@ class _Builder:
                 stack.extend((c, False) for c in reversed(parts))
                 continue
             fn = self._build(e, [built.pop(id(c)) for c in parts])
-            if self.tracked and e.kind not in (celast.CONST, celast.LIST, celast.STRUCT):
+            if self.tracked and e.kind not in _UNCOSTED and not _charges_itself(e):
                 fn = _costed(fn, 1)
             built[id(e)] = fn
         return built[id(root)]
@@ -1481,11 +1481,11 @@ class _Builder:
 
     def _special(self, name: str, args: list[Fn]) -> Fn | None:
         if name == "_&&_":
-            return _and(args[0], args[1])
+            return _and(args[0], args[1], self.tracked)
         if name == "_||_":
-            return _or_fn(args[0], args[1])
+            return _or_fn(args[0], args[1], self.tracked)
         if name == "_?_:_":
-            return _ternary(args[0], args[1], args[2])
+            return _ternary(args[0], args[1], args[2], self.tracked)
         if name == "@not_strictly_false":
             inner = args[0]
 
@@ -1505,6 +1505,7 @@ class _Builder:
     def _comprehension(self, e: Expr, parts: list[Fn]) -> Fn:
         iter_range, init, cond, step, result = parts
         iter_var, iter_var2, accu_var = e.iter_var, e.iter_var2, e.accu_var
+        tracked = self.tracked
 
         def comprehension(env: Env) -> Any:
             items = iter_range(env)
@@ -1530,7 +1531,10 @@ class _Builder:
                     env[accu_var] = step(env)
                     if interrupt is not None and interrupt.due():
                         raise _err(INTERRUPTED)
-                return result(env)
+                out = result(env)
+                if tracked:
+                    _charge(env)
+                return out
             finally:
                 for n, v in saved.items():
                     if v is _MISSING:
@@ -1574,58 +1578,84 @@ def _opt_select(operand: Any, field: Any) -> Optional:
     return Optional(_select(operand, field))
 
 
-def _and(left: Fn, right: Fn) -> Fn:
+# The nodes whose closures count their own cost (no wrapper: one Python frame less per level
+# of the deepest trees, which nest comprehensions and logical operators).
+_UNCOSTED = (celast.CONST, celast.LIST, celast.STRUCT)
+_SELF_CHARGING = frozenset(("_&&_", "_||_", "_?_:_"))
+
+
+def _charges_itself(e: Expr) -> bool:
+    return e.kind == celast.COMPREHENSION or (e.kind == celast.CALL and e.name in _SELF_CHARGING)
+
+
+def _and(left: Fn, right: Fn, tracked: bool = False) -> Fn:
     def and_(env: Env) -> Any:
         try:
             lv = left(env)
         except CelRuntimeError as e:
-            rv = right(env)
-            if rv is False:
-                return False
-            raise e from None
-        if lv is False:
-            return False
-        rv = right(env)
-        if lv is True and type(rv) is bool:
-            return rv
-        if rv is False:
-            return False
-        raise _err(_NO_OVERLOAD)
+            if right(env) is not False:
+                raise e from None
+            result = False
+        else:
+            rv = False if lv is False else right(env)
+            if lv is False or rv is False:
+                result = False
+            elif lv is True and type(rv) is bool:
+                result = rv
+            else:
+                raise _err(_NO_OVERLOAD)
+        if tracked:
+            _charge(env)
+        return result
 
     return and_
 
 
-def _or_fn(left: Fn, right: Fn) -> Fn:
+def _or_fn(left: Fn, right: Fn, tracked: bool = False) -> Fn:
     def or_(env: Env) -> Any:
         try:
             lv = left(env)
         except CelRuntimeError as e:
-            rv = right(env)
-            if rv is True:
-                return True
-            raise e from None
-        if lv is True:
-            return True
-        rv = right(env)
-        if lv is False and type(rv) is bool:
-            return rv
-        if rv is True:
-            return True
-        raise _err(_NO_OVERLOAD)
+            if right(env) is not True:
+                raise e from None
+            result = True
+        else:
+            rv = True if lv is True else right(env)
+            if lv is True or rv is True:
+                result = True
+            elif lv is False and type(rv) is bool:
+                result = rv
+            else:
+                raise _err(_NO_OVERLOAD)
+        if tracked:
+            _charge(env)
+        return result
 
     return or_
 
 
-def _ternary(cond: Fn, yes: Fn, no: Fn) -> Fn:
+def _ternary(cond: Fn, yes: Fn, no: Fn, tracked: bool = False) -> Fn:
     def ternary(env: Env) -> Any:
         c = cond(env)
         if c is True:
-            return yes(env)
-        if c is False:
-            return no(env)
-        raise _err(_NO_OVERLOAD)
+            result = yes(env)
+        elif c is False:
+            result = no(env)
+        else:
+            raise _err(_NO_OVERLOAD)
+        if tracked:
+            _charge(env)
+        return result
 
     return ternary
+
+
+def _charge(env: Env) -> None:
+    """One unit of cost for the node just evaluated (what `_costed` adds around others)."""
+    cost: _Cost = env[_COST]
+    cost.value += 1
+    if cost.value > cost.limit:
+        raise _CostLimitExceededError
 
 
 class _Cost:
@@ -1950,10 +1980,11 @@ def _checked_issues(
 # ---------------------------------------------------------------------------------------------
 # Selectors nested deeper than the C++ parser allows.
 
-# Nesting levels per slice: well within the C++ parser's 32 (a level adds at most 1 to any of
-# its counts, a bracket at most 2).
-_SLICE_LEVELS = 10
-_NEW_CHAIN = frozenset(("paren", "list", "map", "message", "global", "call", "index"))
+# Levels of the tree per slice: each adds at most 1 to any of the C++ parser's counts, whose
+# limit is 32.
+_SLICE_LEVELS = 20
+# Type checks of what a macro iterates, per selector; past these its variables are dyn.
+_MAX_TYPE_QUERIES = 32
 _NOT_NEWLINE = re.compile(r"[^\n]")
 _ISSUE_AT = re.compile(r"ERROR: <input>:(-?\d+):(-?\d+): ")
 
@@ -1978,8 +2009,8 @@ def _parse_deep(expression: str, features: Features) -> tuple[celast.Checked, bo
 
 class _Slices:
     """One deep selector cut into slices of at most _SLICE_LEVELS levels, each checked by
-    the C++ checker on the source with everything else blanked (so positions in its messages
-    are the selector's own), then grafted into one checked tree."""
+    the C++ checker with the slices below it standing in as variables of their types, then
+    grafted into one checked tree (positions and messages in the selector's coordinates)."""
 
     def __init__(self, expression: str, root: celparse.Node) -> None:
         self.expression = expression
@@ -1992,31 +2023,33 @@ class _Slices:
         longest = len(prefix) + len(str(sum(1 for _ in celparse.post_order(root))))
         self.room = re.compile(f"[^\n]{{{longest}}}")
         self.slices = self._cut()
-        self.names = {id(n): f"{prefix}{i}" for i, n in enumerate(self.slices)}
         self.types: dict[int, str] = {}  # id(node) -> checked type, slices and binder sources
-        self.trees: dict[str, Expr] = {}  # slice name -> its grafted tree
+        self.trees: dict[int, Expr] = {}  # id(slice) -> its grafted tree
         self.scopes: dict[int, dict[str, str]] = {}  # id(binder) -> its variables' types
+        self.queries = 0
         self.merged = celast.Checked(Expr(0, celast.CONST, NULL), {}, {}, {})
         self.next_id = 1
         self.checked_ok = True
 
     def _cut(self) -> list[celparse.Node]:
+        """Slices where a path would grow past _SLICE_LEVELS, children before parents."""
         levels: dict[int, int] = {}
         out: list[celparse.Node] = []
         for node in celparse.post_order(self.root):
-            below = 1 + (node.kind in _NEW_CHAIN)
-            level = max((levels[id(c)] + below for c in node.children), default=0)
-            if node is self.root or (level >= _SLICE_LEVELS and self._can_stand_alone(node)):
-                out.append(node)
-                level = 0
+            level = 0
+            for child in node.children:
+                below = levels.pop(id(child)) + 1
+                if below > _SLICE_LEVELS and self._can_stand_alone(child):
+                    out.append(child)
+                    below = 1
+                level = max(level, below)
             levels[id(node)] = level
+        out.append(self.root)
         return out
 
     def _can_stand_alone(self, node: celparse.Node) -> bool:
         parent = node.parent
-        if node.kind in ("literal", "ident") or parent is None:
-            return False
-        if parent.kind == "global" and parent.name == "has":
+        if parent is not None and parent.kind == "global" and parent.name == "has":
             return False  # has() takes a selection, not a variable
         # The name goes where a line of the span has room for it (lines stay lines).
         spot = self.room.search(self.expression, node.start, node.end)
@@ -2028,9 +2061,8 @@ class _Slices:
     def compile(self) -> celast.Checked | str:
         issues: list[str] = []
         for piece in self.slices:
-            holes = self._holes(piece)
-            result = self._check(piece, holes, self._scope(piece))
-            name = self.names[id(piece)]
+            holes, idents = self._holes(piece)
+            result = self._check(piece, holes, self._scope(piece, idents))
             if isinstance(result, list):
                 issues += result
                 self.types[id(piece)] = "dyn"
@@ -2038,12 +2070,20 @@ class _Slices:
             checked, ok = result
             self.checked_ok = self.checked_ok and ok
             self.types[id(piece)] = self._full_type(checked.types.get(checked.expr.id), holes)
-            self.trees[name] = _graft(self._merge(checked), self.trees)
+            trees = {
+                self._name(n): self.trees.pop(id(h), checked.expr) for n, h in enumerate(holes)
+            }
+            self.trees[id(piece)] = _graft(self._merge(checked, piece.start), trees)
         if issues:
             return "compilation failed: " + "\n".join(sorted(issues, key=_issue_position))
-        self.merged.expr = self.trees[self.names[id(self.root)]]
+        self.merged.expr = self.trees[id(self.root)]
         self.merged.types[self.merged.expr.id] = self.types[id(self.root)]
         return self.merged
+
+    def _name(self, n: int) -> str:
+        """The variable the n-th hole of a slice is (the same in every slice, so slices with
+        holes of the same types share an environment)."""
+        return f"{self.prefix}{n}"
 
     def _full_type(self, kind: str | None, holes: list[celparse.Node]) -> str:
         """The slice's type with the parameters its holes were declared without put back."""
@@ -2055,29 +2095,33 @@ class _Slices:
                 kind = kind.replace(declared, full, 1)
         return kind
 
-    def _holes(self, node: celparse.Node) -> list[celparse.Node]:
-        """The slices directly below `node` (none of them inside another)."""
-        holes, stack = [], list(reversed(node.children))
+    def _holes(self, node: celparse.Node) -> tuple[list[celparse.Node], set[str]]:
+        """The slices directly below `node` (none of them inside another), and the
+        identifiers `node` uses outside them."""
+        holes, idents, stack = [], set(), list(reversed(node.children))
         while stack:
             child = stack.pop()
-            if id(child) in self.names:
+            if id(child) in self.spots and id(child) in self.types:
                 holes.append(child)
-            else:
-                stack.extend(reversed(child.children))
-        return holes
+                continue
+            if child.kind == "ident":
+                idents.add(child.name)
+            stack.extend(reversed(child.children))
+        return holes, idents
 
-    def _scope(self, node: celparse.Node) -> dict[str, str]:
-        """The variables macros above `node` bind where it stands, with their types."""
-        chain = []
+    def _scope(self, node: celparse.Node, wanted: set[str]) -> dict[str, str]:
+        """The variables `node` uses that macros above it bind, with their types."""
+        needed = []
         child, above = node, node.parent
-        while above is not None:
+        while above is not None and wanted:
             names, source = celparse.binder_scope(above)
             at = next(i for i, c in enumerate(above.children) if c is child)
-            if names and source is not None and at > len(names):
-                chain.append((above, names, source))
+            if source is not None and at > len(names) and wanted & set(names):
+                needed.append((above, names, source))
+                wanted = (wanted - set(names)) | self._holes(source)[1]
             child, above = above, above.parent
         scope: dict[str, str] = {}
-        for binder, names, source in reversed(chain):  # outermost first
+        for binder, names, source in reversed(needed):  # outermost first
             if id(binder) not in self.scopes:
                 self.scopes[id(binder)] = self._bound(binder, names, source, dict(scope))
             scope.update(self.scopes[id(binder)])
@@ -2086,9 +2130,11 @@ class _Slices:
     def _bound(
         self, binder: celparse.Node, names: list[str], source: celparse.Node, scope: dict[str, str]
     ) -> dict[str, str]:
+        """The types of a macro's variables, from the type of what it iterates or binds."""
         kind = self.types.get(id(source))
-        if kind is None:
-            result = self._check(source, self._holes(source), scope)
+        if kind is None and self.queries < _MAX_TYPE_QUERIES:
+            self.queries += 1
+            result = self._check(source, self._holes(source)[0], scope)
             kind = "dyn" if isinstance(result, list) else result[0].types.get(result[0].expr.id)
         kind = kind or "dyn"
         if binder.name == "bind":
@@ -2104,11 +2150,10 @@ class _Slices:
         self, node: celparse.Node, holes: list[celparse.Node], scope: dict[str, str]
     ) -> tuple[celast.Checked, bool] | list[str]:
         variables = dict(scope)
-        parts, at = [_NOT_NEWLINE.sub(" ", self.expression[: node.start])], node.start
-        for hole in holes:
-            name = self.names[id(hole)]
+        parts, at = [], node.start
+        for n, hole in enumerate(holes):
+            name, spot = self._name(n), self.spots[id(hole)]
             variables[name] = self.types[id(hole)]
-            spot = self.spots[id(hole)]
             before = _NOT_NEWLINE.sub(" ", self.expression[hole.start : spot])
             after = _NOT_NEWLINE.sub(" ", self.expression[spot + len(name) : hole.end])
             parts += [self.expression[at : hole.start], before, name, after]
@@ -2120,22 +2165,27 @@ class _Slices:
             return celast.decode(env.compile(text).serialize()), True
         except RuntimeError as e:
             raw = _compile_error_text(str(e))
-        issues = [self._restore(i) for i in _issues(raw)]
+        issues = [self._restore(i, text, node.start) for i in _issues(raw)]
         remaining = [i for i in issues if _upstream_issue(i)]
         if remaining or not issues:
             return remaining or [raw]
         return celast.decode(env.compile(text, disable_check=True).serialize()), False
 
-    def _restore(self, issue: str) -> str:
-        """The issue's snippet line as the selector has it (the slice's copy is blanked)."""
+    def _restore(self, issue: str, text: str, start: int) -> str:
+        """An issue about a slice's text as one about the selector (its line and column)."""
         m = _ISSUE_AT.match(issue)
-        lines = issue.split("\n")
-        if m and int(m.group(1)) >= 1 and len(lines) >= 3 and lines[1].startswith(" | "):
-            lines[1] = " | " + self.expression.split("\n")[int(m.group(1)) - 1]
-        return "\n".join(lines)
+        if m is None or int(m.group(1)) < 1:
+            return issue
+        lines = text.split("\n")
+        line, column = int(m.group(1)), int(m.group(2))
+        offset = sum(len(x) + 1 for x in lines[: line - 1]) + column - 1
+        message = issue[m.end() :].split("\n", 1)[0]
+        where, snippet = _location(self.expression, start + offset)
+        return f"ERROR: <input>:{where}: {message}{snippet}"
 
-    def _merge(self, checked: celast.Checked) -> Expr:
-        """The slice's tree with ids renumbered past the slices merged before it."""
+    def _merge(self, checked: celast.Checked, start: int) -> Expr:
+        """The slice's tree with ids renumbered past the slices merged before it, and its
+        positions made the selector's."""
         offset, top = self.next_id, 0
         for e in _walk(checked.expr):
             top = max(top, e.id)
@@ -2144,7 +2194,7 @@ class _Slices:
         merged = self.merged
         merged.references.update({k + offset: v for k, v in checked.references.items()})
         merged.types.update({k + offset: v for k, v in checked.types.items()})
-        merged.positions.update({k + offset: v for k, v in checked.positions.items()})
+        merged.positions.update({k + offset: v + start for k, v in checked.positions.items()})
         return checked.expr
 
 
@@ -2173,7 +2223,7 @@ _KNOWN_TYPES |= {"map", "null_type", "optional_type", "type", "kubernetes.Quanti
 _KNOWN_TYPES |= {"kubernetes.Semver", "google.protobuf.Timestamp", "google.protobuf.Duration"}
 
 
-_INNERMOST_TYPE = re.compile(r"[A-Za-z_.]+\([^()]*\)")
+_TYPE_PART = re.compile(r"[A-Za-z0-9_.]+|[(), ]")
 # The C++ checker's type nesting limit is 13; deeper parameters are declared dyn.
 _TYPE_NESTING = 10
 
@@ -2181,9 +2231,18 @@ _TYPE_NESTING = 10
 def _truncated_type(kind: str) -> str:
     """A type as the C++ checker can declare it: unknown names and deep parameters dyn."""
     text = _TYPE_WORD.sub(lambda m: m.group() if m.group() in _KNOWN_TYPES else "dyn", kind)
-    while _nesting(text) > _TYPE_NESTING:
-        text = _INNERMOST_TYPE.sub("dyn", text)
-    return text
+    out: list[str] = []
+    depth = skip = 0
+    for word in _TYPE_PART.findall(text):
+        if skip:  # inside a parameter cut at the limit
+            skip += (word == "(") - (word == ")")
+            continue
+        if word == "(" and depth == _TYPE_NESTING:
+            out[-1], skip = "dyn", 1
+            continue
+        depth += (word == "(") - (word == ")")
+        out.append(word)
+    return "".join(out)
 
 
 def _declared_type(kind: str) -> Any:
@@ -2194,14 +2253,6 @@ def _declared_type(kind: str) -> Any:
         return _cel.Type(text)
     except Exception:
         return _cel.Type.DYN
-
-
-def _nesting(text: str) -> int:
-    depth = deepest = 0
-    for c in text:
-        depth += (c == "(") - (c == ")")
-        deepest = max(deepest, depth)
-    return deepest
 
 
 @functools.lru_cache(maxsize=64)
@@ -2233,7 +2284,7 @@ def _slots(e: Expr) -> list[tuple[Expr, Callable[[Expr], None]]]:
     if e.operand is not None:
         out.append((e.operand, functools.partial(setattr, e, "operand")))
     out += [(a, functools.partial(e.args.__setitem__, i)) for i, a in enumerate(e.args)]
-    for i, (key, value, opt) in enumerate(e.entries):
+    for i, (key, value, _) in enumerate(e.entries):
 
         def put_key(x: Expr, i: int = i) -> None:
             e.entries[i] = (x, e.entries[i][1], e.entries[i][2])
