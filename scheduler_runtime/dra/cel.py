@@ -2070,9 +2070,9 @@ class _Slices:
             checked, ok = result
             self.checked_ok = self.checked_ok and ok
             self.types[id(piece)] = self._full_type(checked.types.get(checked.expr.id), holes)
-            trees = {
-                self._name(n): self.trees.pop(id(h), checked.expr) for n, h in enumerate(holes)
-            }
+            if issues:
+                continue  # only the other slices' issues are still wanted
+            trees = {self._name(n): self.trees.pop(id(h)) for n, h in enumerate(holes)}
             self.trees[id(piece)] = _graft(self._merge(checked, piece.start), trees)
         if issues:
             return "compilation failed: " + "\n".join(sorted(issues, key=_issue_position))
