@@ -40,6 +40,9 @@ _TOKEN = re.compile(
 )
 _RELATIONS = frozenset(("<", "<=", ">=", ">", "==", "!=", "in"))
 _LITERAL_WORDS = frozenset(("true", "false", "null"))
+# What ANTLR says it expected where an operand is missing.
+_OPERAND = "{'[', '{', '(', '.', '-', '!', 'true', 'false', 'null', NUM_FLOAT, NUM_INT, "
+_OPERAND += "NUM_UINT, STRING, BYTES, IDENTIFIER}"
 
 
 class ParseError(Exception):
@@ -366,8 +369,7 @@ class _Parser:
             self.pos += 1
             tok = self.tok
         if tok.kind not in ("num", "str") and tok.text not in _LITERAL_WORDS:
-            message = f"mismatched input '{tok.text}' expecting <literal>"
-            raise ParseError(message, tok.start)
+            raise ParseError(f"mismatched input '{tok.text}' expecting {_OPERAND}", tok.start)
         self.pos += 1
         self.exit("literal")
         return self.node("literal", start, [])

@@ -527,6 +527,21 @@ cases = [
         for d in (123, 124, 125)
     ),
     *(case(f"chained-relations-{d}", "1 < 2" + " == true" * d) for d in (248, 249, 250)),
+    case("nested-macros-248", _macros(248)),
+    case(
+        "nested-lists-of-members",
+        "[" * 200 + "device.driver" + ".lowerAscii()" * 200 + "]" * 200 + " != []",
+    ),
+    case(
+        "nested-members-in-macros",
+        "[1].all(x, " + "[" * 200 + "device.driver" + ".lowerAscii()" * 200 + "]" * 200 + " != [])",
+    ),
+    case(
+        "nested-two-errors",
+        "(" * 40 + '1 + "a"' + ")" * 40 + " + " + "(" * 40 + '2 - "b"' + ")" * 40,
+    ),
+    case("nested-bind-not-bool", "cel.bind(v, 1, " + "(" * 60 + "v" + ")" * 60 + ")"),
+    case("nested-syntax-error", "(" * 40 + "1 +" + ")" * 40),
     case("nested-maps-100", '{"a": ' * 100 + "1" + "}" * 100 + ".a" * 100 + " == 1"),
     case("nested-binds-100", _binds(100)),
     case("nested-iteration-variable", "[1, 2].all(x, " + "(" * 100 + "x > 0" + ")" * 100 + ")"),
