@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import functools
 import math
+import operator
 import re
 import threading
 import time
@@ -1401,7 +1402,7 @@ class _Builder:
     def _list(self, e: Expr, items: list[Fn]) -> Fn:
         optional = set(e.optional_indices)
         if not optional:
-            return lambda env: [f(env) for f in items]
+            return _list_of(items)
 
         def build_list(env: Env) -> list[Any]:
             out = []
@@ -1453,13 +1454,7 @@ class _Builder:
         impl = _FUNCTIONS.get(name)
         if impl is None:
             return lambda env: _raise(f"no such overload: {name}")
-        if len(args) == 1:
-            a0 = args[0]
-            return lambda env: impl(a0(env))
-        if len(args) == 2:
-            a0, a1 = args
-            return lambda env: impl(a0(env), a1(env))
-        return lambda env: impl(*[a(env) for a in args])
+        return _applied(impl, args)
 
     def _constant_regex(self, name: str, pattern: str, args: list[Fn]) -> Fn:
         """cel-go's regex optimization: a literal pattern is compiled with the program, and
@@ -1546,6 +1541,32 @@ class _Builder:
 
 
 _MISSING = object()
+
+
+def _applied(impl: Callable[..., Any], args: list[Fn]) -> Fn:
+    """A call's closure: its arguments evaluated in order, without a frame of their own."""
+    if len(args) == 1:
+        (a0,) = args
+        return lambda env: impl(a0(env))
+    if len(args) == 2:
+        a0, a1 = args
+        return lambda env: impl(a0(env), a1(env))
+    if len(args) == 3:
+        a0, a1, a2 = args
+        return lambda env: impl(a0(env), a1(env), a2(env))
+    return lambda env: impl(*map(operator.methodcaller("__call__", env), args))
+
+
+def _list_of(items: list[Fn]) -> Fn:
+    """A list literal's closure. Short lists (how deep nesting is written) call their items
+    directly and longer ones through map: no comprehension frame per level of nesting."""
+    if len(items) == 1:
+        (f0,) = items
+        return lambda env: [f0(env)]
+    if len(items) == 2:
+        f0, f1 = items
+        return lambda env: [f0(env), f1(env)]
+    return lambda env: list(map(operator.methodcaller("__call__", env), items))
 
 
 def _required(e: Expr | None) -> Expr:
