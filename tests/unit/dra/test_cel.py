@@ -6,13 +6,14 @@ byte."""
 from __future__ import annotations
 
 import json
+import threading
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from scheduler_runtime.dra import cel
+from scheduler_runtime.dra import cel, celparse
 from scheduler_runtime.framework.quantity import parse
 
 DATA = Path(__file__).with_name("testdata")
@@ -144,3 +145,45 @@ def test_long_chains_evaluate_without_recursion_errors() -> None:
         result = cel.compile_expression(expression)
         assert result.error is None
         assert result.device_matches(device) is True
+
+
+def test_deepest_selectors_evaluate_on_a_worker_thread() -> None:
+    """The deepest nesting upstream accepts evaluates on a thread with the default stack and
+    recursion limit, with 200 frames of the caller's already on it."""
+    deepest = ("nested-macros-248", "nested-members-in-macros", "nested-lists-of-members")
+    cases = [c for c in CASES if c["name"] in deepest]
+    extra = "[1].all(x, " + "[" * 240 + "+".join(["x"] * 248) + "]" * 240 + " != [])"
+    device = cel.device_input("", None, {}, {}, cel.Features())
+    results: list[Any] = []
+
+    def nested(depth: int, expression: str) -> bool:
+        if depth:
+            return nested(depth - 1, expression)
+        result = cel.compile_expression(expression)
+        assert result.error is None
+        return result.device_matches(device)
+
+    def run() -> None:
+        for expression in [c["expression"] for c in cases] + [extra]:
+            try:
+                results.append(nested(200, expression))
+            except Exception as e:  # reported by the assertion below
+                results.append(e)
+
+    worker = threading.Thread(target=run)
+    worker.start()
+    worker.join(timeout=300)
+    assert len(cases) == len(deepest)
+    assert results == [True] * (len(deepest) + 1)
+
+
+def test_deep_selectors_are_sliced_where_the_parser_needs() -> None:
+    """Only paths longer than the C++ parser allows are cut: a deep selector whose other
+    operands are shallow compiles in one slice per 20 levels of its deepest path."""
+    expression = "(" * 100 + "true" + ")" * 100 + " && " + " && ".join(["(((true)))"] * 500)
+    root = celparse.parse(expression)
+    slices = cel._Slices(expression, root)
+    assert 5 <= len(slices.slices) <= 6
+    assert cel.compile_expression(expression).device_matches(
+        cel.device_input("", None, {}, {}, cel.Features())
+    )
