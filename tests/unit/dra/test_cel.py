@@ -187,3 +187,23 @@ def test_deep_selectors_are_sliced_where_the_parser_needs() -> None:
     assert cel.compile_expression(expression).device_matches(
         cel.device_input("", None, {}, {}, cel.Features())
     )
+
+
+SHALLOW = [
+    c
+    for c in CASES
+    if not c["name"].startswith(("nested-", "chained-")) and c["name"] != "expression-too-long"
+]
+
+
+@pytest.mark.parametrize("case", [pytest.param(c, id=c["name"]) for c in SHALLOW])
+def test_cases_nested_forty_deep_keep_their_outcome(case: dict[str, Any]) -> None:
+    """Each case of the table inside 40 parentheses (sliced past the C++ parser's depth) has
+    the outcome upstream gives the case itself; a compile error stays one."""
+    nested = dict(case, expression="(" * 40 + case["expression"] + ")" * 40)
+    golden = GOLDEN[case["name"]]
+    outcome = _outcome(nested)
+    if "compileError" in golden:
+        assert "compileError" in outcome
+    else:
+        assert outcome == golden
