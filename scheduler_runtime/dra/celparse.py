@@ -40,6 +40,9 @@ _TOKEN = re.compile(
 )
 _RELATIONS = frozenset(("<", "<=", ">=", ">", "==", "!=", "in"))
 _LITERAL_WORDS = frozenset(("true", "false", "null"))
+_CHAIN = ("expr", "conditionalOr", "conditionalAnd", "relation", "calc", "unary", "member")
+# Tokens that continue an expression after a primary.
+_CONTINUE = ("?", "||", "&&", *_RELATIONS, "*", "/", "%", "+", "-", ".", "[")
 # What ANTLR says it expected where an operand is missing.
 _OPERAND = "{'[', '{', '(', '.', '-', '!', 'true', 'false', 'null', NUM_FLOAT, NUM_INT, "
 _OPERAND += "NUM_UINT, STRING, BYTES, IDENTIFIER}"
@@ -158,9 +161,21 @@ class _Parser:
         return e
 
     def expr(self) -> _Rule:
-        self.enter("expr")
-        start = self.tok.start
-        e = yield self.conditional("conditionalOr")
+        pre: Node | None = None
+        if not self.at("!", "-"):
+            # Most expressions are one primary: its rules are entered and left at once, and
+            # only an operator after it takes the rules one by one (`pre`: parsed already).
+            for rule in _CHAIN:
+                self.enter(rule)
+            pre = yield self.primary()
+            if not self.at(*_CONTINUE):
+                for rule in reversed(_CHAIN):
+                    self.exit(rule)
+                return pre
+        else:
+            self.enter("expr")
+        start = self.tok.start if pre is None else pre.start
+        e = yield self.conditional("conditionalOr", pre)
         if self.at("?"):
             self.pos += 1
             yes = yield self.conditional("conditionalOr")
@@ -170,21 +185,23 @@ class _Parser:
         self.exit("expr")
         return e
 
-    def conditional(self, rule: str) -> _Rule:
+    def conditional(self, rule: str, pre: Node | None = None) -> _Rule:
         op, inner = ("||", "conditionalAnd") if rule == "conditionalOr" else ("&&", "")
-        self.enter(rule)
-        start = self.tok.start
-        terms = [(yield (self.conditional(inner) if inner else self.relation(0)))]
+        if pre is None:
+            self.enter(rule)
+        start = self.tok.start if pre is None else pre.start
+        terms = [(yield (self.conditional(inner, pre) if inner else self.relation(0, pre)))]
         while self.at(op):
             self.pos += 1
             terms.append((yield (self.conditional(inner) if inner else self.relation(0))))
         self.exit(rule)
         return terms[0] if len(terms) == 1 else self.node(rule, start, terms)
 
-    def relation(self, precedence: int) -> _Rule:
-        self.enter("relation")
-        start = self.tok.start
-        e = yield self.calc(0)
+    def relation(self, precedence: int, pre: Node | None = None) -> _Rule:
+        if pre is None:
+            self.enter("relation")
+        start = self.tok.start if pre is None else pre.start
+        e = yield self.calc(0, pre)
         while self.at(*_RELATIONS) and precedence <= 1:
             self.exit("relation")
             self.enter("relation")
@@ -195,10 +212,11 @@ class _Parser:
         self.exit("relation")
         return e
 
-    def calc(self, precedence: int) -> _Rule:
-        self.enter("calc")
-        start = self.tok.start
-        e = yield self.unary()
+    def calc(self, precedence: int, pre: Node | None = None) -> _Rule:
+        if pre is None:
+            self.enter("calc")
+        start = self.tok.start if pre is None else pre.start
+        e = yield self.unary(pre)
         while True:
             if self.at("*", "/", "%") and precedence <= 2:
                 right_precedence = 3
@@ -215,25 +233,31 @@ class _Parser:
         self.exit("calc")
         return e
 
-    def unary(self) -> _Rule:
-        self.enter("unary")
+    def unary(self, pre: Node | None = None) -> _Rule:
+        if pre is None:
+            self.enter("unary")
         start = self.tok.start
         ops = ""
-        while self.at("!") or (self.at("-") and self.toks[self.pos + 1].kind != "num"):
+        while pre is None and (
+            self.at("!") or (self.at("-") and self.toks[self.pos + 1].kind != "num")
+        ):
             ops += self.tok.text
             self.pos += 1
         if ops.startswith("!") and "-" in ops:
             raise ParseError("mismatched input '-' expecting <member>", start)
-        e = yield self.member()
+        e = yield self.member(pre)
         if ops:
             e = self.node("not" if ops[0] == "!" else "negate", start, [e])
         self.exit("unary")
         return e
 
-    def member(self) -> _Rule:
-        self.enter("member")
-        start = self.tok.start
-        e = yield self.primary()
+    def member(self, pre: Node | None = None) -> _Rule:
+        if pre is None:
+            self.enter("member")
+            start = self.tok.start
+            e = yield self.primary()
+        else:
+            start, e = pre.start, pre
         while self.at(".", "["):
             self.exit("member")
             self.enter("member")
