@@ -2152,9 +2152,9 @@ class _Slices:
         needed = []
         child, above = node, node.parent
         while above is not None and wanted:
-            names, source = celparse.binder_scope(above)
+            names, source, bound_from = celparse.binder_scope(above)
             at = next(i for i, c in enumerate(above.children) if c is child)
-            if source is not None and at > len(names) and wanted & set(names):
+            if source is not None and at >= bound_from and wanted & set(names):
                 needed.append((above, names, source))
                 wanted = (wanted - set(names)) | self._holes(source)[1]
             child, above = above, above.parent

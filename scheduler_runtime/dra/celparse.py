@@ -429,22 +429,20 @@ def post_order(root: Node) -> Iterator[Node]:
         stack.extend((c, False) for c in reversed(node.children))
 
 
-def binder_scope(node: Node) -> tuple[list[str], Node | None]:
-    """For a macro call (`r.all(x, p)`, `cel.bind(v, init, body)`, ...): the variables it binds
-    and the node whose type they take (the range, the init, the optional); ([], None) else."""
+def binder_scope(node: Node) -> tuple[list[str], Node | None, int]:
+    """For a macro call (`r.all(x, p)`, `cel.bind(v, init, body)`, ...): the variables it binds,
+    the node whose type they take (the range, the init, the optional) and the index of its
+    first child they are bound in; ([], None, 0) for other nodes."""
     args = node.children[1:] if node.kind == "call" else []
     if node.kind != "call" or not args or args[0].kind != "ident":
-        return [], None
+        return [], None, 0
     receiver = node.children[0]
     if node.name == "bind" and receiver.kind == "ident" and receiver.name == "cel":
-        return ([args[0].name], args[1]) if len(args) == 3 else ([], None)
-    if node.name not in BINDERS or len(args) < 2:
-        return [], None
-    if node.name in ("all", "exists", "exists_one", "map", "filter"):
-        if len(args) == 3 and args[1].kind == "ident" and node.name != "map":
-            return [args[0].name, args[1].name], receiver
-        return [args[0].name], receiver
-    return [args[0].name], receiver
+        return ([args[0].name], args[1], 3) if len(args) == 3 else ([], None, 0)
+    # The environment has no two-variable comprehensions: `all(k, v, p)` binds nothing.
+    if node.name not in BINDERS or len(args) not in ((2, 3) if node.name == "map" else (2,)):
+        return [], None, 0
+    return [args[0].name], receiver, 2
 
 
 __all__ = ["LISTENER_LIMIT", "MAX_RECURSION_DEPTH", "VISITOR_LIMIT", "LimitError", "Node"]
