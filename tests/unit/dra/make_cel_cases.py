@@ -541,6 +541,18 @@ cases = [
         "(" * 40 + '1 + "a"' + ")" * 40 + " + " + "(" * 40 + '2 - "b"' + ")" * 40,
     ),
     case("nested-bind-not-bool", "cel.bind(v, 1, " + "(" * 60 + "v" + ")" * 60 + ")"),
+    case(
+        "nested-bind-init-sees-outer",
+        'cel.bind(v, "ab", cel.bind(v, '
+        + "(" * 40
+        + "v.size()"
+        + ")" * 40
+        + ", "
+        + "(" * 40
+        + "v == 2"
+        + ")" * 40
+        + "))",
+    ),
     case("nested-syntax-error", "(" * 40 + "1 +" + ")" * 40),
     case("nested-maps-100", '{"a": ' * 100 + "1" + "}" * 100 + ".a" * 100 + " == 1"),
     case("nested-binds-100", _binds(100)),
