@@ -22,14 +22,21 @@ API (what the allocator and the plugin use):
   `device_input(...)` builds a device's variables once; the allocator keeps it on the parsed
   device, so a selector evaluated on many devices never rebuilds them.
 
-Known differences: the C++ parser stops at a nesting depth of 32 (cel-go: 250), and the
-running cost is counted per evaluated node, not with cel-go's per-function costs (a 300 x 300
-comprehension costs 812,102 here, 721,501 upstream)."""
+Nesting: the C++ parser stops at a depth of 32 (not configurable from Python); cel-go allows
+250. A selector it refuses as too deep is parsed by `celparse` (cel-go's grammar and its two
+limits, with cel-go's messages) and compiled in slices of at most `_SLICE_LEVELS` levels, each
+checked by the C++ checker with the slices below it as variables of their checked types, then
+grafted into one tree. Trees are built, walked and evaluated without recursion per node beyond
+two Python frames per level.
+
+Known difference: the running cost is counted per evaluated node, not with cel-go's
+per-function costs (a 300 x 300 comprehension costs 812,102 here, 721,501 upstream)."""
 
 from __future__ import annotations
 
 import functools
 import math
+import operator
 import re
 import threading
 import time
@@ -43,7 +50,7 @@ from cel_expr_python import cel as _cel
 from cel_expr_python.ext import ext_bindings, ext_optional
 from re2 import _re2  # type: ignore[attr-defined]
 
-from scheduler_runtime.dra import celast
+from scheduler_runtime.dra import celast, celparse
 from scheduler_runtime.dra.celast import NULL, Expr, NullValue, Uint
 from scheduler_runtime.framework.quantity import Quantity, QuantityError
 from scheduler_runtime.framework.quantity import parse as parse_quantity
@@ -1286,7 +1293,7 @@ def _unused(*args: Any) -> Any:
     raise AssertionError("evaluated by the Python evaluator, never by the checker")
 
 
-def _new_env() -> Any:
+def _new_env(extra: Mapping[str, Any] | None = None) -> Any:
     t = _cel.Type
     q = t.AbstractType("kubernetes.Quantity")
     variables = {
@@ -1294,6 +1301,7 @@ def _new_env() -> Any:
         "device.allowMultipleAllocations": t.BOOL,
         "device.attributes": t.Map(t.STRING, t.Map(t.STRING, t.DYN)),
         "device.capacity": t.Map(t.STRING, t.Map(t.STRING, q)),
+        **(extra or {}),
     }
     return _cel.NewEnv(
         variables=variables,
@@ -1344,13 +1352,38 @@ class _Builder:
         self.tracked = tracked
         self.program_error: str | None = None
 
-    def build(self, e: Expr) -> Fn:
-        fn = self._build(e)
-        if not self.tracked or e.kind in (celast.CONST, celast.LIST, celast.STRUCT):
-            return fn
-        return _costed(fn, 1)
+    def build(self, root: Expr) -> Fn:
+        """The closure of `root`, children first, without recursion (a tree may be 250
+        levels deep)."""
+        built: dict[int, Fn] = {}
+        stack: list[tuple[Expr, bool]] = [(root, False)]
+        while stack:
+            e, ready = stack.pop()
+            parts = self._parts(e)
+            if not ready:
+                stack.append((e, True))
+                stack.extend((c, False) for c in reversed(parts))
+                continue
+            fn = self._build(e, [built.pop(id(c)) for c in parts])
+            if self.tracked and e.kind not in _UNCOSTED and not _charges_itself(e):
+                fn = _costed(fn, 1)
+            built[id(e)] = fn
+        return built[id(root)]
 
-    def _build(self, e: Expr) -> Fn:  # noqa: PLR0911 (one case per node kind)
+    def _parts(self, e: Expr) -> list[Expr]:
+        """The children whose closures `e`'s closure calls."""
+        kind = e.kind
+        if kind in (celast.CONST, celast.IDENT) or (kind == celast.STRUCT and e.name):
+            return []
+        if kind == celast.SELECT:
+            resolved = self.refs.get(e.id) and not e.test_only
+            return [] if resolved or e.operand is None else [e.operand]
+        if kind == celast.COMPREHENSION:
+            parts = (e.iter_range, e.accu_init, e.loop_condition, e.loop_step, e.result)
+            return [_required(x) for x in parts]
+        return _children(e)
+
+    def _build(self, e: Expr, parts: list[Fn]) -> Fn:  # noqa: PLR0911 (one case per kind)
         kind = e.kind
         if kind == celast.CONST:
             value = e.value
@@ -1360,24 +1393,22 @@ class _Builder:
             name = ref or e.name
             return _ident(name)
         if kind == celast.SELECT:
-            assert e.operand is not None
-            operand, field = self.build(e.operand), e.name
+            operand, field = parts[0], e.name
             if e.test_only:
                 return lambda env: _has(operand(env), field)
             return lambda env: _select(operand(env), field)
         if kind == celast.CALL:
-            return self._call(e)
+            return self._call(e, parts)
         if kind == celast.LIST:
-            return self._list(e)
+            return self._list(e, parts)
         if kind == celast.STRUCT:
-            return self._map(e)
-        return self._comprehension(e)
+            return self._map(e, parts)
+        return self._comprehension(e, parts)
 
-    def _list(self, e: Expr) -> Fn:
-        items = [self.build(a) for a in e.args]
+    def _list(self, e: Expr, items: list[Fn]) -> Fn:
         optional = set(e.optional_indices)
         if not optional:
-            return lambda env: [f(env) for f in items]
+            return _list_of(items)
 
         def build_list(env: Env) -> list[Any]:
             out = []
@@ -1393,11 +1424,11 @@ class _Builder:
 
         return build_list
 
-    def _map(self, e: Expr) -> Fn:
+    def _map(self, e: Expr, parts: list[Fn]) -> Fn:
         if e.name:
             message = e.name
             return lambda env: _raise(f"unknown type: {message}")
-        entries = [(self.build(k), self.build(v), opt) for k, v, opt in e.entries]
+        entries = [(parts[2 * i], parts[2 * i + 1], opt) for i, (_, _, opt) in enumerate(e.entries)]
 
         def build_map(env: Env) -> dict[Any, Any]:
             out: dict[Any, Any] = {}
@@ -1417,11 +1448,8 @@ class _Builder:
 
         return build_map
 
-    def _call(self, e: Expr) -> Fn:
+    def _call(self, e: Expr, args: list[Fn]) -> Fn:
         name = e.name
-        args = ([self.build(e.operand)] if e.operand is not None else []) + [
-            self.build(a) for a in e.args
-        ]
         special = self._special(name, args)
         if special is not None:
             return special
@@ -1432,13 +1460,7 @@ class _Builder:
         impl = _FUNCTIONS.get(name)
         if impl is None:
             return lambda env: _raise(f"no such overload: {name}")
-        if len(args) == 1:
-            a0 = args[0]
-            return lambda env: impl(a0(env))
-        if len(args) == 2:
-            a0, a1 = args
-            return lambda env: impl(a0(env), a1(env))
-        return lambda env: impl(*[a(env) for a in args])
+        return _applied(impl, args)
 
     def _constant_regex(self, name: str, pattern: str, args: list[Fn]) -> Fn:
         """cel-go's regex optimization: a literal pattern is compiled with the program, and
@@ -1460,11 +1482,11 @@ class _Builder:
 
     def _special(self, name: str, args: list[Fn]) -> Fn | None:
         if name == "_&&_":
-            return _and(args[0], args[1])
+            return _and(args[0], args[1], self.tracked)
         if name == "_||_":
-            return _or_fn(args[0], args[1])
+            return _or_fn(args[0], args[1], self.tracked)
         if name == "_?_:_":
-            return _ternary(args[0], args[1], args[2])
+            return _ternary(args[0], args[1], args[2], self.tracked)
         if name == "@not_strictly_false":
             inner = args[0]
 
@@ -1481,10 +1503,10 @@ class _Builder:
             return lambda env: _opt_select(operand(env), field(env))
         return None
 
-    def _comprehension(self, e: Expr) -> Fn:
-        parts = (e.iter_range, e.accu_init, e.loop_condition, e.loop_step, e.result)
-        iter_range, init, cond, step, result = (self.build(_required(x)) for x in parts)
+    def _comprehension(self, e: Expr, parts: list[Fn]) -> Fn:
+        iter_range, init, cond, step, result = parts
         iter_var, iter_var2, accu_var = e.iter_var, e.iter_var2, e.accu_var
+        tracked = self.tracked
 
         def comprehension(env: Env) -> Any:
             items = iter_range(env)
@@ -1510,7 +1532,10 @@ class _Builder:
                     env[accu_var] = step(env)
                     if interrupt is not None and interrupt.due():
                         raise _err(INTERRUPTED)
-                return result(env)
+                out = result(env)
+                if tracked:
+                    _charge(env)
+                return out
             finally:
                 for n, v in saved.items():
                     if v is _MISSING:
@@ -1522,6 +1547,32 @@ class _Builder:
 
 
 _MISSING = object()
+
+
+def _applied(impl: Callable[..., Any], args: list[Fn]) -> Fn:
+    """A call's closure: its arguments evaluated in order, without a frame of their own."""
+    if len(args) == 1:
+        (a0,) = args
+        return lambda env: impl(a0(env))
+    if len(args) == 2:
+        a0, a1 = args
+        return lambda env: impl(a0(env), a1(env))
+    if len(args) == 3:
+        a0, a1, a2 = args
+        return lambda env: impl(a0(env), a1(env), a2(env))
+    return lambda env: impl(*map(operator.methodcaller("__call__", env), args))
+
+
+def _list_of(items: list[Fn]) -> Fn:
+    """A list literal's closure. Short lists (how deep nesting is written) call their items
+    directly and longer ones through map: no comprehension frame per level of nesting."""
+    if len(items) == 1:
+        (f0,) = items
+        return lambda env: [f0(env)]
+    if len(items) == 2:
+        f0, f1 = items
+        return lambda env: [f0(env), f1(env)]
+    return lambda env: list(map(operator.methodcaller("__call__", env), items))
 
 
 def _required(e: Expr | None) -> Expr:
@@ -1554,58 +1605,84 @@ def _opt_select(operand: Any, field: Any) -> Optional:
     return Optional(_select(operand, field))
 
 
-def _and(left: Fn, right: Fn) -> Fn:
+# The nodes whose closures count their own cost (no wrapper: one Python frame less per level
+# of the deepest trees, which nest comprehensions and logical operators).
+_UNCOSTED = (celast.CONST, celast.LIST, celast.STRUCT)
+_SELF_CHARGING = frozenset(("_&&_", "_||_", "_?_:_"))
+
+
+def _charges_itself(e: Expr) -> bool:
+    return e.kind == celast.COMPREHENSION or (e.kind == celast.CALL and e.name in _SELF_CHARGING)
+
+
+def _and(left: Fn, right: Fn, tracked: bool = False) -> Fn:
     def and_(env: Env) -> Any:
         try:
             lv = left(env)
         except CelRuntimeError as e:
-            rv = right(env)
-            if rv is False:
-                return False
-            raise e from None
-        if lv is False:
-            return False
-        rv = right(env)
-        if lv is True and type(rv) is bool:
-            return rv
-        if rv is False:
-            return False
-        raise _err(_NO_OVERLOAD)
+            if right(env) is not False:
+                raise e from None
+            result = False
+        else:
+            rv = False if lv is False else right(env)
+            if lv is False or rv is False:
+                result = False
+            elif lv is True and type(rv) is bool:
+                result = rv
+            else:
+                raise _err(_NO_OVERLOAD)
+        if tracked:
+            _charge(env)
+        return result
 
     return and_
 
 
-def _or_fn(left: Fn, right: Fn) -> Fn:
+def _or_fn(left: Fn, right: Fn, tracked: bool = False) -> Fn:
     def or_(env: Env) -> Any:
         try:
             lv = left(env)
         except CelRuntimeError as e:
-            rv = right(env)
-            if rv is True:
-                return True
-            raise e from None
-        if lv is True:
-            return True
-        rv = right(env)
-        if lv is False and type(rv) is bool:
-            return rv
-        if rv is True:
-            return True
-        raise _err(_NO_OVERLOAD)
+            if right(env) is not True:
+                raise e from None
+            result = True
+        else:
+            rv = True if lv is True else right(env)
+            if lv is True or rv is True:
+                result = True
+            elif lv is False and type(rv) is bool:
+                result = rv
+            else:
+                raise _err(_NO_OVERLOAD)
+        if tracked:
+            _charge(env)
+        return result
 
     return or_
 
 
-def _ternary(cond: Fn, yes: Fn, no: Fn) -> Fn:
+def _ternary(cond: Fn, yes: Fn, no: Fn, tracked: bool = False) -> Fn:
     def ternary(env: Env) -> Any:
         c = cond(env)
         if c is True:
-            return yes(env)
-        if c is False:
-            return no(env)
-        raise _err(_NO_OVERLOAD)
+            result = yes(env)
+        elif c is False:
+            result = no(env)
+        else:
+            raise _err(_NO_OVERLOAD)
+        if tracked:
+            _charge(env)
+        return result
 
     return ternary
+
+
+def _charge(env: Env) -> None:
+    """One unit of cost for the node just evaluated (what `_costed` adds around others)."""
+    cost: _Cost = env[_COST]
+    cost.value += 1
+    if cost.value > cost.limit:
+        raise _CostLimitExceededError
 
 
 class _Cost:
@@ -1653,12 +1730,7 @@ def _costed(fn: Fn, units: int) -> Fn:
 
 
 def _has_comprehension(e: Expr | None) -> bool:
-    if e is None:
-        return False
-    if e.kind == celast.COMPREHENSION:
-        return True
-    children = [e.operand, *e.args, *(x for k, v, _ in e.entries for x in (k, v))]
-    return any(_has_comprehension(c) for c in children)
+    return any(node.kind == celast.COMPREHENSION for node in _walk(e))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1823,16 +1895,6 @@ def _issues(text: str) -> list[str]:
     return [text[a:b].rstrip("\n") for a, b in zip(starts, ends[: len(starts)], strict=True)]
 
 
-def _recursion_issue(raw: str) -> str | None:
-    """The parser's nesting limit, in cel-go's words. cel-go allows 250 levels; the C++ parser
-    we use stops at 32 (not configurable from Python), so deeper legal selectors are refused
-    here with this message (a known difference)."""
-    m = _RECURSION.search(raw)
-    if m is None:
-        return None
-    return f"ERROR: <input>:-1:0: expression recursion limit exceeded: {m.group(1)}"
-
-
 def _upstream_issue(issue: str) -> bool:
     """cel-go's environment allows ordering across int, uint and double; the C++ checker not."""
     m = _CROSS_NUMERIC.search(issue)
@@ -1861,16 +1923,29 @@ def _any_range_issue(checked: celast.Checked, expression: str) -> str | None:
 
 
 def _walk(e: Expr | None) -> Iterable[Expr]:
-    if e is None:
-        return
-    yield e
-    for child in (e.operand, *e.args, e.iter_range, e.accu_init, e.loop_condition):
-        yield from _walk(child)
-    for child in (e.loop_step, e.result):
-        yield from _walk(child)
-    for key, value, _ in e.entries:
-        yield from _walk(key)
-        yield from _walk(value)
+    """Every node, parents first, without recursion (trees may be 250 levels deep)."""
+    stack = [e] if e is not None else []
+    while stack:
+        node = stack.pop()
+        yield node
+        stack.extend(reversed(_children(node)))
+
+
+def _children(e: Expr) -> list[Expr]:
+    """The children of `e`, in the order the checker visits them."""
+    kind = e.kind
+    if kind == celast.CALL:
+        return e.args if e.operand is None else [e.operand, *e.args]
+    if kind == celast.LIST:
+        return e.args
+    if kind == celast.SELECT:
+        return [] if e.operand is None else [e.operand]
+    if kind == celast.COMPREHENSION:
+        parts = (e.iter_range, e.accu_init, e.loop_condition, e.loop_step, e.result)
+        return [x for x in parts if x is not None]
+    if kind == celast.STRUCT:
+        return [x for k, v, _ in e.entries for x in (k, v)]
+    return []
 
 
 def _location(expression: str, offset: int) -> tuple[str, str]:
@@ -1916,16 +1991,21 @@ def _parse_and_check(expression: str, features: Features) -> tuple[celast.Checke
     try:
         compiled = env.compile(expression)
     except RuntimeError as e:
-        recursion = _recursion_issue(str(e))
-        if recursion is not None:
-            return "compilation failed: " + recursion
+        if _RECURSION.search(str(e)):
+            return _parse_deep(expression, features)
         issues = _issues(_compile_error_text(str(e)))
         remaining = [i for i in issues if _upstream_issue(i)]
         if remaining or not issues:
             return "compilation failed: " + ("\n".join(remaining) or _compile_error_text(str(e)))
         compiled = env.compile(expression, disable_check=True)
         checked_ok = False
-    checked = celast.decode(compiled.serialize())
+    return _checked_issues(celast.decode(compiled.serialize()), checked_ok, expression, features)
+
+
+def _checked_issues(
+    checked: celast.Checked, checked_ok: bool, expression: str, features: Features
+) -> tuple[celast.Checked, bool] | str:
+    """The checks cel-go's environment makes that the C++ checker does not."""
     issue = None
     if checked_ok and not features.list_type_attributes:
         issue = _any_range_issue(checked, expression)  # a checker error: reported first
@@ -1933,6 +2013,329 @@ def _parse_and_check(expression: str, features: Features) -> tuple[celast.Checke
     if issue is not None:
         return "compilation failed: " + issue
     return checked, checked_ok
+
+
+# ---------------------------------------------------------------------------------------------
+# Selectors nested deeper than the C++ parser allows.
+
+# Levels of the tree per slice: each adds at most 1 to any of the C++ parser's counts, whose
+# limit is 32.
+_SLICE_LEVELS = 20
+# Type checks of what a macro iterates, per selector; past these its variables are dyn.
+_MAX_TYPE_QUERIES = 32
+_NOT_NEWLINE = re.compile(r"[^\n]")
+_ISSUE_AT = re.compile(r"ERROR: <input>:(-?\d+):(-?\d+): ")
+
+
+def _parse_deep(expression: str, features: Features) -> tuple[celast.Checked, bool] | str:
+    """cel-go's answer for a selector the C++ parser refuses as too deep: its own nesting
+    limits (250), or the selector compiled in slices the C++ parser accepts, each deeper slice
+    standing in its parent as a variable of the slice's checked type."""
+    try:
+        root = celparse.parse(expression)
+    except celparse.LimitError as e:
+        return f"compilation failed: ERROR: <input>:-1:0: {e}"
+    except celparse.ParseError as e:
+        where, snippet = _location(expression, e.offset)
+        return f"compilation failed: ERROR: <input>:{where}: Syntax error: {e}{snippet}"
+    sliced = _Slices(expression, root)
+    result = sliced.compile()
+    if isinstance(result, str):
+        return result
+    return _checked_issues(result, sliced.checked_ok, expression, features)
+
+
+class _Slices:
+    """One deep selector cut into slices of at most _SLICE_LEVELS levels, each checked by
+    the C++ checker with the slices below it standing in as variables of their types, then
+    grafted into one checked tree (positions and messages in the selector's coordinates)."""
+
+    def __init__(self, expression: str, root: celparse.Node) -> None:
+        self.expression = expression
+        self.root = root
+        prefix = "_s"
+        while prefix in expression:
+            prefix += "_"
+        self.prefix = prefix
+        self.spots: dict[int, int] = {}  # id(slice) -> where its name stands in the source
+        longest = len(prefix) + len(str(sum(1 for _ in celparse.post_order(root))))
+        self.room = re.compile(f"[^\n]{{{longest}}}")
+        self.slices = self._cut()
+        self.types: dict[int, str] = {}  # id(node) -> checked type, slices and binder sources
+        self.trees: dict[int, Expr] = {}  # id(slice) -> its grafted tree
+        self.scopes: dict[int, dict[str, str]] = {}  # id(binder) -> its variables' types
+        self.queries = 0
+        self.merged = celast.Checked(Expr(0, celast.CONST, NULL), {}, {}, {})
+        self.next_id = 1
+        self.checked_ok = True
+
+    def _cut(self) -> list[celparse.Node]:
+        """Slices where a path would grow past _SLICE_LEVELS, children before parents."""
+        levels: dict[int, int] = {}
+        out: list[celparse.Node] = []
+        for node in celparse.post_order(self.root):
+            level = 0
+            for child in node.children:
+                below = levels.pop(id(child)) + 1
+                if below > _SLICE_LEVELS and self._can_stand_alone(child):
+                    out.append(child)
+                    below = 1
+                level = max(level, below)
+            levels[id(node)] = level
+        out.append(self.root)
+        return out
+
+    def _can_stand_alone(self, node: celparse.Node) -> bool:
+        parent = node.parent
+        if parent is not None and parent.kind == "global" and parent.name == "has":
+            return False  # has() takes a selection, not a variable
+        # The name goes where a line of the span has room for it (lines stay lines).
+        spot = self.room.search(self.expression, node.start, node.end)
+        if spot is None:
+            return False
+        self.spots[id(node)] = spot.start()
+        return True
+
+    def compile(self) -> celast.Checked | str:
+        issues: list[str] = []
+        for piece in self.slices:
+            holes, idents = self._holes(piece)
+            result = self._check(piece, holes, self._scope(piece, idents))
+            if isinstance(result, list):
+                issues += result
+                self.types[id(piece)] = "dyn"
+                continue
+            checked, ok = result
+            self.checked_ok = self.checked_ok and ok
+            self.types[id(piece)] = self._full_type(checked.types.get(checked.expr.id), holes)
+            if issues:
+                continue  # only the other slices' issues are still wanted
+            trees = {self._name(n): self.trees.pop(id(h)) for n, h in enumerate(holes)}
+            self.trees[id(piece)] = _graft(self._merge(checked, piece.start), trees)
+        if issues:
+            return "compilation failed: " + "\n".join(sorted(issues, key=_issue_position))
+        self.merged.expr = self.trees[id(self.root)]
+        self.merged.types[self.merged.expr.id] = self.types[id(self.root)]
+        return self.merged
+
+    def _name(self, n: int) -> str:
+        """The variable the n-th hole of a slice is (the same in every slice, so slices with
+        holes of the same types share an environment)."""
+        return f"{self.prefix}{n}"
+
+    def _full_type(self, kind: str | None, holes: list[celparse.Node]) -> str:
+        """The slice's type with the parameters its holes were declared without put back."""
+        kind = kind or "dyn"
+        for hole in holes:
+            full = self.types[id(hole)]
+            declared = _truncated_type(full)
+            if declared != full and declared in kind:
+                kind = kind.replace(declared, full, 1)
+        return kind
+
+    def _holes(self, node: celparse.Node) -> tuple[list[celparse.Node], set[str]]:
+        """The slices directly below `node` (none of them inside another), and the
+        identifiers `node` uses outside them."""
+        holes, idents, stack = [], set(), list(reversed(node.children))
+        while stack:
+            child = stack.pop()
+            if id(child) in self.spots and id(child) in self.types:
+                holes.append(child)
+                continue
+            if child.kind == "ident":
+                idents.add(child.name)
+            stack.extend(reversed(child.children))
+        return holes, idents
+
+    def _scope(self, node: celparse.Node, wanted: set[str]) -> dict[str, str]:
+        """The variables `node` uses that macros above it bind, with their types."""
+        needed = []
+        child, above = node, node.parent
+        while above is not None and wanted:
+            names, source, bound_from = celparse.binder_scope(above)
+            at = next(i for i, c in enumerate(above.children) if c is child)
+            if source is not None and at >= bound_from and wanted & set(names):
+                needed.append((above, names, source))
+                wanted = (wanted - set(names)) | self._holes(source)[1]
+            child, above = above, above.parent
+        scope: dict[str, str] = {}
+        for binder, names, source in reversed(needed):  # outermost first
+            if id(binder) not in self.scopes:
+                self.scopes[id(binder)] = self._bound(binder, names, source, dict(scope))
+            scope.update(self.scopes[id(binder)])
+        return scope
+
+    def _bound(
+        self, binder: celparse.Node, names: list[str], source: celparse.Node, scope: dict[str, str]
+    ) -> dict[str, str]:
+        """The types of a macro's variables, from the type of what it iterates or binds."""
+        kind = self.types.get(id(source))
+        if kind is None and self.queries < _MAX_TYPE_QUERIES:
+            self.queries += 1
+            result = self._check(source, self._holes(source)[0], scope)
+            kind = "dyn" if isinstance(result, list) else result[0].types.get(result[0].expr.id)
+        kind = kind or "dyn"
+        if binder.name == "bind":
+            return {names[0]: kind}
+        if binder.name in ("optMap", "optFlatMap"):
+            return {names[0]: _type_params(kind, "optional_type", 1)[0]}
+        if kind.startswith("map("):
+            return dict(zip(names, _type_params(kind, "map", 2), strict=False))
+        element = _type_params(kind, "list", 1)[0]
+        return dict(zip(names, ["int", element] if len(names) == 2 else [element], strict=True))
+
+    def _check(
+        self, node: celparse.Node, holes: list[celparse.Node], scope: dict[str, str]
+    ) -> tuple[celast.Checked, bool] | list[str]:
+        variables = dict(scope)
+        parts, at = [], node.start
+        for n, hole in enumerate(holes):
+            name, spot = self._name(n), self.spots[id(hole)]
+            variables[name] = self.types[id(hole)]
+            before = _NOT_NEWLINE.sub(" ", self.expression[hole.start : spot])
+            after = _NOT_NEWLINE.sub(" ", self.expression[spot + len(name) : hole.end])
+            parts += [self.expression[at : hole.start], before, name, after]
+            at = hole.end
+        parts.append(self.expression[at : node.end])
+        env = _scoped_env(tuple(sorted(variables.items())))
+        text = "".join(parts)
+        try:
+            return celast.decode(env.compile(text).serialize()), True
+        except RuntimeError as e:
+            raw = _compile_error_text(str(e))
+        issues = [self._restore(i, text, node.start) for i in _issues(raw)]
+        remaining = [i for i in issues if _upstream_issue(i)]
+        if remaining or not issues:
+            return remaining or [raw]
+        return celast.decode(env.compile(text, disable_check=True).serialize()), False
+
+    def _restore(self, issue: str, text: str, start: int) -> str:
+        """An issue about a slice's text as one about the selector (its line and column)."""
+        m = _ISSUE_AT.match(issue)
+        if m is None or int(m.group(1)) < 1:
+            return issue
+        lines = text.split("\n")
+        line, column = int(m.group(1)), int(m.group(2))
+        offset = sum(len(x) + 1 for x in lines[: line - 1]) + column - 1
+        message = issue[m.end() :].split("\n", 1)[0]
+        where, snippet = _location(self.expression, start + offset)
+        return f"ERROR: <input>:{where}: {message}{snippet}"
+
+    def _merge(self, checked: celast.Checked, start: int) -> Expr:
+        """The slice's tree with ids renumbered past the slices merged before it, and its
+        positions made the selector's."""
+        offset, top = self.next_id, 0
+        for e in _walk(checked.expr):
+            top = max(top, e.id)
+            e.id += offset
+        self.next_id = offset + top + 1
+        merged = self.merged
+        merged.references.update({k + offset: v for k, v in checked.references.items()})
+        merged.types.update({k + offset: v for k, v in checked.types.items()})
+        merged.positions.update({k + offset: v + start for k, v in checked.positions.items()})
+        return checked.expr
+
+
+def _issue_position(issue: str) -> tuple[int, int]:
+    m = _ISSUE_AT.match(issue)
+    return (int(m.group(1)), int(m.group(2))) if m else (0, 0)
+
+
+def _type_params(kind: str, name: str, count: int) -> list[str]:
+    """The parameters of `name(a, b)` as cel-go prints types; dyn for anything else."""
+    if not (kind.startswith(name + "(") and kind.endswith(")")):
+        return ["dyn"] * count
+    params, depth, start, inner = [], 0, 0, kind[len(name) + 1 : -1]
+    for i, c in enumerate(inner):
+        depth += (c == "(") - (c == ")")
+        if c == "," and depth == 0:
+            params.append(inner[start:i].strip())
+            start = i + 1
+    params.append(inner[start:].strip())
+    return params if len(params) == count else ["dyn"] * count
+
+
+_TYPE_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*")
+_KNOWN_TYPES = frozenset(("bool", "int", "uint", "double", "string", "bytes", "dyn", "list"))
+_KNOWN_TYPES |= {"map", "null_type", "optional_type", "type", "kubernetes.Quantity"}
+_KNOWN_TYPES |= {"kubernetes.Semver", "google.protobuf.Timestamp", "google.protobuf.Duration"}
+
+
+_TYPE_PART = re.compile(r"[A-Za-z0-9_.]+|[(), ]")
+# The C++ checker's type nesting limit is 13; deeper parameters are declared dyn.
+_TYPE_NESTING = 10
+
+
+def _truncated_type(kind: str) -> str:
+    """A type as the C++ checker can declare it: unknown names and deep parameters dyn."""
+    text = _TYPE_WORD.sub(lambda m: m.group() if m.group() in _KNOWN_TYPES else "dyn", kind)
+    out: list[str] = []
+    depth = skip = 0
+    for word in _TYPE_PART.findall(text):
+        if skip:  # inside a parameter cut at the limit
+            skip += (word == "(") - (word == ")")
+            continue
+        if word == "(" and depth == _TYPE_NESTING:
+            out[-1], skip = "dyn", 1
+            continue
+        depth += (word == "(") - (word == ")")
+        out.append(word)
+    return "".join(out)
+
+
+def _declared_type(kind: str) -> Any:
+    """A type cel-go prints (`map(string, list(int))`) as a C++ declaration."""
+    text = _truncated_type(kind)
+    text = text.replace("(", "<").replace(")", ">").replace(" ", "")
+    try:
+        return _cel.Type(text)
+    except Exception:
+        return _cel.Type.DYN
+
+
+@functools.lru_cache(maxsize=64)
+def _scoped_env(variables: tuple[tuple[str, str], ...]) -> Any:
+    """The environment with a slice's variables declared (building one takes milliseconds)."""
+    if not variables:
+        return _env()
+    return _new_env({name: _declared_type(kind) for name, kind in variables})
+
+
+def _graft(root: Expr, trees: Mapping[str, Expr]) -> Expr:
+    """`root` with each identifier naming a slice replaced by the slice's (grafted) tree."""
+    if root.kind == celast.IDENT and root.name in trees:
+        return trees[root.name]
+    stack = [root]
+    while stack:
+        e = stack.pop()
+        for child, put in _slots(e):
+            if child.kind == celast.IDENT and child.name in trees:
+                put(trees[child.name])
+            else:
+                stack.append(child)
+    return root
+
+
+def _slots(e: Expr) -> list[tuple[Expr, Callable[[Expr], None]]]:
+    """Each child of `e` with a function that puts another node in its place."""
+    out: list[tuple[Expr, Callable[[Expr], None]]] = []
+    if e.operand is not None:
+        out.append((e.operand, functools.partial(setattr, e, "operand")))
+    out += [(a, functools.partial(e.args.__setitem__, i)) for i, a in enumerate(e.args)]
+    for i, (key, value, _) in enumerate(e.entries):
+
+        def put_key(x: Expr, i: int = i) -> None:
+            e.entries[i] = (x, e.entries[i][1], e.entries[i][2])
+
+        def put_value(x: Expr, i: int = i) -> None:
+            e.entries[i] = (e.entries[i][0], x, e.entries[i][2])
+
+        out += [(key, put_key), (value, put_value)]
+    for part in ("iter_range", "accu_init", "loop_condition", "loop_step", "result"):
+        child = getattr(e, part)
+        if child is not None:
+            out.append((child, functools.partial(setattr, e, part)))
+    return out
 
 
 def _regex_literal_issues(checked: celast.Checked, expression: str) -> str | None:

@@ -22,6 +22,23 @@ def case(name, expression, driver="", attributes=None, capacity=None, multi=None
     return c
 
 
+DEPTHS = (249, 250, 251)
+
+
+def _macros(depth):
+    """`[1].all(x0, [1].exists(x1, ...))`, each level using the one above."""
+    macros = ("all", "exists", "all", "exists_one")
+    head = "".join(
+        f"[x{i - 1}].{macros[i % 4]}(x{i}, " if i else "[1].all(x0, " for i in range(depth)
+    )
+    return head + f"x{depth - 1} == 1" + ")" * depth
+
+
+def _binds(depth):
+    head = "".join(f"cel.bind(v{i}, {f'v{i - 1} + 1' if i else '1'}, " for i in range(depth))
+    return head + f"v{depth - 1} == {depth}" + ")" * depth
+
+
 ALL = """
 device.capacity["dra.example.com"].quantity.isGreaterThan(quantity("1Ki")) &&
 device.attributes["dra.example.com"].bool &&
@@ -495,6 +512,71 @@ cases = [
         "nested-comprehensions-40",
         "[1].all(x0, " + "".join(f"[1].all(x{i}, " for i in range(1, 40)) + "true" + ")" * 40,
     ),
+    *(case(f"nested-lists-{d}", "[" * d + "1" + "]" * d + " != []") for d in (249,)),
+    *(case(f"nested-adds-{d}", "+".join(["1"] * d) + f" == {d}") for d in (249,)),
+    case("nested-members-248", "device.driver" + ".lowerAscii()" * 248 + ' == ""'),
+    # Mixed shapes at cel-go's limits: its parse listener counts nested contexts of each
+    # grammar rule, its visitor nested operators, selections, calls and indexes.
+    *(case(f"nested-calls-{d}", "int(" * d + "1" + ")" * d + " == 1") for d in DEPTHS),
+    *(case(f"nested-ternaries-{d}", "false ? 0 : " * d + "1 == 1") for d in DEPTHS),
+    *(case(f"nested-indexes-{d}", "[0][" * d + "0" + "]" * d + " == 0") for d in DEPTHS),
+    *(case(f"nested-macros-{d}", _macros(d)) for d in DEPTHS),
+    *(case(f"nested-nots-{d}", "!(" * d + "false" + ")" * d) for d in DEPTHS),
+    *(
+        case(f"nested-right-adds-{d}", "1 + (" * d + "1" + ")" * d + f" == {d + 1}")
+        for d in (123, 124, 125)
+    ),
+    *(case(f"chained-relations-{d}", "1 < 2" + " == true" * d) for d in (248, 249, 250)),
+    case("nested-macros-248", _macros(248)),
+    case(
+        "nested-lists-of-members",
+        "[" * 200 + "device.driver" + ".lowerAscii()" * 200 + "]" * 200 + " != []",
+    ),
+    case(
+        "nested-members-in-macros",
+        "[1].all(x, " + "[" * 200 + "device.driver" + ".lowerAscii()" * 200 + "]" * 200 + " != [])",
+    ),
+    case(
+        "nested-two-errors",
+        "(" * 40 + '1 + "a"' + ")" * 40 + " + " + "(" * 40 + '2 - "b"' + ")" * 40,
+    ),
+    case("nested-bind-not-bool", "cel.bind(v, 1, " + "(" * 60 + "v" + ")" * 60 + ")"),
+    case(
+        "nested-bind-init-sees-outer",
+        'cel.bind(v, "ab", cel.bind(v, '
+        + "(" * 40
+        + "v.size()"
+        + ")" * 40
+        + ", "
+        + "(" * 40
+        + "v == 2"
+        + ")" * 40
+        + "))",
+    ),
+    case("nested-syntax-error", "(" * 40 + "1 +" + ")" * 40),
+    case("nested-maps-100", '{"a": ' * 100 + "1" + "}" * 100 + ".a" * 100 + " == 1"),
+    case("nested-binds-100", _binds(100)),
+    case("nested-iteration-variable", "[1, 2].all(x, " + "(" * 100 + "x > 0" + ")" * 100 + ")"),
+    case("nested-map-keys", '{"a": 1}.all(k, ' + "(" * 60 + 'k == "a"' + ")" * 60 + ")"),
+    case("nested-list-elements", "[[1]].all(x, " + "(" * 60 + "x[0] == 1" + ")" * 60 + ")"),
+    case("nested-type-error", "(" * 60 + '1 + "a"' + ")" * 60 + " == 1"),
+    case("nested-not-bool", "(" * 60 + "1" + ")" * 60),
+    case("nested-lists-not-bool", "[" * 40 + "1" + "]" * 40),
+    case("nested-runtime-error", "(" * 60 + "1 / 0 == 1" + ")" * 60),
+    case("nested-multiline-error", "(\n" * 60 + "1 + 'a'" + "\n)" * 60 + " == 1"),
+    case(
+        "nested-attribute",
+        "(" * 100 + 'device.attributes["dra.example.com"].n > 1' + ")" * 100,
+        D,
+        {"n": {"int": 2}},
+    ),
+    case(
+        "nested-has",
+        "(" * 100 + 'has(device.attributes["dra.example.com"].n)' + ")" * 100,
+        D,
+        {"n": {"int": 2}},
+    ),
+    case("nested-invalid-regex", "(" * 60 + '"a".matches("[")' + ")" * 60),
     case("expression-too-long", "true || " * 12500 + "true"),
     case(
         "comparison-type-error",
