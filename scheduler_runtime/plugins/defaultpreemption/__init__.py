@@ -9,9 +9,13 @@ PostFilterResult."""
 
 from __future__ import annotations
 
+import threading
+import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
+
+from prometheus_client import CollectorRegistry, Counter
 
 from scheduler_runtime.config.args import DefaultPreemptionArgs
 from scheduler_runtime.framework.events import ClusterEventWithHint
@@ -85,6 +89,27 @@ def pick_one_node(candidates: Sequence[Candidate]) -> Candidate:
     return remaining[0]
 
 
+_ATTEMPTS: weakref.WeakKeyDictionary[CollectorRegistry, Counter] = weakref.WeakKeyDictionary()
+_ATTEMPTS_LOCK = threading.Lock()
+
+
+def workload_preemption_attempts(registry: CollectorRegistry) -> Counter:
+    """Upstream's scheduler_workload_preemption_attempts_total{result}, one per registry
+    (every profile's DefaultPreemption counts into it)."""
+    with _ATTEMPTS_LOCK:
+        counter = _ATTEMPTS.get(registry)
+        if counter is None:
+            counter = Counter(
+                "scheduler_workload_preemption_attempts",
+                "Total preemption attempts initiated by workload (including pod groups) in the "
+                "cluster till now.",
+                ["result"],
+                registry=registry,
+            )
+            _ATTEMPTS[registry] = counter
+        return counter
+
+
 class DefaultPreemption(PluginBase[DefaultPreemptionArgs]):
     name: ClassVar[str] = "DefaultPreemption"
     # A PostFilter plugin: it rejects no pod that an event could help.
@@ -115,7 +140,10 @@ class DefaultPreemption(PluginBase[DefaultPreemptionArgs]):
         result, status = evaluator.preempt(group, unscheduled, schedule)
         message = status.message()
         if message:
-            return result, Status(status.code, (GROUP_PREFIX + message,))
+            status = Status(status.code, (GROUP_PREFIX + message,))
+        registry = self.handle.services.metrics_registry
+        if registry is not None:
+            workload_preemption_attempts(registry).labels(status.code.upstream_name).inc()
         return result, status
 
     def _placed_by_topology(self, pod: PodInfo) -> str | None:

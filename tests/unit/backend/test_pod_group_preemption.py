@@ -7,7 +7,10 @@ it needs, PodDisruptionBudgets respected first. Expected results worked out by h
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
+
+from prometheus_client import CollectorRegistry
 
 from scheduler_runtime.config import load_configuration, parse_feature_gates
 from scheduler_runtime.framework.interface import Preemptor
@@ -225,3 +228,21 @@ def test_a_podgroup_that_is_disrupted_whole_is_evicted_whole() -> None:
     )
     assert set(made.evicted) == {"low-0", "low-1"}
     assert nodes["g-0"] in ("n0", "n1")
+
+
+def test_each_pod_group_preemption_is_counted_by_its_result() -> None:
+    """scheduler_workload_preemption_attempts_total{result}, as upstream's DefaultPreemption
+    counts it in PodGroupPostFilter."""
+    made = Recorder()
+    made.load([*FULL, pod_group("g", 2), *gang(2, preemptionPolicy="Never")])
+    registry = CollectorRegistry()
+    plugin = made.backend.frameworks[PROFILE].plugins["DefaultPreemption"]
+    plugin.handle = dataclasses.replace(
+        plugin.handle,
+        services=dataclasses.replace(plugin.handle.services, metrics_registry=registry),
+    )
+    made.run()
+    counted = registry.get_sample_value(
+        "scheduler_workload_preemption_attempts_total", {"result": "Unschedulable"}
+    )
+    assert counted == 1
