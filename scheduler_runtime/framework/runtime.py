@@ -588,6 +588,9 @@ class Framework:
         DynamicResources, DefaultPreemption) until one succeeds or rules the group out; the
         others' reasons gathered. An error ends it in upstream's words. `schedule` reruns
         the group's algorithm (preemption's dry run)."""
+        if not self.handle.features.generic_workload:
+            disabled = "generic workload feature is disabled, cannot perform PodGroupPostFilter"
+            return None, Status.unschedulable(disabled)
         reasons: list[str] = []
         rejector = ""
         for plugin in self.points.get("postFilter", ()):

@@ -13,8 +13,10 @@ from typing import Any
 from prometheus_client import CollectorRegistry
 
 from scheduler_runtime.config import load_configuration, parse_feature_gates
-from scheduler_runtime.framework.interface import Preemptor
+from scheduler_runtime.framework.interface import PodGroupCycleState, Preemptor
+from scheduler_runtime.framework.podgroups import WORKLOAD_API, GroupKey
 from scheduler_runtime.framework.podinfo import PodInfo
+from scheduler_runtime.framework.status import SUCCESS, Code
 from scheduler_runtime.simulate import Simulation
 
 PROFILE = "gangs"
@@ -246,3 +248,22 @@ def test_each_pod_group_preemption_is_counted_by_its_result() -> None:
         "scheduler_workload_preemption_attempts_total", {"result": "Unschedulable"}
     )
     assert counted == 1
+
+
+def test_without_generic_workload_there_is_no_pod_group_post_filter() -> None:
+    configuration = load_configuration(
+        {
+            "apiVersion": "kubescheduler.config.k8s.io/v1",
+            "kind": "KubeSchedulerConfiguration",
+            "profiles": [{"schedulerName": PROFILE}],
+        },
+        feature_gates=parse_feature_gates("GenericWorkload=false", "1.37"),
+    )
+    framework = Simulation(configuration, seed=1).backend.frameworks[PROFILE]
+    cycle = PodGroupCycleState(GroupKey(WORKLOAD_API, "ns", "g"))
+    result, status = framework.run_pod_group_post_filter(cycle, None, [], lambda: ([], SUCCESS))
+    assert result is None
+    assert (status.code, status.message()) == (
+        Code.UNSCHEDULABLE,
+        "generic workload feature is disabled, cannot perform PodGroupPostFilter",
+    )
