@@ -457,9 +457,13 @@ def run_both(
 
 
 def gang_nodes(
-    prefix: str, count: int = 2, cpu: str = "4", labels: dict[str, str] | None = None
+    prefix: str,
+    count: int = 2,
+    cpu: str = "4",
+    labels: dict[str, str] | None = None,
+    taints: tuple[dict[str, str], ...] = (),
 ) -> list[dict[str, Any]]:
     return [
-        kwok_node(f"{prefix}-{index}", cpu=cpu, memory="16Gi", labels=labels)
+        kwok_node(f"{prefix}-{index}", cpu=cpu, memory="16Gi", labels=labels, taints=taints)
         for index in range(count)
     ]
