@@ -267,3 +267,31 @@ def test_without_generic_workload_there_is_no_pod_group_post_filter() -> None:
         Code.UNSCHEDULABLE,
         "generic workload feature is disabled, cannot perform PodGroupPostFilter",
     )
+
+
+def test_a_member_placed_in_the_cycle_is_told_the_groups_status_with_preemptions_part() -> None:
+    """n0 has room for one member, n1 none: the first member is placed, the second fits
+    nowhere and the gang cannot be complete. Preemption needs one victim (the youngest on
+    n1); the placed member is told the group's status, preemption's part included."""
+    made = Recorder()
+    made.load(
+        [
+            node("n0"),
+            node("n1"),
+            running("low-a", "n0", 0),
+            running("low-c", "n1", 20),
+            running("low-d", "n1", 30),
+            pod_group("g", 2),
+            *gang(2),
+        ]
+    )
+    made.step()
+    assert set(made.evicted) == {"low-d"}
+    refused = "minCount (2) cannot be satisfied: 1 scheduled, 0 remaining"
+    told = sorted(str(p.message) for p in made.placements.values())
+    assert told == [
+        "0/2 nodes are available: 2 Insufficient cpu.",
+        f"{refused}, {PREEMPTING.format(1)}",
+    ]
+    made.run()
+    assert all(p.node for p in made.placements.values() if p.name.startswith("g-"))
