@@ -25,7 +25,7 @@ from scheduler_runtime.framework.admission import check_object
 from scheduler_runtime.framework.algorithm import SchedulingAlgorithm
 from scheduler_runtime.framework.dra import ClaimAPIError
 from scheduler_runtime.framework.explain import Explanation
-from scheduler_runtime.framework.interface import Handle, Services
+from scheduler_runtime.framework.interface import Handle, Preemptor, Services
 from scheduler_runtime.framework.labelselector import parse_selector
 from scheduler_runtime.framework.podgroups import (
     COSCHEDULING_POD_GROUP,
@@ -410,7 +410,7 @@ class Simulation:
 
     # ----- what the API server and its watch would do
 
-    def _evict(self, victim: PodInfo, preemptor: PodInfo) -> None:
+    def _evict(self, victim: PodInfo, preemptor: Preemptor) -> None:
         self.backend.events.delete(PODS, victim.pod)
 
     def _clear_nomination(self, pod: PodInfo) -> None:

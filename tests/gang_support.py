@@ -130,8 +130,8 @@ def member(name: str, scheduler: str, group: str, cpu: str, **spec: Any) -> dict
     }
 
 
-def lone_pod(name: str, scheduler: str, cpu: str) -> dict[str, Any]:
-    pod = member(name, scheduler, "", cpu)
+def lone_pod(name: str, scheduler: str, cpu: str, **spec: Any) -> dict[str, Any]:
+    pod = member(name, scheduler, "", cpu, **spec)
     del pod["spec"]["schedulingGroup"]
     return pod
 
@@ -456,5 +456,14 @@ def run_both(
     return outcomes
 
 
-def gang_nodes(prefix: str, count: int = 2, cpu: str = "4") -> list[dict[str, Any]]:
-    return [kwok_node(f"{prefix}-{index}", cpu=cpu, memory="16Gi") for index in range(count)]
+def gang_nodes(
+    prefix: str,
+    count: int = 2,
+    cpu: str = "4",
+    labels: dict[str, str] | None = None,
+    taints: tuple[dict[str, str], ...] = (),
+) -> list[dict[str, Any]]:
+    return [
+        kwok_node(f"{prefix}-{index}", cpu=cpu, memory="16Gi", labels=labels, taints=taints)
+        for index in range(count)
+    ]

@@ -37,7 +37,11 @@ from scheduler_runtime.backend.schedule_one import (
 )
 from scheduler_runtime.config.features import version_key
 from scheduler_runtime.framework.explain import explain
-from scheduler_runtime.framework.interface import CycleState, PodGroupCycleState
+from scheduler_runtime.framework.interface import (
+    CycleState,
+    PodGroupCycleState,
+    ProposedAssignment,
+)
 from scheduler_runtime.framework.isolation import FrameworkError
 from scheduler_runtime.framework.podgroups import (
     WORKLOAD_API,
@@ -107,6 +111,9 @@ class GroupResult:
     # What the members the cycle did not get to are told (None: `status`): 1.37 gives them
     # the group's status as it was before PodGroupPostFilter added its part.
     untried: Status | None = None
+    # Pod group preemption's nominated node of each member it placed (by pod id; None: no
+    # pod group preemption ran).
+    nominations: dict[str, str] | None = None
 
 
 class PodGroupSequence(ScheduleOne):
@@ -177,19 +184,49 @@ class PodGroupSequence(ScheduleOne):
         result: GroupResult,
     ) -> None:
         """1.37's applyPodGroupPostFilterResult: a success means the group waits for
-        preemption; an error becomes the group's status; otherwise its message is added to
-        the group's reasons (not to those of the members the cycle did not get to)."""
+        preemption, its members nominated where it says; an error becomes the group's
+        status; otherwise its message is added to the group's reasons (not to those of the
+        members the cycle did not get to)."""
         policy = self.backend.groups.policy(cycle.key)
         unscheduled = [queued.pod_info for queued in members]
-        status = framework.run_pod_group_post_filter(cycle, policy, unscheduled)
+
+        def schedule() -> tuple[list[ProposedAssignment], Status]:
+            return self._rerun(framework, cycle.key, members)
+
+        post_filtered, status = framework.run_pod_group_post_filter(
+            cycle, policy, unscheduled, schedule
+        )
         result.untried = result.status
         if status.is_success:
             result.waiting_on_preemption = True
+            result.nominations = dict(post_filtered.nominations) if post_filtered else {}
         if status.code == Code.ERROR:
             result.status = status
         else:
             reasons = (*result.status.reasons, status.message())
             result.status = Status(result.status.code, reasons, result.status.plugin)
+
+    def _rerun(
+        self, framework: Framework, key: GroupKey, members: list[QueuedPod]
+    ) -> tuple[list[ProposedAssignment], Status]:
+        """The pgSchedulingFunc pod group preemption calls: the group's algorithm again, in
+        a cycle state of its own, on the snapshot as preemption left it; the members it
+        placed (with their cycle states) and the group's status. It tells nobody anything:
+        the members keep what rejected them in the cycle that counts."""
+        rejected = [set(queued.unschedulable_plugins) for queued in members]
+        explaining, self.explaining = self.explaining, False
+        try:
+            rerun = self._group_algorithm(framework, PodGroupCycleState(key), members)
+        finally:
+            self.explaining = explaining
+            for queued, plugins in zip(members, rejected, strict=True):
+                queued.unschedulable_plugins = plugins
+        placed = [
+            ProposedAssignment(m.attempt.pod, m.attempt.node, m.attempt.state)
+            for m in rerun.members
+            if m.status.is_success and m.attempt.node
+        ]
+        return placed, rerun.status
 
     def _members(self, first: QueuedPod, key: GroupKey) -> list[QueuedPod]:
         """podGroupInfoForPod: `first` and the group's other unscheduled members still in
@@ -543,7 +580,9 @@ class PodGroupSequence(ScheduleOne):
         group waits for preemption, the node each placed member has; none ("") for members
         placed in a group that does not fit or fails."""
         node: str | None
-        if result.waiting_on_preemption and result.status.code != Code.ERROR:
+        if result.nominations is not None and result.status.code != Code.ERROR:
+            node = result.nominations.get(attempt.pod.id)  # preemption placed it; else as is
+        elif result.waiting_on_preemption and result.status.code != Code.ERROR:
             placed = member.status.is_success or member.requires_preemption
             node = (attempt.node or None) if placed else None
         elif member.status.is_success or member.requires_preemption:

@@ -153,6 +153,55 @@ class PostFilterResult:
     cleared: tuple[PodInfo, ...] = ()
 
 
+@dataclass(frozen=True, slots=True)
+class Preemptor:
+    """Who evicts a victim (upstream's ExecutorPreemptor): a pod, or a pod group (kind
+    "podgroup"); `node` is where it makes room (upstream's candidate name: the node, or
+    "cluster" for a pod group); `related` is the object its victims' Preempted events name
+    (apiVersion, kind, namespace, name, uid, resourceVersion)."""
+
+    kind: str
+    uid: str
+    scheduler_name: str
+    node: str
+    related: Mapping[str, str]
+
+    @classmethod
+    def of_pod(cls, pod: PodInfo, node: str) -> Preemptor:
+        metadata = pod.pod.get("metadata") or {}
+        related = {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "namespace": pod.namespace,
+            "name": pod.name,
+            "uid": pod.uid,
+            "resourceVersion": str(metadata.get("resourceVersion", "")),
+        }
+        return cls("pod", pod.uid, pod.scheduler_name, node, related)
+
+
+@dataclass(frozen=True, slots=True)
+class ProposedAssignment:
+    """A group member placed by a run of its group's algorithm (upstream's
+    fwk.ProposedAssignment): the pod, its node and the cycle state it was placed with."""
+
+    pod: PodInfo
+    node: str
+    state: CycleState
+
+
+# Reruns the group's algorithm on the snapshot as it is (upstream's PodGroupSchedulingFunc):
+# the members it placed, and the group's status. Everything it assumed is undone on return.
+PodGroupSchedulingFunc = Callable[[], tuple[list[ProposedAssignment], Status]]
+
+
+@dataclass(frozen=True, slots=True)
+class PodGroupPostFilterResult:
+    """The nominated node of each member preemption placed (by PodInfo.id; "" clears)."""
+
+    nominations: Mapping[str, str] = field(default_factory=dict)
+
+
 Binder = Callable[[PodInfo, str], None]
 
 
@@ -171,7 +220,7 @@ class PodNominator(Protocol):
 ExtensionPointRecorder = Callable[[str, Code, str, float], None]
 PodAction = Callable[[PodInfo], None]
 # (victim, preemptor): evicts a preemption victim on the preemptor's behalf.
-Eviction = Callable[[PodInfo, PodInfo], None]
+Eviction = Callable[[PodInfo, Preemptor], None]
 # (pod, node, the volumes VolumeBinding chose there, timeout in seconds) -> its PreBind status
 VolumeBinder = Callable[[PodInfo, str, ChosenVolumes, float], Status]
 
@@ -212,6 +261,10 @@ class FrameworkHandle(Protocol):
     def run_filters_with_nominated_pods(
         self, state: CycleState, pod: PodInfo, node: NodeInfo
     ) -> Status: ...
+
+    def run_reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status: ...
+
+    def run_unreserve(self, state: CycleState, pod: PodInfo, node_name: str) -> None: ...
 
     def get_waiting_pod(self, uid: str) -> WaitingPod | None: ...
 

@@ -147,6 +147,9 @@ class GroupPolicy:
     priority: int | None = None
     preemption_policy: str | None = None
     parent: str | None = None
+    # What events naming the PodGroup carry (its Preempted events' related object); not
+    # part of what the group asks.
+    resource_version: str = field(default="", compare=False)
 
 
 def _key_of(obj: Mapping[str, Any], api: str) -> GroupKey:
@@ -324,6 +327,7 @@ def _bookkeeping(obj: Mapping[str, Any]) -> dict[str, Any]:
     return {
         "created": str(metadata.get("creationTimestamp") or ""),
         "uid": str(metadata.get("uid") or ""),
+        "resource_version": str(metadata.get("resourceVersion") or ""),
         "generation": int(metadata.get("generation") or 0),
         "conditions": tuple(c for c in conditions if isinstance(c, Mapping)),
     }

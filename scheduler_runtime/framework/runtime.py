@@ -18,6 +18,8 @@ from scheduler_runtime.framework.interface import (
     CycleState,
     Handle,
     PodGroupCycleState,
+    PodGroupPostFilterResult,
+    PodGroupSchedulingFunc,
     PostFilterResult,
     PreFilterResult,
     missing_state_failure,
@@ -575,29 +577,38 @@ class Framework:
 
     @extension_point("PodGroupPostFilter")
     def run_pod_group_post_filter(
-        self, state: PodGroupCycleState, group: GroupPolicy | None, unscheduled: Sequence[PodInfo]
-    ) -> Status:
+        self,
+        state: PodGroupCycleState,
+        group: GroupPolicy | None,
+        unscheduled: Sequence[PodInfo],
+        schedule: PodGroupSchedulingFunc,
+    ) -> tuple[PodGroupPostFilterResult | None, Status]:
         """RunPodGroupPostFilterPlugins (1.37): after a group's cycle found no room, each
         plugin in turn (the profile's postFilter plugins that have a pod group half:
         DynamicResources, DefaultPreemption) until one succeeds or rules the group out; the
-        others' reasons gathered. An error ends it in upstream's words."""
+        others' reasons gathered. An error ends it in upstream's words. `schedule` reruns
+        the group's algorithm (preemption's dry run)."""
+        if not self.handle.features.generic_workload:
+            disabled = "generic workload feature is disabled, cannot perform PodGroupPostFilter"
+            return None, Status.unschedulable(disabled)
         reasons: list[str] = []
         rejector = ""
         for plugin in self.points.get("postFilter", ()):
             run = getattr(plugin, "pod_group_post_filter", None)
             if run is None:
                 continue
-            status: Status = run(state, group, unscheduled)
+            result: PodGroupPostFilterResult | None
+            result, status = run(state, group, unscheduled, schedule)
             if status.is_success:
-                return status
+                return result, status
             if status.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
-                return status.with_plugin(plugin.name)
+                return result, status.with_plugin(plugin.name)
             if status.code != Code.UNSCHEDULABLE:
                 message = f'error in "{plugin.name}" PodGroupPostFilter plugins: {status.message()}'
-                return Status(Code.ERROR, (message,), plugin.name)
+                return None, Status(Code.ERROR, (message,), plugin.name)
             reasons += status.reasons
             rejector = rejector or plugin.name
-        return Status(Code.UNSCHEDULABLE, tuple(reasons), rejector)
+        return None, Status(Code.UNSCHEDULABLE, tuple(reasons), rejector)
 
     @extension_point("PlacementScore")
     def run_placement_score(

@@ -12,11 +12,12 @@ from __future__ import annotations
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 import orjson
 
+from scheduler_runtime.framework.interface import Preemptor
 from scheduler_runtime.framework.podgroups import WorkloadAPI
 from scheduler_runtime.framework.podinfo import PodInfo
 from scheduler_runtime.live.kube import (
@@ -66,7 +67,7 @@ def event(
     note: str,
     controller: str,
     instance: str,
-    related: PodInfo | None = None,
+    related: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """An events.k8s.io/v1 Event about a pod, named as client-go's recorder names it."""
     made = {
@@ -83,7 +84,7 @@ def event(
         "regarding": _reference(pod),
     }
     if related is not None:
-        made["related"] = _reference(related)
+        made["related"] = dict(related)
     return made
 
 
@@ -177,13 +178,16 @@ def pod_group_condition_patch(
     return {"status": {"conditions": [wanted]}}
 
 
-def disruption_patch(scheduler_name: str) -> dict[str, Any]:
+def disruption_patch(preemptor: Preemptor) -> dict[str, Any]:
     """The DisruptionTarget condition upstream puts on a victim before deleting it."""
     condition = {
         "type": "DisruptionTarget",
         "status": "True",
         "reason": "PreemptionByScheduler",
-        "message": f"{scheduler_name}: preempting to accommodate a higher priority pod",
+        "message": (
+            f"{preemptor.scheduler_name}: preempting to accommodate a higher priority "
+            f"{preemptor.kind}"
+        ),
         "lastTransitionTime": _now(),
     }
     return {"status": {"conditions": [condition]}}
@@ -244,17 +248,25 @@ class Outcomes:
             path = f"/api/v1/namespaces/{pod.namespace}/pods/{pod.name}/status"
             self.kube.patch(path, patch, before_send=self.fence)
 
-    def preempt(self, victim: PodInfo, preemptor: PodInfo) -> None:
-        """Evicts a preemption victim as upstream's prepareCandidate does: mark it as a
-        disruption target, delete it, and tell its owner why."""
+    def preempt(self, victim: PodInfo, preemptor: Preemptor) -> None:
+        """Evicts a preemption victim as upstream's PreemptPod does: mark it as a disruption
+        target, delete it, and tell its owner why (naming the pod or pod group that acted)."""
         path = f"/api/v1/namespaces/{victim.namespace}/pods/{victim.name}"
-        patch = disruption_patch(preemptor.scheduler_name)
+        patch = disruption_patch(preemptor)
         self.kube.patch(f"{path}/status", patch, before_send=self.fence)
         self.kube.request(
             "DELETE", path, body={"preconditions": {"uid": victim.uid}}, before_send=self.fence
         )
-        note = f"Preempted by pod {preemptor.uid} on node {victim.node_name}"
-        self._event(victim, NORMAL, PREEMPTED, PREEMPTING, note, by=preemptor)
+        note = f"Preempted by {preemptor.kind} {preemptor.uid} on node {preemptor.node}"
+        self._event(
+            victim,
+            NORMAL,
+            PREEMPTED,
+            PREEMPTING,
+            note,
+            controller=preemptor.scheduler_name,
+            related=preemptor.related,
+        )
 
     def pod_event(self, pod: PodInfo, kind: str, reason: str, action: str, note: str) -> None:
         """An event a plugin records about the pod it schedules (BindingConditionsPending)."""
@@ -286,11 +298,12 @@ class Outcomes:
         action: str,
         note: str,
         *,
-        by: PodInfo | None = None,
+        controller: str = "",
+        related: Mapping[str, str] | None = None,
     ) -> None:
-        """An event about `pod`, reported by the scheduler of `by` (the pod that acted) or of
-        the pod itself."""
-        controller = (by or pod).scheduler_name
+        """An event about `pod`, reported by `controller` (the scheduler of whoever acted;
+        the pod's own by default), naming the `related` object that acted."""
+        controller = controller or pod.scheduler_name
         body = event(
             pod,
             kind=kind,
@@ -299,7 +312,7 @@ class Outcomes:
             note=note,
             controller=controller,
             instance=f"{controller}-{self.hostname}",
-            related=by,
+            related=related,
         )
         self.series.record(body)
 

@@ -42,6 +42,7 @@ from scheduler_runtime.framework.explain import Explanation, annotation
 from scheduler_runtime.framework.interface import (
     DEFAULT_PLUGIN_TIME_BUDGET,
     Handle,
+    Preemptor,
     Services,
 )
 from scheduler_runtime.framework.podgroups import (
@@ -204,7 +205,7 @@ class Scheduler:
             ),
         )
 
-    def _evict(self, victim: PodInfo, preemptor: PodInfo) -> None:
+    def _evict(self, victim: PodInfo, preemptor: Preemptor) -> None:
         """The delete_pod service of preemption; runs off the scheduling loop. The victim
         stops counting when its deletion arrives through the watch, as upstream's does."""
         self._record(self.outcomes.preempt, victim, preemptor)

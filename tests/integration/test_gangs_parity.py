@@ -9,10 +9,12 @@ group that does not fit."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import uuid
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import kubernetes
@@ -460,3 +462,169 @@ def test_explain_says_why_a_gang_waits(
         ) in shown
     finally:
         run.close()
+
+
+# ----- pod group preemption (1.37)
+
+
+@pytest.fixture
+def preemption_nodes(make_nodes: Callable[..., list[str]]) -> dict[str, Any]:
+    """Two kwok nodes of 4 CPUs with a label and a taint of their own: the pods of the
+    preemption tests select and tolerate them (the spec they add), so neither scheduler's dry
+    run reaches another test's nodes and no other test's pod takes room on these."""
+    label = f"pgp-{uuid.uuid4().hex[:6]}"
+    taint = {"key": "pgp", "value": label, "effect": "NoSchedule"}
+    make_nodes(*gang_nodes(label, labels={"pgp": label}, taints=(taint,)))
+    settle(1)
+    return {"nodeSelector": {"pgp": label}, "tolerations": [{**taint, "operator": "Equal"}]}
+
+
+@pytest.fixture
+def high_priority(cluster: Cluster) -> Iterator[str]:
+    """A PriorityClass of 1000 for the gangs (pods without a class have priority 0)."""
+    name = f"pgp-high-{uuid.uuid4().hex[:6]}"
+    api = kubernetes.client.SchedulingV1Api(cluster.api)
+    api.create_priority_class({"metadata": {"name": name}, "value": 1000})
+    yield name
+    api.delete_priority_class(name)
+
+
+def fill_with_low_priority(run: GangRun, own: dict[str, Any]) -> list[str]:
+    """Two pods of 2 CPUs and priority 0 on each node, bound by the run's scheduler."""
+    names = [f"low-{i}" for i in range(4)]
+    run.pods(*(lone_pod(name, run.scheduler, "2", **own) for name in names))
+    run.wait_bound(*names)
+    return names
+
+
+def high_gang(run: GangRun, priority: str, own: dict[str, Any], cpu: str) -> list[str]:
+    """A gang of 4 of the high PriorityClass (the PodGroup's and its members')."""
+    run.pod_groups(workload_pod_group("g", 4, priorityClassName=priority))
+    names = [f"g-{i}" for i in range(4)]
+    run.pods(
+        *(
+            member(name, run.scheduler, "g", cpu, priorityClassName=priority, **own)
+            for name in names
+        )
+    )
+    return names
+
+
+def on_own_nodes(message: str) -> str:
+    """A message about the test's own nodes alone: other tests come and go on the gang
+    cluster between the two runs, so the nodes the pods' selector rules out are not told."""
+    message = re.sub(r"0/\d+ nodes are available", "0/N nodes are available", message)
+    message = re.sub(r"(, )?\d+ node\(s\) didn't match Pod's node affinity/selector", "", message)
+    return message.replace(": , ", ": ")
+
+
+def events(run: GangRun, reason: str) -> list[str]:
+    """The notes of the run's events of `reason`, the run's namespace and the UIDs in them
+    written alike (each run has its own), about its own nodes."""
+    shown = run.cluster.kubectl("get", "events", "-n", run.namespace, "-o", "json").stdout
+    notes = []
+    for item in json.loads(shown)["items"]:
+        if item.get("reason") == reason:
+            note = str(item.get("message") or item.get("note") or "")
+            note = note.replace(f"{run.namespace}/", "NAMESPACE/")
+            notes.append(on_own_nodes(re.sub(r"[0-9a-f]{8}-[0-9a-f-]{27}", "UID", note)))
+    return notes
+
+
+def spy_nominations(run: GangRun) -> dict[str, str]:
+    """Every nominated node the run's watcher sees on a pod, kept after the pod binds."""
+    seen: dict[str, str] = {}
+    observe = run.ledger.observe
+
+    def observed(pod: dict[str, Any], at: float) -> None:
+        nominated = (pod.get("status") or {}).get("nominatedNodeName")
+        if nominated:
+            seen[pod["metadata"]["name"]] = nominated
+        observe(pod, at)
+
+    run.ledger.observe = observed  # type: ignore[method-assign]
+    return seen
+
+
+@dataclass
+class Preemption:
+    """What one scheduler's run did about preemption."""
+
+    evicted: int
+    nominated: dict[str, str]
+    preempted: list[str]
+    failed: set[str]
+
+
+@pytest.mark.skipif(not GROUP_CYCLE_137, reason="pod group preemption is 1.37's")
+def test_a_gang_of_higher_priority_evicts_lower_priority_pods_from_two_nodes(
+    cluster: Cluster,
+    gang_schedulers: Schedulers,
+    preemption_nodes: dict[str, Any],
+    high_priority: str,
+) -> None:
+    """Two full nodes (two 2-CPU pods of priority 0 on each) and a gang of 4 1-CPU pods of
+    priority 1000: it fits once one pod leaves each node. Both schedulers evict as many pods,
+    nominate every member, bind the whole gang and say the same."""
+    found: dict[str, Preemption] = {}
+
+    def scenario(run: GangRun) -> Outcome:
+        nominations = spy_nominations(run)
+        low = fill_with_low_priority(run, preemption_nodes)
+        gang = high_gang(run, high_priority, preemption_nodes, "1")
+        run.wait_bound(*gang, timeout=120)
+        wait_for("the PodGroup's condition", lambda: run.outcome().conditions)
+        left = set(run.current()) & set(low)
+        found[run.scheduler] = Preemption(
+            evicted=len(low) - len(left),
+            nominated={pod: node for pod, node in nominations.items() if pod in gang},
+            preempted=sorted(events(run, "Preempted")),
+            failed=set(events(run, "FailedScheduling")),
+        )
+        return run.outcome()
+
+    names = gang_schedulers.names
+    outcome = same(run_both(cluster, names, scenario))
+    upstream, runtime = found[names["upstream"]], found[names["runtime"]]
+    assert outcome.bound >= {f"g-{i}" for i in range(4)}
+    assert runtime.evicted == upstream.evicted == 2, found
+    assert len(runtime.nominated) == len(upstream.nominated) == 4, found
+    assert runtime.preempted == upstream.preempted, found
+    assert set(upstream.preempted) == {"Preempted by podgroup UID on node cluster"}, found
+    assert runtime.failed == upstream.failed, found
+    assert outcome.conditions == {"g": ("True", "Scheduled", "")}
+
+
+@pytest.mark.skipif(not GROUP_CYCLE_137, reason="pod group preemption is 1.37's")
+def test_a_gang_that_cannot_fit_even_with_preemption_evicts_nothing(
+    cluster: Cluster,
+    gang_schedulers: Schedulers,
+    preemption_nodes: dict[str, Any],
+    high_priority: str,
+) -> None:
+    """The same full nodes and a gang of 4 3-CPU pods: even with every pod of priority 0
+    gone two members fit, not four. Neither scheduler evicts anything; both say why."""
+
+    def scenario(run: GangRun) -> Outcome:
+        low = fill_with_low_priority(run, preemption_nodes)
+        gang = high_gang(run, high_priority, preemption_nodes, "3")
+        run.wait_decided(*gang)
+        wait_for("the PodGroup's condition", lambda: run.outcome().conditions)
+        settle(2)  # room for an eviction that must not come
+        assert set(low) <= set(run.current()), run.current()
+        assert events(run, "Preempted") == []
+        return run.outcome()
+
+    outcomes = run_both(cluster, gang_schedulers.names, scenario)
+    outcome = same(outcomes, messages=False)
+    told = {
+        which: Counter(on_own_nodes(m) for m in made.messages.values())
+        for which, made in outcomes.items()
+    }
+    assert told["runtime"] == told["upstream"], outcomes
+    assert outcome.bound == {f"low-{i}" for i in range(4)}
+    state, reason, message = outcome.conditions["g"]
+    assert (state, reason) == ("False", "Unschedulable")
+    assert message.endswith(
+        "pod group preemption: minCount (4) cannot be satisfied: 2 scheduled, 1 remaining"
+    ), message

@@ -9,9 +9,13 @@ PostFilterResult."""
 
 from __future__ import annotations
 
+import threading
+import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
+
+from prometheus_client import CollectorRegistry, Counter
 
 from scheduler_runtime.config.args import DefaultPreemptionArgs
 from scheduler_runtime.framework.events import ClusterEventWithHint
@@ -20,7 +24,10 @@ from scheduler_runtime.framework.interface import (
     NominatingInfo,
     PluginBase,
     PodGroupCycleState,
+    PodGroupPostFilterResult,
+    PodGroupSchedulingFunc,
     PostFilterResult,
+    Preemptor,
 )
 from scheduler_runtime.framework.nodeinfo import NodeInfo
 from scheduler_runtime.framework.podgroups import GroupPolicy, scheduling_group
@@ -28,42 +35,22 @@ from scheduler_runtime.framework.podinfo import PodInfo
 from scheduler_runtime.framework.status import SUCCESS, Code, Status
 from scheduler_runtime.framework.types import Diagnosis, FitError, NodeToStatus
 from scheduler_runtime.plugins.defaultpreemption.pdb import Budgets, split_by_pdb_violation
+from scheduler_runtime.plugins.defaultpreemption.podgroup import PodGroupEvaluator
+from scheduler_runtime.plugins.defaultpreemption.util import start_time, terminating_by_preemption
 
 NOT_HELPFUL = "Preemption is not helpful for scheduling"
 NO_VICTIMS = "No preemption victims found for incoming pod"
 NEVER = "not eligible due to preemptionPolicy=Never."
 TERMINATING = "not eligible due to a terminating pod on the nominated node."
 PREFIX = "preemption: "
-# Pod group preemption's (1.37): its prefix, and what it says when no pod is of lower priority.
+# Pod group preemption's prefix (1.37).
 GROUP_PREFIX = "pod group preemption: "
-NO_GROUP_VICTIMS = "No preemption victims found for incoming preemptor"
-GROUP_VICTIMS_NOT_EVICTED = (
-    "lower-priority pods exist, but the scheduler runtime does not evict pods for a pod group"
-)
 MAX_INT32 = 2**31 - 1
-# A pod that has not started sorts as starting now, after every real start time.
-NOT_STARTED = "9999-12-31T23:59:59Z"
-
-
-def start_time(pod: PodInfo) -> str:
-    """GetPodStartTime as a sortable RFC 3339 string."""
-    return str((pod.pod.get("status") or {}).get("startTime") or NOT_STARTED)
 
 
 def importance(pod: PodInfo) -> tuple[int, str]:
     """MoreImportantPod as a sort key: higher priority first, then earlier start."""
     return (-pod.priority, start_time(pod))
-
-
-def _terminating_by_preemption(pod: PodInfo) -> bool:
-    if not (pod.pod.get("metadata") or {}).get("deletionTimestamp"):
-        return False
-    return any(
-        c.get("type") == "DisruptionTarget"
-        and c.get("status") == "True"
-        and c.get("reason") == "PreemptionByScheduler"
-        for c in (pod.pod.get("status") or {}).get("conditions") or ()
-    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,6 +89,27 @@ def pick_one_node(candidates: Sequence[Candidate]) -> Candidate:
     return remaining[0]
 
 
+_ATTEMPTS: weakref.WeakKeyDictionary[CollectorRegistry, Counter] = weakref.WeakKeyDictionary()
+_ATTEMPTS_LOCK = threading.Lock()
+
+
+def workload_preemption_attempts(registry: CollectorRegistry) -> Counter:
+    """Upstream's scheduler_workload_preemption_attempts_total{result}, one per registry
+    (every profile's DefaultPreemption counts into it)."""
+    with _ATTEMPTS_LOCK:
+        counter = _ATTEMPTS.get(registry)
+        if counter is None:
+            counter = Counter(
+                "scheduler_workload_preemption_attempts",
+                "Total preemption attempts initiated by workload (including pod groups) in the "
+                "cluster till now.",
+                ["result"],
+                registry=registry,
+            )
+            _ATTEMPTS[registry] = counter
+        return counter
+
+
 class DefaultPreemption(PluginBase[DefaultPreemptionArgs]):
     name: ClassVar[str] = "DefaultPreemption"
     # A PostFilter plugin: it rejects no pod that an event could help.
@@ -120,30 +128,23 @@ class DefaultPreemption(PluginBase[DefaultPreemptionArgs]):
         return result, status
 
     def pod_group_post_filter(
-        self, state: PodGroupCycleState, group: GroupPolicy | None, unscheduled: Sequence[PodInfo]
-    ) -> Status:
-        """PodGroupPostFilter (1.37; pkg/scheduler/framework/preemption/podgrouppreemption.go),
-        after a group's cycle found no room: the group as one preemptor, of the PodGroup's
-        priority (its spec.priority, else 0), against every pod of lower priority in the
-        cluster (a group member at its group's priority). A group whose member says
-        preemptionPolicy Never (the PodGroupPreemptionPolicy gate is off) is not eligible;
-        with no pod of lower priority there is nothing to try. Choosing and evicting victims
-        for a whole group is not implemented: such a group is refused saying so, and waits."""
-        priority = group.priority or 0 if group is not None else 0
-        if any(pod.preemption_policy == "Never" for pod in unscheduled):
-            return self._group_status(Code.UNSCHEDULABLE, NEVER)
-        groups = self.handle.pod_groups
-        for node in self.handle.snapshot.node_infos():
-            for victim in node.pods.values():
-                key = scheduling_group(victim.pod)
-                policy = groups.policy(key) if key is not None and groups is not None else None
-                victim_priority = (policy.priority or 0) if policy is not None else victim.priority
-                if victim_priority < priority:
-                    return self._group_status(Code.UNSCHEDULABLE, GROUP_VICTIMS_NOT_EVICTED)
-        return self._group_status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, NO_GROUP_VICTIMS)
-
-    def _group_status(self, code: Code, message: str) -> Status:
-        return Status(code, (GROUP_PREFIX + message,), self.name)
+        self,
+        state: PodGroupCycleState,
+        group: GroupPolicy | None,
+        unscheduled: Sequence[PodInfo],
+        schedule: PodGroupSchedulingFunc,
+    ) -> tuple[PodGroupPostFilterResult | None, Status]:
+        """PodGroupPostFilter (1.37), after a group's cycle found no room: the group as one
+        preemptor (podgroup.py); its message prefixed as upstream's."""
+        evaluator = PodGroupEvaluator(self.handle, self._evict_one)
+        result, status = evaluator.preempt(group, unscheduled, schedule)
+        message = status.message()
+        if message:
+            status = Status(status.code, (GROUP_PREFIX + message,))
+        registry = self.handle.services.metrics_registry
+        if registry is not None:
+            workload_preemption_attempts(registry).labels(status.code.upstream_name).inc()
+        return result, status
 
     def _placed_by_topology(self, pod: PodInfo) -> str | None:
         """With TopologyAwareWorkloadScheduling, a member of a PodGroup with a topology
@@ -205,7 +206,7 @@ class DefaultPreemption(PluginBase[DefaultPreemptionArgs]):
             return True, ""
         node = self.handle.snapshot.get(nominated)
         if node is not None and any(
-            p.priority < pod.priority and _terminating_by_preemption(p) for p in node.pods.values()
+            p.priority < pod.priority and terminating_by_preemption(p) for p in node.pods.values()
         ):
             return False, TERMINATING
         return True, ""
@@ -299,10 +300,13 @@ class DefaultPreemption(PluginBase[DefaultPreemptionArgs]):
         )
 
     def _evict(self, best: Candidate, preemptor: PodInfo) -> None:
-        delete = self.handle.services.delete_pod
-        if delete is None:
-            return
         for victim in best.victims:
+            self._evict_one(victim, Preemptor.of_pod(preemptor, best.node))
+
+    def _evict_one(self, victim: PodInfo, preemptor: Preemptor) -> None:
+        """Evicts one victim through the scheduler's delete_pod service (when it has one)."""
+        delete = self.handle.services.delete_pod
+        if delete is not None:
             delete(victim, preemptor)
 
     def _clear_nominations(self, pods: Sequence[PodInfo]) -> None:

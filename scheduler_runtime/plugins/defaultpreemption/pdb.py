@@ -72,3 +72,33 @@ def split_by_pdb_violation(
                 violated = violated or allowed[index] < 0
         (violating if violated else sparing).append(pod)
     return violating, sparing
+
+
+def count_pdb_violations(
+    victims: Sequence[Sequence[PodInfo]], budgets: Budgets
+) -> tuple[list[tuple[int, int]], list[int]]:
+    """FilterVictimsWithPDBViolation for victims of one or more pods, each whole: (index and
+    number of violating pods of each victim with any, indexes of the others), in the given
+    order. A pod violates at the first budget its eviction takes below zero."""
+    allowed = [b.disruptions_allowed for b in budgets.items]
+
+    def violates(pod: PodInfo) -> bool:
+        if not pod.labels:
+            return False
+        for index, budget in enumerate(budgets.items):
+            if not budget.covers(pod) or pod.name in budget.disrupted_pods:
+                continue
+            allowed[index] -= 1
+            if allowed[index] < 0:
+                return True
+        return False
+
+    violating: list[tuple[int, int]] = []
+    sparing: list[int] = []
+    for index, pods in enumerate(victims):
+        count = sum(violates(pod) for pod in pods)
+        if count:
+            violating.append((index, count))
+        else:
+            sparing.append(index)
+    return violating, sparing

@@ -62,6 +62,8 @@ from scheduler_runtime.framework.interface import (
     Handle,
     PluginBase,
     PodGroupCycleState,
+    PodGroupPostFilterResult,
+    PodGroupSchedulingFunc,
     PostFilterResult,
     PreFilterResult,
     StateNeed,
@@ -590,12 +592,22 @@ class DynamicResources(PluginBase[DynamicResourcesArgs]):
         return self._deallocate_or_delete(data, pod)
 
     def pod_group_post_filter(
-        self, state: PodGroupCycleState, group: GroupPolicy | None, unscheduled: Sequence[PodInfo]
-    ) -> Status:
+        self,
+        state: PodGroupCycleState,
+        group: GroupPolicy | None,
+        unscheduled: Sequence[PodInfo],
+        schedule: PodGroupSchedulingFunc,
+    ) -> tuple[PodGroupPostFilterResult | None, Status]:
         """PodGroupPostFilter (1.37), after a group's cycle found no room: what PostFilter
         does for one pod, for each member not placed (a claim of its own deallocated, a stale
         extended-resource claim deleted). None for a group with a topology constraint; an
-        error when no member reached PreFilter in the cycle (upstream's `not found`)."""
+        error when no member reached PreFilter in the cycle (upstream's `not found`). It
+        never reruns the group's algorithm nor nominates."""
+        return None, self._pod_group_post_filter(state, group, unscheduled)
+
+    def _pod_group_post_filter(
+        self, state: PodGroupCycleState, group: GroupPolicy | None, unscheduled: Sequence[PodInfo]
+    ) -> Status:
         topology = self.handle.features.topology_aware_workload_scheduling
         if topology and group is not None and group.topology_key:
             return Status.unschedulable()

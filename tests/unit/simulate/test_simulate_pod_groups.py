@@ -255,9 +255,10 @@ def test_at_1_37_members_of_another_priority_than_their_podgroup_are_an_error() 
 
 def test_at_1_37_pod_group_preemption_says_why_it_did_not_help() -> None:
     """PodGroupPostFilter after a gang that does not fit: members asking never to preempt
-    are not eligible; a pod of lower priority than the PodGroup's is a victim the runtime
-    does not evict for a group (it says so); DynamicResources fails as upstream's does when no
-    member reached its PreFilter in the cycle."""
+    are not eligible; with a pod of lower priority than the PodGroup's, the group's
+    algorithm runs again without it and its refusal is what preemption says;
+    DynamicResources fails as upstream's does when no member reached its PreFilter in the
+    cycle."""
     never = gang("g", 2, "5")
     for pod in never:
         pod["spec"]["preemptionPolicy"] = "Never"
@@ -279,12 +280,12 @@ def test_at_1_37_pod_group_preemption_says_why_it_did_not_help() -> None:
     made = simulation_137(node("n0"), low, pod_group("g", 2), *gang("g", 2, "5"))
     made.run()
     [report] = made.group_reports()
-    assert report.reason == refused + (
-        "lower-priority pods exist, but the scheduler runtime does not evict pods for a pod group"
-    )
+    # Even without the victim no member fits: the rerun's PlacementFeasible refusal.
+    assert report.reason == refused + "minCount (2) cannot be satisfied: 0 scheduled, 1 remaining"
+    assert "low" in {p.name for p in made.snapshot.pods()}  # not evicted
     framework = made.backend.frameworks[PROFILE]
     untried = PodGroupCycleState(GroupKey(WORKLOAD_API, "ns", "g"))
-    status = framework.run_pod_group_post_filter(untried, None, [])
+    _, status = framework.run_pod_group_post_filter(untried, None, [], lambda: ([], SUCCESS))
     assert (status.code, status.message()) == (
         Code.ERROR,
         'error in "DynamicResources" PodGroupPostFilter plugins: not found',
