@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from cluster import Cluster, wait_for
 from coscheduling_support import (
     GROUP,
@@ -76,7 +77,16 @@ def apply_crds(cluster: Cluster, files: Sequence[Path]) -> None:
     waits until each is served."""
     for path in files:
         cluster.kubectl("apply", "--server-side", "--force-conflicts", "-f", str(path))
-        cluster.kubectl("wait", "--for=condition=Established", "-f", str(path), "--timeout=60s")
+        name = yaml.safe_load(path.read_text())["metadata"]["name"]
+        wait_for(f"the CRD {name} to be served", lambda name=name: established(cluster, name))
+
+
+def established(cluster: Cluster, crd: str) -> bool:
+    """Whether the CRD is served (its status may not exist yet right after it is created)."""
+    waited = cluster.kubectl(
+        "wait", "--for=condition=Established", f"crd/{crd}", "--timeout=30s", check=False
+    )
+    return waited.returncode == 0
 
 
 def start_manager(
@@ -158,7 +168,7 @@ def wait_members(cluster: Cluster, namespace: str, group: str, count: int) -> li
     """Waits until the operator has made `count` pods of the group; their names."""
     found: dict[str, dict[str, Any]] = wait_for(
         f"{count} pods of group {group} in {namespace}",
-        lambda: (pods if len(pods := group_pods(cluster, namespace, group)) == count else None),
+        lambda: pods if len(pods := group_pods(cluster, namespace, group)) == count else None,
         timeout=120,
     )
     return sorted(found)

@@ -7,7 +7,7 @@
 # reused until tools/versions.env changes. Prints the directories holding the binaries.
 #   build-binaries.sh                 the control plane and the tools above, one directory a line
 #   build-binaries.sh OPERATOR...     only the named batch operators' managers (mpi-operator,
-#                                     kuberay, kueue), one directory a line, in the order named; they
+#                                     kuberay), one directory a line, in the order named; they
 #                                     are built on demand, by the tests that run them
 set -euo pipefail
 
@@ -22,10 +22,7 @@ export CGO_ENABLED=0 GOFLAGS=-trimpath GOTOOLCHAIN=${GOTOOLCHAIN:-auto}
 
 log() { echo "build-binaries: $*" >&2; }
 
-# One build at a time per cache: parallel test runs and scripts wait for each other.
 mkdir -p "$cache"
-exec 9>"$cache/.build.lock"
-flock 9
 
 # quiet CMD...: runs a noisy go command, showing its output only when it fails.
 quiet() {
@@ -173,8 +170,11 @@ build_scheduler_plugins() {
 build_operator() {
   local name=$1 v=$2 module=$3 pkg=$4 binary=$5
   local out="$cache/$name-$v" mod="$cache/$name-$v/src" gomod
+  # A lock of its own: building an operator never holds up the control plane's users.
+  exec 8>"$cache/.build-$name.lock"
+  flock 8
   if [ ! -f "$out/.complete" ]; then
-    log "building $name $v (cold build: 2-6 minutes on 2 cores)"
+    log "building $name $v (cold build: 5-20 minutes on 2 busy cores)"
     new_module "$mod" "local.build/$name"
     gomod=$(cd "$mod" && go mod download -json "$module@$v" | sed -n 's/.*"GoMod": "\(.*\)",/\1/p')
     {
@@ -196,13 +196,15 @@ if [ $# -gt 0 ]; then
       kuberay)
         build_operator kuberay "$KUBERAY_VERSION" github.com/ray-project/kuberay/ray-operator \
           github.com/ray-project/kuberay/ray-operator ray-operator ;;
-      kueue)
-        build_operator kueue "$KUEUE_VERSION" sigs.k8s.io/kueue sigs.k8s.io/kueue/cmd/kueue kueue ;;
-      *) echo "build-binaries: no batch operator named $operator (mpi-operator, kuberay, kueue)" >&2; exit 2 ;;
+      *) echo "build-binaries: no batch operator named $operator (mpi-operator, kuberay)" >&2; exit 2 ;;
     esac
   done
   exit 0
 fi
+
+# One build at a time per cache: parallel test runs and scripts wait for each other.
+exec 9>"$cache/.build.lock"
+flock 9
 
 build_etcd
 build_kwok

@@ -148,10 +148,10 @@ def test_ray_clusters_are_placed_whole_or_held_whole(
     )
     wait_for(
         "KubeRay to report the small RayCluster ready",
-        lambda: read(cluster, "rayclusters.ray.io", namespace, "small").get("status", {}).get(
-            "state"
-        )
-        == "ready",
+        lambda: (
+            read(cluster, "rayclusters.ray.io", namespace, "small").get("status", {}).get("state")
+            == "ready"
+        ),
         timeout=120,
     )
     small_cluster = read(cluster, "rayclusters.ray.io", namespace, "small")
