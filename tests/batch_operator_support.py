@@ -10,6 +10,7 @@ import json
 import subprocess
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -78,7 +79,7 @@ def apply_crds(cluster: Cluster, files: Sequence[Path]) -> None:
     for path in files:
         cluster.kubectl("apply", "--server-side", "--force-conflicts", "-f", str(path))
         name = yaml.safe_load(path.read_text())["metadata"]["name"]
-        wait_for(f"the CRD {name} to be served", lambda name=name: established(cluster, name))
+        wait_for(f"the CRD {name} to be served", partial(established, cluster, name))
 
 
 def established(cluster: Cluster, crd: str) -> bool:
