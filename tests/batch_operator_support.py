@@ -21,6 +21,7 @@ from coscheduling_support import (
     GROUP,
     ReferenceProcess,
     coscheduling_configuration,
+    established,
     install_crds,
 )
 from runtime_support import RuntimeProcess
@@ -80,14 +81,6 @@ def apply_crds(cluster: Cluster, files: Sequence[Path]) -> None:
         cluster.kubectl("apply", "--server-side", "--force-conflicts", "-f", str(path))
         name = yaml.safe_load(path.read_text())["metadata"]["name"]
         wait_for(f"the CRD {name} to be served", partial(established, cluster, name))
-
-
-def established(cluster: Cluster, crd: str) -> bool:
-    """Whether the CRD is served (its status may not exist yet right after it is created)."""
-    waited = cluster.kubectl(
-        "wait", "--for=condition=Established", f"crd/{crd}", "--timeout=30s", check=False
-    )
-    return waited.returncode == 0
 
 
 def start_manager(
