@@ -32,6 +32,7 @@ pytest_plugins = [
     "secure_port_support",  # after runtime_support, which it imports
     "fault_support",  # after runtime_support, which it imports
     "coscheduling_support",  # after runtime_support, which it imports
+    "batch_operator_support",  # after coscheduling_support, which it imports
     "gang_support",  # after runtime_support, which it imports
 ]
 

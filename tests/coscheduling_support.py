@@ -14,6 +14,7 @@ import urllib.error
 import urllib.request
 import uuid
 from collections.abc import Callable, Iterator, Mapping
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -86,9 +87,17 @@ def install_crds(cluster: Cluster) -> None:
     cluster.kubectl("apply", "--server-side", "-f", str(SHIPPED_CRD))
     cluster.kubectl("apply", "--server-side", "-f", str(module_dir() / MODULE_QUOTA_CRD))
     for name in ("podgroups", "elasticquotas"):
-        cluster.kubectl(
-            "wait", "--for=condition=Established", f"crd/{name}.{GROUP}", "--timeout=60s"
-        )
+        crd = f"{name}.{GROUP}"
+        wait_for(f"the CRD {crd} to be served", partial(established, cluster, crd))
+
+
+def established(cluster: Cluster, crd: str) -> bool:
+    """Whether the CRD is served. `kubectl wait` fails at once, rather than waiting, on a CRD
+    created so recently that it has no status yet."""
+    waited = cluster.kubectl(
+        "wait", "--for=condition=Established", f"crd/{crd}", "--timeout=30s", check=False
+    )
+    return waited.returncode == 0
 
 
 def pod_group(

@@ -5,6 +5,10 @@
 # into a cache outside the repository.
 # Each component lives in a directory named after its pinned version, so a cached build is
 # reused until tools/versions.env changes. Prints the directories holding the binaries.
+#   build-binaries.sh                 the control plane and the tools above, one directory a line
+#   build-binaries.sh OPERATOR...     only the named batch operators' managers (mpi-operator,
+#                                     kuberay), one directory a line, in the order named; they
+#                                     are built on demand, by the tests that run them
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -176,6 +180,45 @@ build_scheduler_plugins() {
     go build -ldflags "$ldflags" -o "$out/controller" "$pkg/controller")
   finish "$out"
 }
+
+# build_operator NAME VERSION MODULE PACKAGE BINARY: a batch operator's manager, built from its
+# release on the Go module proxy, into $cache/NAME-VERSION/BINARY (src/ keeps the wrapper
+# module, whose `go mod download` finds the release's CRDs in the module cache). Its go.mod's
+# replace directives, if any, are copied as for scheduler-plugins.
+build_operator() {
+  local name=$1 v=$2 module=$3 pkg=$4 binary=$5
+  local out="$cache/$name-$v" mod="$cache/$name-$v/src" gomod
+  # A lock of its own: building an operator never holds up the control plane's users.
+  exec 8>"$cache/.build-$name.lock"
+  flock 8
+  if [ ! -f "$out/.complete" ]; then
+    log "building $name $v (cold build: 5-20 minutes on 2 busy cores)"
+    new_module "$mod" "local.build/$name"
+    gomod=$(cd "$mod" && go mod download -json "$module@$v" | sed -n 's/.*"GoMod": "\(.*\)",/\1/p')
+    {
+      echo "require $module $v"
+      sed -n '/^replace (/,/^)/p; /^replace [^(]/p' "$gomod"
+    } >>"$mod/go.mod"
+    (cd "$mod" && quiet go get -tool "$pkg@$v" && go build -ldflags "-s -w" -o "$out/$binary" "$pkg")
+    finish "$out"
+  fi
+  echo "$out"
+}
+
+if [ $# -gt 0 ]; then
+  for operator in "$@"; do
+    case $operator in
+      mpi-operator)
+        build_operator mpi-operator "$MPI_OPERATOR_VERSION" github.com/kubeflow/mpi-operator \
+          github.com/kubeflow/mpi-operator/cmd/mpi-operator mpi-operator ;;
+      kuberay)
+        build_operator kuberay "$KUBERAY_VERSION" github.com/ray-project/kuberay/ray-operator \
+          github.com/ray-project/kuberay/ray-operator ray-operator ;;
+      *) echo "build-binaries: no batch operator named $operator (mpi-operator, kuberay)" >&2; exit 2 ;;
+    esac
+  done
+  exit 0
+fi
 
 build_etcd
 build_kwok

@@ -1,0 +1,181 @@
+"""Batch operators that create gangs, run for real against the local control plane: each built
+from its release on the Go module proxy (tools/build-binaries.sh OPERATOR, at the version
+pinned in tools/versions.env), its CRDs applied from the release's own files in the Go module
+cache, its manager run as a local process as its docs run it out of cluster; and the runtime
+with a Coscheduling profile under the scheduler name the operator gives its pods."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from cluster import Cluster, wait_for
+from coscheduling_support import (
+    GROUP,
+    ReferenceProcess,
+    coscheduling_configuration,
+    established,
+    install_crds,
+)
+from runtime_support import RuntimeProcess
+
+from benchmarks.tools import TOOLS, pinned_versions
+
+
+@dataclass(frozen=True)
+class Operator:
+    """A batch operator as tools/build-binaries.sh knows it."""
+
+    name: str  # the argument of tools/build-binaries.sh
+    version_key: str  # its pin in tools/versions.env
+    module: str
+    binary: str
+
+    @property
+    def version(self) -> str:
+        return pinned_versions()[self.version_key]
+
+    def build(self) -> Path:
+        """The directory holding its manager, built on first use (minutes, once per pin)."""
+        done = subprocess.run(
+            [str(TOOLS / "build-binaries.sh"), self.name],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if done.returncode != 0:
+            raise RuntimeError(f"building {self.name} failed:\n{done.stderr[-4000:]}")
+        return Path(done.stdout.strip().splitlines()[-1])
+
+    def source(self) -> Path:
+        """The release's files in the Go module cache (its CRDs are read from there)."""
+        done = subprocess.run(
+            ["go", "mod", "download", "-json", f"{self.module}@{self.version}"],
+            cwd=self.build() / "src",
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        return Path(json.loads(done.stdout)["Dir"])
+
+
+MPI_OPERATOR = Operator(
+    "mpi-operator", "MPI_OPERATOR_VERSION", "github.com/kubeflow/mpi-operator", "mpi-operator"
+)
+KUBERAY = Operator(
+    "kuberay", "KUBERAY_VERSION", "github.com/ray-project/kuberay/ray-operator", "ray-operator"
+)
+
+
+def apply_crds(cluster: Cluster, files: Sequence[Path]) -> None:
+    """Applies CRDs server-side (some are too large for the last-applied annotation) and
+    waits until each is served."""
+    for path in files:
+        cluster.kubectl("apply", "--server-side", "--force-conflicts", "-f", str(path))
+        name = yaml.safe_load(path.read_text())["metadata"]["name"]
+        wait_for(f"the CRD {name} to be served", partial(established, cluster, name))
+
+
+def start_manager(
+    operator: Operator,
+    args: Sequence[str],
+    workdir: Path,
+    kubeconfig: Path,
+    env: Mapping[str, str] | None = None,
+) -> ReferenceProcess:
+    """The operator's manager as a local process with the cluster's admin kubeconfig."""
+    binary = operator.build() / operator.binary
+    return ReferenceProcess(
+        operator.name,
+        [str(binary), *args],
+        workdir,
+        env={"KUBECONFIG": str(kubeconfig), **(env or {})},
+    )
+
+
+@pytest.fixture
+def batch_operator(tmp_path: Path) -> Iterator[Callable[..., ReferenceProcess]]:
+    """Starts batch operators' managers for a test; stops them after it, printing their logs."""
+    started: list[ReferenceProcess] = []
+
+    def start(
+        operator: Operator,
+        args: Sequence[str],
+        kubeconfig: Path,
+        env: Mapping[str, str] | None = None,
+    ) -> ReferenceProcess:
+        manager = start_manager(operator, args, tmp_path, kubeconfig, env)
+        started.append(manager)
+        return manager
+
+    yield start
+    for manager in started:
+        manager.stop()
+        print(f"----- {manager.name} log -----\n{manager.log()[-8000:]}")
+
+
+@pytest.fixture
+def gang_runtime(
+    cluster: Cluster, start_runtime: Callable[..., RuntimeProcess]
+) -> Callable[[str], RuntimeProcess]:
+    """The runtime serving `scheduler_name` with Coscheduling as scheduler-plugins configures
+    it, the v1alpha1 PodGroup CRD installed first (the runtime keeps the groups' status)."""
+
+    def start(scheduler_name: str) -> RuntimeProcess:
+        install_crds(cluster)
+        config = coscheduling_configuration(scheduler_name, cluster.kubeconfig, 60)
+        del config["clientConnection"]
+        return start_runtime(config, name=f"runtime-{scheduler_name}")
+
+    return start
+
+
+def read(cluster: Cluster, resource: str, namespace: str, name: str) -> dict[str, Any]:
+    """One object as JSON ({} while it does not exist)."""
+    done = cluster.kubectl("get", resource, name, "-n", namespace, "-o", "json", check=False)
+    if done.returncode != 0:
+        return {}
+    found: dict[str, Any] = json.loads(done.stdout)
+    return found
+
+
+def pod_group_phase(cluster: Cluster, namespace: str, name: str) -> str:
+    return str(read(cluster, f"podgroups.{GROUP}", namespace, name).get("status", {}).get("phase"))
+
+
+def group_pods(cluster: Cluster, namespace: str, group: str) -> dict[str, dict[str, Any]]:
+    """The pods labelled as members of the v1alpha1 PodGroup `group`."""
+    shown = cluster.kubectl(
+        "get", "pods", "-n", namespace, "-l", f"{GROUP}/pod-group={group}", "-o", "json"
+    ).stdout
+    return {p["metadata"]["name"]: p for p in json.loads(shown)["items"]}
+
+
+def wait_members(cluster: Cluster, namespace: str, group: str, count: int) -> list[str]:
+    """Waits until the operator has made `count` pods of the group; their names."""
+    found: dict[str, dict[str, Any]] = wait_for(
+        f"{count} pods of group {group} in {namespace}",
+        lambda: pods if len(pods := group_pods(cluster, namespace, group)) == count else None,
+        timeout=120,
+    )
+    return sorted(found)
+
+
+def scheduled_by(events: list[dict[str, Any]], pod: str) -> list[tuple[str, str]]:
+    """(reportingController, reportingInstance) of each Scheduled event about `pod`."""
+    return [
+        (e["reportingController"], e.get("reportingInstance", ""))
+        for e in events
+        if e["reason"] == "Scheduled" and e["regarding"]["name"] == pod
+    ]
+
+
+def refused(events: list[dict[str, Any]], pod: str) -> bool:
+    return any(e["reason"] == "FailedScheduling" and e["regarding"]["name"] == pod for e in events)
