@@ -5,6 +5,7 @@ cycle stopped), score them, pick the best with a uniformly random tie-break."""
 from __future__ import annotations
 
 import random
+from collections.abc import Collection
 from dataclasses import dataclass
 
 import numpy as np
@@ -235,7 +236,7 @@ class SchedulingAlgorithm:
         failed_slots = np.concatenate([r.slots for r in failed])
         return passed[~self._membership(failed_slots)[passed]], [*rejections, *failed]
 
-    def _with_nominations(self, nominated: list[str], passed: Slots) -> Slots:
+    def _with_nominations(self, nominated: Collection[str], passed: Slots) -> Slots:
         """The nodes among `passed` that have nominated pods (on the `nominated` nodes)."""
         slots = [self.snapshot.slot(name) for name in nominated]
         known = np.array([slot for slot in slots if slot is not None], dtype=np.intp)
