@@ -6,7 +6,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 
 .PHONY: demo check check-matrix lint test unit integration e2e binaries cluster-down bench soak lock \
-	upgrade-kit instructions instructions-baseline
+	upgrade-kit instructions instructions-baseline memory
 
 # Every dependency comes from the lock file, hashes checked; the project and the sample plugin
 # package are then installed without resolving anything.
@@ -87,6 +87,11 @@ instructions: $(VENV)/.installed
 instructions-baseline: $(VENV)/.installed
 	tools/host-packages.sh instructions
 	$(PY) -m benchmarks.instructions --baseline
+
+# Bytes the scheduler keeps per node and per pod (tracemalloc) at 500 and 5,000 nodes;
+# MEMORY_ARGS="--top 15" also prints where they were allocated.
+memory: $(VENV)/.installed
+	$(PY) -m benchmarks.memory $(MEMORY_ARGS)
 
 # An hour of pod churn against the runtime, then a check that nothing leaked (not a test):
 # SOAK_ARGS="--minutes 5" for a short run; see docs/reliability.md.

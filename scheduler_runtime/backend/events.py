@@ -57,6 +57,16 @@ class KindStore(Protocol):
     def delete(self, kind: str, item: dict[str, Any]) -> None: ...
 
 
+def trimmed(item: dict[str, Any]) -> dict[str, Any]:
+    """The object without metadata.managedFields, which nothing in scheduling reads (often
+    the largest part of an object the API server sends), as kube-scheduler's pod informer
+    drops them; changed in place, as the object is the caller's fresh copy."""
+    metadata = item.get("metadata")
+    if isinstance(metadata, dict):
+        metadata.pop("managedFields", None)
+    return item
+
+
 def is_terminal(pod: dict[str, Any]) -> bool:
     return (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed")
 
@@ -95,6 +105,7 @@ class EventHandlers:
     # ----- the Store
 
     def replace(self, kind: str, items: list[dict[str, Any]]) -> None:
+        items = [trimmed(item) for item in items]
         if (store := self.stores.get(kind)) is not None:
             store.replace(kind, items)
             return
@@ -109,6 +120,7 @@ class EventHandlers:
                 self._replace_objects(kind, items)
 
     def upsert(self, kind: str, item: dict[str, Any]) -> None:
+        trimmed(item)
         if (store := self.stores.get(kind)) is not None:
             store.upsert(kind, item)
             return

@@ -5,6 +5,7 @@ cycle stopped), score them, pick the best with a uniformly random tie-break."""
 from __future__ import annotations
 
 import random
+from collections.abc import Collection
 from dataclasses import dataclass
 
 import numpy as np
@@ -175,7 +176,7 @@ class SchedulingAlgorithm:
             needed = wanted - found_count
             if len(passed) >= needed:
                 # Nodes after the last one needed were never looked at, as upstream stops there.
-                last = int(np.flatnonzero(batch == passed[needed - 1])[0])
+                last = int((batch == passed[needed - 1]).nonzero()[0][0])
                 kept = self._membership(batch[: last + 1])
                 passed = passed[:needed]
                 rejections = [r.truncated(kept[r.slots]) for r in rejections]
@@ -207,8 +208,11 @@ class SchedulingAlgorithm:
         nominated to it with at least this pod's priority are counted."""
         nominator = fwk.handle.nominator
         assert nominator is not None
+        nominated = nominator.nodes()
+        if not nominated:  # usually: no pod waits for a node
+            return passed, rejections
         failed: list[Rejection] = []
-        for slot in self._with_nominations(fwk, passed):
+        for slot in self._with_nominations(nominated, passed):
             node = self.snapshot.info(int(slot))
             others = [
                 p
@@ -232,11 +236,9 @@ class SchedulingAlgorithm:
         failed_slots = np.concatenate([r.slots for r in failed])
         return passed[~self._membership(failed_slots)[passed]], [*rejections, *failed]
 
-    def _with_nominations(self, fwk: Framework, passed: Slots) -> Slots:
-        """The nodes among `passed` that have nominated pods."""
-        nominator = fwk.handle.nominator
-        assert nominator is not None
-        slots = [self.snapshot.slot(name) for name in nominator.nodes()]
+    def _with_nominations(self, nominated: Collection[str], passed: Slots) -> Slots:
+        """The nodes among `passed` that have nominated pods (on the `nominated` nodes)."""
+        slots = [self.snapshot.slot(name) for name in nominated]
         known = np.array([slot for slot in slots if slot is not None], dtype=np.intp)
         result: Slots = passed[self._membership(known)[passed]]
         return result
@@ -267,5 +269,5 @@ class SchedulingAlgorithm:
 
     def select_host(self, slots: Slots, totals: Int64s) -> int:
         """The highest total wins; ties are broken uniformly at random."""
-        best = np.flatnonzero(totals == totals.max())
+        best = (totals == totals.max()).nonzero()[0]
         return int(slots[best[self.rng.randrange(len(best))]])

@@ -214,11 +214,12 @@ class SchedulerMetrics:
 
     def async_api_call(self, call_type: str, result: str, seconds: float) -> None:
         """The API dispatcher ran a call."""
-        self.async_api_calls.labels(call_type=call_type, result=result).inc()
-        self.async_api_call_duration.labels(call_type=call_type, result=result).observe(seconds)
+        counter, histogram = self._async_api_call_children(call_type, result)
+        counter.inc()
+        histogram.observe(seconds)
 
     def pending_async_api_call(self, call_type: str, change: int) -> None:
-        self.pending_async_api_calls.labels(call_type=call_type).inc(change)
+        self._pending_async_api_call_child(call_type).inc(change)
 
     def unexpected_error(self, where: str) -> None:
         self.unexpected_errors.labels(where=where).inc()
@@ -238,6 +239,17 @@ class SchedulerMetrics:
             self.schedule_attempts.labels(result=result, profile=profile),
             self.attempt_duration.labels(result=result, profile=profile),
         )
+
+    @functools.cache  # noqa: B019 - as above (a call's types and results are few)
+    def _async_api_call_children(self, call_type: str, result: str) -> tuple[Counter, Histogram]:
+        return (
+            self.async_api_calls.labels(call_type=call_type, result=result),
+            self.async_api_call_duration.labels(call_type=call_type, result=result),
+        )
+
+    @functools.cache  # noqa: B019 - as above
+    def _pending_async_api_call_child(self, call_type: str) -> Gauge:
+        return self.pending_async_api_calls.labels(call_type=call_type)
 
     @functools.cache  # noqa: B019 - as above
     def _sli_child(self, attempts: int) -> Histogram:

@@ -45,13 +45,16 @@ class ImageLocality(PluginBase[None]):
     ) -> Int64s:
         total = len(snapshot)
         summed = np.zeros(len(slots), dtype=np.int64)
+        found = False
         for image in pod.images:
             sizes = snapshot.image_sizes.get(image)
             if sizes is None:
                 continue
+            found = True
             spread = snapshot.image_node_count[image] / total
             summed += (sizes[slots].astype(np.float64) * spread).astype(np.int64)
-        return calculate_priority(summed, pod.container_count)
+        # None of its images on any node: every sum is under the minimum, every score 0.
+        return calculate_priority(summed, pod.container_count) if found else summed
 
 
 __all__ = ["ImageLocality"]

@@ -213,7 +213,8 @@ def domain_counts(snapshot: Snapshot, key: str, eligible: Mask, per_slot: Int64s
         return {}
     codes = column.codes[eligible]
     totals = np.bincount(codes, weights=per_slot[eligible], minlength=len(column.values))
-    return {column.values[int(code)]: int(totals[code]) for code in np.unique(codes)}
+    present = np.bincount(codes, minlength=len(column.values)).nonzero()[0]  # np.unique's
+    return {column.values[int(code)]: int(totals[code]) for code in present}
 
 
 def per_code(snapshot: Snapshot, key: str, domains: dict[str, int]) -> tuple[Int64s, Int64s]:

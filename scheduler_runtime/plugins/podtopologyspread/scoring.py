@@ -96,7 +96,9 @@ class Scoring(Spreading):
         column = snapshot.label(key)
         if column is None:
             return [""] if len(slots) else []
-        codes = np.unique(column.codes[slots])
+        # The distinct codes in order (np.unique's), ABSENT (-1) first, counted from 0.
+        seen = np.bincount(column.codes[slots] + 1, minlength=len(column.values) + 1)
+        codes = seen.nonzero()[0] - 1
         return ["" if code == ABSENT else column.values[int(code)] for code in codes]
 
     @staticmethod

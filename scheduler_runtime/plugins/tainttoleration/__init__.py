@@ -70,8 +70,10 @@ class TaintToleration(PluginBase[None]):
     def filter_nodes(
         self, state: CycleState, pod: PodInfo, snapshot: Snapshot, slots: Slots
     ) -> NodeVerdicts:
-        ids = snapshot.taint_set[slots]
         rejected = np.zeros(len(slots), dtype=np.bool_)
+        if len(snapshot.taint_sets) == 1:  # only the empty set: no node has a taint
+            return NodeVerdicts.rejecting(rejected, REASON, unresolvable=True)
+        ids = snapshot.taint_set[slots]
         for taint_set in np.unique(ids):
             if untolerated_taint(snapshot.taint_sets[int(taint_set)], pod.tolerations):
                 rejected |= ids == taint_set
@@ -90,6 +92,8 @@ class TaintToleration(PluginBase[None]):
     def score_nodes(
         self, state: CycleState, pod: PodInfo, snapshot: Snapshot, slots: Slots
     ) -> Int64s:
+        if len(snapshot.taint_sets) == 1:  # only the empty set: no node has a taint
+            return np.zeros(len(slots), dtype=np.int64)
         tolerations = state.get(STATE_KEY) or prefer_no_schedule_tolerations(pod)
         ids = snapshot.taint_set[slots]
         unique, inverse = np.unique(ids, return_inverse=True)

@@ -224,3 +224,27 @@ def test_status_updates_of_bound_pods_leave_the_snapshot_alone(backend: Backend)
     disrupted["status"]["conditions"] = [{"type": "DisruptionTarget", "status": "True"}]
     backend.events.upsert(PODS, disrupted)
     assert backend.snapshot.generation > generation
+
+
+def test_managed_fields_are_not_kept_of_any_object(
+    backend: Backend, queue: SchedulingQueue
+) -> None:
+    """As kube-scheduler's pod informer drops them: nothing in scheduling reads them."""
+    entry = [{"manager": "kubectl", "operation": "Update", "fieldsV1": {"f:spec": {}}}]
+
+    def managed(obj: dict[str, object]) -> dict[str, object]:
+        obj["metadata"]["managedFields"] = list(entry)  # type: ignore[index]
+        return obj
+
+    backend.events.upsert(NODES, managed(node("n3")))
+    backend.events.replace(PODS, [managed(pod("bound", "n1"))])
+    backend.events.upsert(PODS, managed(pod("mine")))
+    queued = queue.pop(timeout=0)
+    assert queued is not None
+    kept = [
+        backend.cache.remove_node("n3"),
+        backend.cache.remove_pod("uid-bound"),
+        queued.pod_info.pod,
+    ]
+    assert all(obj is not None and "managedFields" not in obj["metadata"] for obj in kept)
+    assert cpu_requested(backend, "n1") == 0  # the bound pod counted until removed
