@@ -246,9 +246,7 @@ def run_command(args: argparse.Namespace) -> int:
         print(f"scheduler-runtime run: {args.config}: {error}", file=sys.stderr)
         return ExitCode.USAGE_ERROR
     try:
-        emulation = choose_emulation(
-            apiserver_version(kubeconfig, required=asked is None), asked
-        )
+        emulation = choose_emulation(apiserver_version(kubeconfig, required=asked is None), asked)
     except (ConfigException, OSError, ValueError) as error:  # VersionError among them
         what = "" if isinstance(error, VersionError) else "cannot load the cluster configuration: "
         print(f"scheduler-runtime run: {what}{error}", file=sys.stderr)
@@ -262,7 +260,7 @@ def run_command(args: argparse.Namespace) -> int:
         except (FrameworkError, PluginLoadError) as error:
             print(f"scheduler-runtime run: {args.config}: {error}", file=sys.stderr)
             return ExitCode.USAGE_ERROR
-    return _run(args, config, emulation, listen, serving, kubeconfig)
+    return _run(args, config, emulation, listen, serving, kubeconfig=kubeconfig)
 
 
 def _accepted_somewhere(args: argparse.Namespace) -> SchedulerConfiguration:
@@ -299,6 +297,7 @@ def _run(
     emulation: Emulation,
     listen: tuple[str, int] | None,
     serving: ServingOptions,
+    *,
     kubeconfig: str | None,
 ) -> int:
     configure_logging(args.verbosity)

@@ -216,7 +216,7 @@ def test_cluster_kubeconfig_prefers_the_configurations_client_connection(
     assert cluster_kubeconfig(flag, configured) == chosen
 
 
-class Stopped(Exception):
+class StoppedError(Exception):
     """Ends a run before it starts a runtime."""
 
 
@@ -240,12 +240,12 @@ def test_client_connection_kubeconfig_reaches_the_cluster_with_config_only(
 
     def runtime(config: object, options: RunOptions) -> None:
         asked.append(options.kubeconfig)
-        raise Stopped
+        raise StoppedError
 
     monkeypatch.setattr(run_module, "apiserver_version", version)
     monkeypatch.setattr(run_module, "Runtime", runtime)
     document = {**VALID, "clientConnection": {"kubeconfig": "/file/kubeconfig"}}
-    with pytest.raises(Stopped):
+    with pytest.raises(StoppedError):
         main(["run", "--config", write(tmp_path, document), *emulated, *flags])
     assert asked == ["/file/kubeconfig", "/file/kubeconfig"]
     ignored = [r.getMessage() for r in caplog.records if "--kubeconfig" in r.getMessage()]
