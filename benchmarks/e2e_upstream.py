@@ -20,6 +20,7 @@ import os
 import ssl
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 from collections.abc import Mapping, Sequence
@@ -44,6 +45,7 @@ CLUSTER_FLAGS = ("--disable=kube-scheduler", *WORKLOAD_CLUSTER_FLAGS)
 NODES = tuple((f"e2e-node-{index}", f"zone-{'ab'[index // 2]}") for index in range(4))
 SUITE_TIMEOUT = "90m"  # ginkgo's bound on the whole suite (its default is an hour)
 PASSED, SKIPPED = "passed", "skipped"
+CREATING = threading.Lock()  # clusters are made one at a time
 
 
 class E2EError(RuntimeError):
@@ -73,9 +75,14 @@ def suite_binary() -> Path:
     return Path(done.stdout.strip().splitlines()[-1]) / "e2e-scheduling.test"
 
 
-def kwok_node(name: str, zone: str) -> dict[str, Any]:
-    """A Node kwok manages, with what the specs read: cpu, memory, pods, ephemeral storage."""
+def kwok_node(index: int, name: str, zone: str) -> dict[str, Any]:
+    """A Node kwok manages, with what the specs read: cpu, memory, pods, ephemeral storage and
+    an InternalIP (the hostPort specs give it to their pods as hostIP; kwok keeps it)."""
     capacity = {"cpu": "4", "memory": "16Gi", "pods": "110", "ephemeral-storage": "100Gi"}
+    addresses = [
+        {"type": "InternalIP", "address": f"10.1.0.{index + 1}"},
+        {"type": "Hostname", "address": name},
+    ]
     return {
         "apiVersion": "v1",
         "kind": "Node",
@@ -91,7 +98,7 @@ def kwok_node(name: str, zone: str) -> dict[str, Any]:
             "annotations": {"kwok.x-k8s.io/node": "fake", "node.alpha.kubernetes.io/ttl": "0"},
         },
         "spec": {},
-        "status": {"allocatable": capacity, "capacity": capacity},
+        "status": {"allocatable": capacity, "capacity": capacity, "addresses": addresses},
     }
 
 
@@ -220,18 +227,28 @@ class Run:
         its kubeconfig and the release's binaries."""
         with contextlib.suppress(RuntimeError):  # there was none
             cluster_tool("down", self.name)
-        kubeconfig = Path(cluster_tool("up", self.name, *CLUSTER_FLAGS))
+        # One at a time: kwokctl picks its components' ports as it goes, and two clusters made
+        # at once can pick the same. A second `up` remakes one whose component could not start.
+        with CREATING:
+            cluster_tool("up", self.name, *CLUSTER_FLAGS)
+            kubeconfig = Path(cluster_tool("up", self.name, *CLUSTER_FLAGS))
         bin_dir = Path(cluster_tool("bin").splitlines()[0])
         kubectl = [str(bin_dir / "kubectl"), f"--kubeconfig={kubeconfig}"]
-        nodes = {"apiVersion": "v1", "kind": "List", "items": [kwok_node(*n) for n in NODES]}
+        items = [kwok_node(index, *node) for index, node in enumerate(NODES)]
+        nodes = {"apiVersion": "v1", "kind": "List", "items": items}
         _checked([*kubectl, "apply", "-f", "-"], json.dumps(nodes))
         _checked([*kubectl, "wait", "--for=condition=Ready", "node", "--all", "--timeout=120s"])
+        # The node lifecycle controller lifts node.kubernetes.io/not-ready once they are.
+        _wait_served([*kubectl, "get", "nodes", "-o", "jsonpath={..taints}"], empty=True)
         _wait_served([*kubectl, "get", f"podgroups.{WORKLOAD.api_version.split('/')[0]}", "-A"])
         return kubeconfig, bin_dir
 
     def run(self, binary: Path, focus: str) -> dict[str, Outcome]:
         self.workdir.mkdir(parents=True, exist_ok=True)
         kubeconfig, bin_dir = self.cluster()
+        done = threading.Event()
+        kubelet = [str(bin_dir / "kubectl"), f"--kubeconfig={kubeconfig}"]
+        threading.Thread(target=allocate_extended, args=(kubelet, done), daemon=True).start()
         config = self.workdir / f"{self.scheduler}.yaml"
         config.write_text(yaml.safe_dump(scheduler_configuration(kubeconfig)))
         port = free_port()
@@ -242,6 +259,7 @@ class Run:
                 _wait_ready(process, port, self.workdir / f"{self.scheduler}.log")
                 return self.suite(binary, kubeconfig, focus)
             finally:
+                done.set()
                 stop_process(process)
                 if os.environ.get("KEEP_CLUSTER") != "1":
                     cluster_tool("down", self.name)
@@ -266,6 +284,30 @@ class Run:
         return read_report(report)
 
 
+def allocate_extended(kubectl: list[str], done: threading.Event) -> None:
+    """What a kubelet does and kwok does not: an extended resource a spec writes into a node's
+    capacity (`example.com/...`) becomes allocatable too, and goes when it goes."""
+    while not done.wait(1):
+        listed = subprocess.run(
+            [*kubectl, "get", "nodes", "-o", "json"], capture_output=True, check=False
+        )
+        if listed.returncode != 0:
+            continue
+        for node in json.loads(listed.stdout)["items"]:
+            status = node.get("status") or {}
+            capacity, allocatable = status.get("capacity") or {}, status.get("allocatable") or {}
+            patch = {
+                name: capacity.get(name)
+                for name in {*capacity, *allocatable}
+                if "/" in name and capacity.get(name) != allocatable.get(name)
+            }
+            if patch:
+                body = json.dumps({"status": {"allocatable": patch}})
+                name = node["metadata"]["name"]
+                command = [*kubectl, "patch", "node", name, "--subresource=status", "--type=merge"]
+                subprocess.run([*command, "-p", body], capture_output=True, check=False)
+
+
 def listed_specs(binary: Path, focus: str, scratch: Path) -> list[str]:
     """The specs `focus` selects in the suite, from a dry run (no cluster is contacted)."""
     report = scratch / "dry-run.json"
@@ -283,12 +325,16 @@ def _checked(command: list[str], stdin: str | None = None, check: bool = True) -
         raise E2EError(f"{' '.join(command[:3])} failed: {done.stderr[-2000:]}")
 
 
-def _wait_served(command: list[str], timeout: float = 120) -> None:
-    """Until the API server serves what `command` lists (a new API group takes a moment)."""
+def _wait_served(command: list[str], timeout: float = 120, *, empty: bool = False) -> None:
+    """Until `command` succeeds (a new API group takes a moment to be served), with no output
+    when `empty`."""
     deadline = time.monotonic() + timeout
-    while subprocess.run(command, capture_output=True, check=False).returncode != 0:
+    while True:
+        done = subprocess.run(command, capture_output=True, check=False)
+        if done.returncode == 0 and not (empty and done.stdout.strip()):
+            return
         if time.monotonic() > deadline:
-            raise E2EError(f"{' '.join(command[2:])}: not served after {timeout}s")
+            raise E2EError(f"{' '.join(command[2:])}: not as expected after {timeout}s")
         time.sleep(1)
 
 
