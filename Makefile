@@ -6,7 +6,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 
 .PHONY: demo check check-matrix lint test unit integration e2e binaries cluster-down bench soak lock \
-	upgrade-kit instructions instructions-baseline memory
+	upgrade-kit instructions instructions-baseline memory e2e-upstream
 
 # Every dependency comes from the lock file, hashes checked; the project and the sample plugin
 # package are then installed without resolving anything.
@@ -97,6 +97,13 @@ memory: $(VENV)/.installed
 # SOAK_ARGS="--minutes 5" for a short run; see docs/reliability.md.
 soak: $(VENV)/.installed binaries
 	$(PY) -m benchmarks.soak $(SOAK_ARGS)
+
+# Kubernetes' own sig-scheduling e2e specs of the pinned release (KUBE_VERSION picks another)
+# against the runtime and, as the control, the release's kube-scheduler, each on a cluster of
+# its own (not a test): the table, failing on a spec only the runtime fails. `make check` runs
+# the [Conformance] ones. E2E_UPSTREAM_ARGS="--focus REGEX" runs fewer; see docs/development.md.
+e2e-upstream: $(VENV)/.installed binaries
+	$(PY) -m benchmarks.e2e_upstream $(E2E_UPSTREAM_ARGS)
 
 # What differs between a new Kubernetes release and the newest one the runtime knows (not a
 # test): gates, default plugins, pkg/scheduler, API versions, the parity suites. See

@@ -6,6 +6,7 @@
 # Each component lives in a directory named after its pinned version, so a cached build is
 # reused until tools/versions.env changes. Prints the directories holding the binaries.
 #   build-binaries.sh                 the control plane and the tools above, one directory a line
+#   build-binaries.sh e2e-scheduling  only the release's sig-scheduling e2e suite
 #   build-binaries.sh OPERATOR...     only the named batch operators' managers (mpi-operator,
 #                                     kuberay), one directory a line, in the order named; they
 #                                     are built on demand, by the tests that run them
@@ -56,6 +57,22 @@ new_module() {
 # finish DIR: marks a build complete only after every binary linked.
 finish() { touch "$1/.complete"; }
 
+# kubernetes_module DIR NAME VERSION: a wrapper module in DIR requiring k8s.io/kubernetes
+# VERSION. k8s.io/kubernetes points its staging modules at ./staging; a dependent module must
+# replace each of them with the published v0.<minor>.<patch> release instead.
+kubernetes_module() {
+  local mod=$1 v=$3 staging minor
+  new_module "$mod" "$2"
+  staging=$(cd "$mod" && go mod download -json "k8s.io/kubernetes@$v" | sed -n 's/.*"GoMod": "\(.*\)",/\1/p')
+  minor=${v#v1.}
+  {
+    echo "require k8s.io/kubernetes $v"
+    echo "replace ("
+    sed -n 's#^\s*\(k8s.io/[a-z0-9-]*\) => ./staging/.*#\t\1 => \1 v0.'"$minor"'#p' "$staging"
+    echo ")"
+  } >>"$mod/go.mod"
+}
+
 build_kubernetes() {
   local out="$cache/kubernetes-$KUBERNETES_VERSION" v=$KUBERNETES_VERSION
   # The control plane, kubectl, and what a real node runs (kubelet, kube-proxy). A cache
@@ -67,18 +84,8 @@ build_kubernetes() {
   [ -z "$lock_held" ] && { hold_build_lock; build_kubernetes; return; }
   rm -f "$out/.complete"
   log "building Kubernetes $v: ${missing[*]} (cold build: 6-10 minutes on 2 cores)"
-  local mod="$out/src" staging minor
-  new_module "$mod" local.build/kubernetes
-  # k8s.io/kubernetes points its staging modules at ./staging; a dependent module must
-  # replace each of them with the published v0.<minor>.<patch> release instead.
-  staging=$(cd "$mod" && go mod download -json "k8s.io/kubernetes@$v" | sed -n 's/.*"GoMod": "\(.*\)",/\1/p')
-  minor=${v#v1.}
-  {
-    echo "require k8s.io/kubernetes $v"
-    echo "replace ("
-    sed -n 's#^\s*\(k8s.io/[a-z0-9-]*\) => ./staging/.*#\t\1 => \1 v0.'"$minor"'#p' "$staging"
-    echo ")"
-  } >>"$mod/go.mod"
+  local mod="$out/src"
+  kubernetes_module "$mod" local.build/kubernetes "$v"
   local pkgs=("${missing[@]/#/k8s.io/kubernetes/cmd/}")
   (cd "$mod" && quiet go get -tool "${pkgs[@]/%/@$v}")
   (cd "$mod" && go build -ldflags "$(kube_version_ldflags "$v")" -o "$out/" "${pkgs[@]}")
@@ -204,6 +211,28 @@ build_operator() {
   fi
   echo "$out"
 }
+
+# The sig-scheduling end-to-end suite of the release (test/e2e/scheduling registered into the
+# small test main tools/e2e-upstream/suite_test.go), compiled with `go test -c`: a fraction of
+# the whole test/e2e (no storage, network or cloud-provider specs), for `make e2e-upstream`.
+build_e2e_scheduling() {
+  local out="$cache/e2e-scheduling-$KUBERNETES_VERSION" v=$KUBERNETES_VERSION
+  needs_build "$out" || return 0
+  log "building the sig-scheduling e2e suite of Kubernetes $v (cold build: 3-6 minutes on 2 cores)"
+  local mod="$out/src" e2e=k8s.io/kubernetes/test/e2e
+  kubernetes_module "$mod" local.build/e2e-scheduling "$v"
+  cp "$here/e2e-upstream/suite_test.go" "$mod/"
+  (cd "$mod" && quiet go get "$e2e/scheduling@$v" "$e2e/framework@$v" &&
+    go test -c -ldflags "$(kube_version_ldflags "$v")" -o "$out/e2e-scheduling.test" .)
+  finish "$out"
+}
+
+# `build-binaries.sh e2e-scheduling` builds just that suite and prints its directory.
+if [ "${1:-}" = e2e-scheduling ]; then
+  build_e2e_scheduling
+  echo "$cache/e2e-scheduling-$KUBERNETES_VERSION"
+  exit
+fi
 
 if [ $# -gt 0 ]; then
   for operator in "$@"; do

@@ -43,7 +43,9 @@ DEFAULT_ALWAYS_ALLOW_PATHS = ",".join(DEFAULT_ALWAYS_ALLOW)
 def arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--config", required=True, help="KubeSchedulerConfiguration file")
     parser.add_argument(
-        "--kubeconfig", help="kubeconfig file (default: the pod's in-cluster configuration)"
+        "--kubeconfig",
+        help="kubeconfig file, when the configuration's clientConnection.kubeconfig names none "
+        "(default: the pod's in-cluster configuration)",
     )
     add_feature_gates_argument(parser)
     add_emulated_version_argument(parser, default="the API server's minor")
@@ -234,8 +236,9 @@ def run_command(args: argparse.Namespace) -> int:
         config = None
         if asked is not None:
             config = _configuration(args, asked)
-        else:
-            _accepted_somewhere(args)
+        # clientConnection is the same at every minor: any accepted configuration tells it.
+        accepted = config or _accepted_somewhere(args)
+        kubeconfig = cluster_kubeconfig(args.kubeconfig, accepted.client_connection.kubeconfig)
     except (ConfigError, ValueError) as error:
         print(f"scheduler-runtime run: {error}", file=sys.stderr)
         return ExitCode.USAGE_ERROR
@@ -243,9 +246,7 @@ def run_command(args: argparse.Namespace) -> int:
         print(f"scheduler-runtime run: {args.config}: {error}", file=sys.stderr)
         return ExitCode.USAGE_ERROR
     try:
-        emulation = choose_emulation(
-            apiserver_version(args.kubeconfig, required=asked is None), asked
-        )
+        emulation = choose_emulation(apiserver_version(kubeconfig, required=asked is None), asked)
     except (ConfigException, OSError, ValueError) as error:  # VersionError among them
         what = "" if isinstance(error, VersionError) else "cannot load the cluster configuration: "
         print(f"scheduler-runtime run: {what}{error}", file=sys.stderr)
@@ -259,20 +260,26 @@ def run_command(args: argparse.Namespace) -> int:
         except (FrameworkError, PluginLoadError) as error:
             print(f"scheduler-runtime run: {args.config}: {error}", file=sys.stderr)
             return ExitCode.USAGE_ERROR
-    return _run(args, config, emulation, listen, serving)
+    return _run(args, config, emulation, listen, serving, kubeconfig=kubeconfig)
 
 
-def _accepted_somewhere(args: argparse.Namespace) -> None:
-    """Raises what the newest minor says when no minor accepts the flags and the file."""
+def _accepted_somewhere(args: argparse.Namespace) -> SchedulerConfiguration:
+    """The configuration at the newest minor that accepts the flags and the file; raises what
+    the newest minor says when none does."""
     refusals: list[Exception] = []
     for version in reversed(VERSIONS):
         try:
-            _configuration(args, version)
+            return _configuration(args, version)
         except (ConfigError, FrameworkError, PluginLoadError) as error:
             refusals.append(error)
-        else:
-            return
     raise refusals[0]
+
+
+def cluster_kubeconfig(flag: str | None, configured: str) -> str | None:
+    """The kubeconfig to reach the cluster with: the configuration's
+    clientConnection.kubeconfig, as kube-scheduler reads it (which then ignores its deprecated
+    --kubeconfig); else --kubeconfig; else None, the pod's in-cluster configuration."""
+    return configured or flag or None
 
 
 def _configuration(args: argparse.Namespace, version: str) -> SchedulerConfiguration:
@@ -290,6 +297,8 @@ def _run(
     emulation: Emulation,
     listen: tuple[str, int] | None,
     serving: ServingOptions,
+    *,
+    kubeconfig: str | None,
 ) -> int:
     configure_logging(args.verbosity)
     log = logging.getLogger("scheduler_runtime.config")
@@ -298,9 +307,16 @@ def _run(
         log.warning("%s", emulation.warning)
     for warning in [*config.warnings, *unfollowed_defaults(config.feature_gates)]:
         log.warning("%s", warning)
+    if args.kubeconfig and kubeconfig != args.kubeconfig:
+        log.warning(
+            "--kubeconfig %s is ignored: the configuration's clientConnection.kubeconfig %s "
+            "is used, as kube-scheduler does",
+            args.kubeconfig,
+            kubeconfig,
+        )
     try:
         options = RunOptions(
-            kubeconfig=args.kubeconfig,
+            kubeconfig=kubeconfig,
             listen=listen,
             serving=serving,
             explanations=args.explanations,

@@ -5,6 +5,8 @@ client model objects are built on the hot path."""
 from __future__ import annotations
 
 import datetime
+import importlib.metadata
+import platform
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -22,6 +24,11 @@ MERGE_PATCH = "application/merge-patch+json"
 STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json"
 
 READ_TIMEOUT = 30.0  # for a request's answer (connecting has transport.CONNECT_TIMEOUT)
+
+# The runtime's name on the API server: every write names it as its field manager (as
+# kube-scheduler's writes are recorded under "kube-scheduler"), and its user agent starts with it.
+FIELD_MANAGER = "scheduler-runtime"
+WRITES = frozenset({"POST", "PUT", "PATCH"})
 
 
 class ApiError(Exception):
@@ -58,7 +65,21 @@ def load_client(kubeconfig: str | None) -> kubernetes.client.ApiClient:
         )
     # urllib3's pool serves the watches only (requests use transport.Connections).
     configuration.connection_pool_maxsize = 32
-    return kubernetes.client.ApiClient(configuration)
+    api = kubernetes.client.ApiClient(configuration)
+    api.user_agent = user_agent()
+    return api
+
+
+def user_agent() -> str:
+    """As client-go builds kube-scheduler's: `<name>/<version> (<os>/<arch>)`. The API server
+    takes the part before the first `/` as the manager of a write that names none."""
+    try:
+        version = importlib.metadata.version("scheduler-operator")
+    except importlib.metadata.PackageNotFoundError:
+        version = "unknown"
+    system = platform.system().lower() or "unknown"
+    arch = {"x86_64": "amd64", "aarch64": "arm64"}.get(platform.machine(), platform.machine())
+    return f"{FIELD_MANAGER}/v{version} ({system}/{arch})"
 
 
 def _error(code: int, http_reason: str, body: bytes) -> ApiError:
@@ -153,7 +174,10 @@ class Kube:
 
         `timeout` bounds each wait on the server (default: 5s to connect, 30s to read).
         `before_send` runs once the rate limiter and the connection are ready, right before
-        the request is written; what it raises stops the request unsent."""
+        the request is written; what it raises stops the request unsent. A write names the
+        runtime as its field manager unless the caller named one."""
+        if method in WRITES:
+            query = {"fieldManager": FIELD_MANAGER, **(query or {})}
         target, headers = self._prepare(method, path, query)
         payload = None if body is None else orjson.dumps(body)
         if payload is not None:

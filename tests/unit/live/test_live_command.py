@@ -10,7 +10,9 @@ import pytest
 import yaml
 
 from scheduler_runtime.cli import main
-from scheduler_runtime.cli.run import arguments, serving_options
+from scheduler_runtime.cli import run as run_module
+from scheduler_runtime.cli.run import arguments, cluster_kubeconfig, serving_options
+from scheduler_runtime.live.run import RunOptions
 from scheduler_runtime.live.serving import ServingOptions
 
 
@@ -197,3 +199,61 @@ def test_feature_gates_are_refused_in_one_line_naming_the_flag(
     code, lines = run(capsys, "--config", write(tmp_path, VALID), "--emulated-version=1.36", *flags)
     assert code == 2
     assert lines == [f"scheduler-runtime run: {line}"]
+
+
+@pytest.mark.parametrize(
+    ("flag", "configured", "chosen"),
+    [
+        (None, "", None),  # neither: the pod's in-cluster configuration
+        ("flag.yaml", "", "flag.yaml"),
+        (None, "file.yaml", "file.yaml"),
+        ("flag.yaml", "file.yaml", "file.yaml"),  # kube-scheduler ignores --kubeconfig then
+    ],
+)
+def test_cluster_kubeconfig_prefers_the_configurations_client_connection(
+    flag: str | None, configured: str, chosen: str | None
+) -> None:
+    assert cluster_kubeconfig(flag, configured) == chosen
+
+
+class StoppedError(Exception):
+    """Ends a run before it starts a runtime."""
+
+
+@pytest.mark.parametrize("flags", [[], ["--kubeconfig", "/flag/kubeconfig"]])
+@pytest.mark.parametrize("emulated", [[], ["--emulated-version=1.36"]])
+def test_client_connection_kubeconfig_reaches_the_cluster_with_config_only(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+    flags: list[str],
+    emulated: list[str],
+) -> None:
+    """`--config` alone, as kube-scheduler is run: the API server's version and the runtime
+    both come from clientConnection.kubeconfig (it was parsed and ignored, and the run failed
+    with `Service host/port is not set.`); a --kubeconfig beside it is ignored, with a warning."""
+    asked: list[str | None] = []
+
+    def version(kubeconfig: str | None, *, required: bool) -> str:
+        asked.append(kubeconfig)
+        return "v1.36.3"
+
+    def runtime(config: object, options: RunOptions) -> None:
+        asked.append(options.kubeconfig)
+        raise StoppedError
+
+    monkeypatch.setattr(run_module, "apiserver_version", version)
+    monkeypatch.setattr(run_module, "Runtime", runtime)
+    document = {**VALID, "clientConnection": {"kubeconfig": "/file/kubeconfig"}}
+    with pytest.raises(StoppedError):
+        main(["run", "--config", write(tmp_path, document), *emulated, *flags])
+    assert asked == ["/file/kubeconfig", "/file/kubeconfig"]
+    ignored = [r.getMessage() for r in caplog.records if "--kubeconfig" in r.getMessage()]
+    assert ignored == (
+        [
+            "--kubeconfig /flag/kubeconfig is ignored: the configuration's "
+            "clientConnection.kubeconfig /file/kubeconfig is used, as kube-scheduler does"
+        ]
+        if flags
+        else []
+    )

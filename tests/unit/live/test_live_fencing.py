@@ -145,7 +145,8 @@ def make_scheduler(url: str, leading: Leading, fenced: threading.Event) -> Sched
 
 
 def bindings(server: Server) -> list[str]:
-    return [path for _, path, _ in server.requests if path.endswith("/binding")]
+    paths = [path.partition("?")[0] for _, path, _ in server.requests]
+    return [path for path in paths if path.endswith("/binding")]
 
 
 def test_no_cycle_starts_once_the_lease_is_not_held(server: Server) -> None:

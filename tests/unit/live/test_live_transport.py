@@ -11,11 +11,12 @@ import threading
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
 import kubernetes
 import pytest
 
-from scheduler_runtime.live.kube import ApiError, Kube
+from scheduler_runtime.live.kube import ApiError, Kube, load_client
 from scheduler_runtime.live.transport import Connections, TransportError
 
 
@@ -26,6 +27,7 @@ class Server(ThreadingHTTPServer):
         super().__init__(("127.0.0.1", 0), Handler)
         self.connections: list[tuple[str, int]] = []
         self.requests: list[tuple[str, str, bytes]] = []
+        self.user_agents: list[str | None] = []
         self.close_after_answer = False
 
     @property
@@ -48,6 +50,7 @@ class Handler(BaseHTTPRequestHandler):
         length = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(length) if length else b""
         self.server.requests.append((self.command, self.path, body))
+        self.server.user_agents.append(self.headers.get("User-Agent"))
         if self.path.startswith("/missing"):
             status, answer = 404, {"kind": "Status", "reason": "NotFound", "message": "gone"}
         else:
@@ -62,7 +65,7 @@ class Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(payload)
 
-    do_GET = do_POST = _answer  # noqa: N815 - the names http.server calls
+    do_GET = do_POST = do_PATCH = do_PUT = do_DELETE = _answer  # noqa: N815 - http.server's names
 
 
 @pytest.fixture
@@ -118,7 +121,7 @@ def test_bodies_are_sent_and_errors_become_api_errors(server: Server) -> None:
     kube.request("POST", "/api/v1/namespaces/ns/pods/p/binding", body={"target": {"name": "n"}})
     assert server.requests[-1] == (
         "POST",
-        "/api/v1/namespaces/ns/pods/p/binding",
+        "/api/v1/namespaces/ns/pods/p/binding?fieldManager=scheduler-runtime",
         b'{"target":{"name":"n"}}',
     )
     with pytest.raises(ApiError) as raised:
@@ -129,6 +132,42 @@ def test_bodies_are_sent_and_errors_become_api_errors(server: Server) -> None:
         "gone",
     )
     assert len(server.connections) == 1  # an error status keeps the connection
+
+
+def test_every_write_names_the_runtime_as_its_field_manager(server: Server, tmp_path: Path) -> None:
+    """As kube-scheduler's writes are recorded under "kube-scheduler", the runtime's are under
+    "scheduler-runtime" (not the Python client's default, OpenAPI-Generator): named on each
+    write, and the prefix of the user agent the API server falls back to."""
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(
+        json.dumps(
+            {
+                "apiVersion": "v1",
+                "kind": "Config",
+                "clusters": [{"name": "c", "cluster": {"server": server.url}}],
+                "users": [{"name": "u", "user": {"token": "secret"}}],
+                "contexts": [{"name": "x", "context": {"cluster": "c", "user": "u"}}],
+                "current-context": "x",
+            }
+        )
+    )
+    kube = Kube(load_client(str(kubeconfig)))
+    kube.get("/api/v1/pods")
+    kube.request("POST", "/api/v1/namespaces/ns/events", body={})
+    kube.patch("/api/v1/namespaces/ns/pods/p/status", {})
+    kube.request("PUT", "/apis/coordination.k8s.io/v1/namespaces/ns/leases/l", body={})
+    kube.request("PATCH", "/x", query={"fieldManager": "mine"}, body={})
+    kube.request("DELETE", "/api/v1/namespaces/ns/pods/p")
+    assert [path for _, path, _ in server.requests] == [
+        "/api/v1/pods",
+        "/api/v1/namespaces/ns/events?fieldManager=scheduler-runtime",
+        "/api/v1/namespaces/ns/pods/p/status?fieldManager=scheduler-runtime",
+        "/apis/coordination.k8s.io/v1/namespaces/ns/leases/l?fieldManager=scheduler-runtime",
+        "/x?fieldManager=mine",
+        "/api/v1/namespaces/ns/pods/p",
+    ]
+    assert {str(agent).split("/")[0] for agent in server.user_agents} == {"scheduler-runtime"}
+    assert len(server.user_agents) == 6
 
 
 class Garbage(socketserver.StreamRequestHandler):
