@@ -1,22 +1,59 @@
 #!/usr/bin/env bash
-# Builds the local control plane (kube-apiserver, kube-controller-manager, kube-scheduler,
-# kubectl, etcd, kwok, kwokctl), a real node's kubelet and kube-proxy, Prometheus (prometheus,
-# promtool), helm and scheduler-plugins' kube-scheduler and controller from the Go module proxy
-# into a cache outside the repository.
+# Builds binaries from the Go module proxy into a cache outside the repository, by component:
+#   kubernetes          kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, and a
+#                       real node's kubelet and kube-proxy
+#   etcd                etcd
+#   kwok                kwok, kwokctl
+#   prometheus          prometheus, promtool (the tests only)
+#   helm                helm (the tests only)
+#   scheduler-plugins   scheduler-plugins' kube-scheduler and controller (the tests only)
+# and two groups: control-plane (kubernetes, etcd, kwok: what a local cluster and the demo run)
+# and all (every component, the default: what the tests use).
+#   build-binaries.sh [COMPONENT|GROUP...]   builds what is missing; prints the directories
+#   build-binaries.sh --list                 the components, one a line
 # Each component lives in a directory named after its pinned version, so a cached build is
-# reused until tools/versions.env changes. Prints the directories holding the binaries.
+# reused until tools/versions.env changes. Each step prints a progress line (tools/progress.sh).
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=versions.env
 source "$here/versions.env"
+# shellcheck source=progress.sh
+source "$here/progress.sh"
+
+# Every component, in the order their directories are printed (tools/cluster.sh and the tests
+# read the first three by position).
+components=(kubernetes etcd kwok prometheus helm scheduler-plugins)
+declare -A groups=([control-plane]="kubernetes etcd kwok" [all]="${components[*]}")
 # KUBE_VERSION runs another Kubernetes release than the pinned one (the version matrix, the
 # upgrade kit); it is built into its own cache directory like the pinned one.
 KUBERNETES_VERSION=${KUBE_VERSION:-$KUBERNETES_VERSION}
 cache=${SCHEDULER_OPERATOR_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/scheduler-operator}
 export CGO_ENABLED=0 GOFLAGS=-trimpath GOTOOLCHAIN=${GOTOOLCHAIN:-auto}
 
-log() { echo "build-binaries: $*" >&2; }
+# Where each component is built: a directory per pinned version.
+dir_kubernetes=$cache/kubernetes-$KUBERNETES_VERSION
+dir_etcd=$cache/etcd-$ETCD_VERSION
+dir_kwok=$cache/kwok-$KWOK_VERSION
+dir_prometheus=$cache/prometheus-$PROMETHEUS_VERSION
+dir_helm=$cache/helm-$HELM_VERSION
+dir_scheduler_plugins=$cache/scheduler-plugins-$SCHEDULER_PLUGINS_VERSION
+
+# The components the arguments name (every one without arguments), in the printed order.
+declare -A wanted=()
+for arg in "${@:-all}"; do
+  case $arg in
+    --list) printf '%s\n' "${components[@]}"; exit 0 ;;
+  esac
+  if [ -n "${groups[$arg]:-}" ]; then
+    for c in ${groups[$arg]}; do wanted[$c]=1; done
+  elif [[ " ${components[*]} " == *" $arg "* ]]; then
+    wanted[$arg]=1
+  else
+    echo "build-binaries: unknown component \"$arg\" (components: ${components[*]}; groups: control-plane, all)" >&2
+    exit 2
+  fi
+done
 
 # One build at a time per cache: parallel test runs and scripts wait for each other.
 mkdir -p "$cache"
@@ -36,18 +73,27 @@ new_module() {
 }
 
 # finish DIR: marks a build complete only after every binary linked.
-finish() { touch "$1/.complete"; }
+finish() {
+  touch "$1/.complete"
+  progress_end
+}
+
+# cached DIR WHAT: whether DIR holds a complete build (saying so in one line).
+cached() {
+  [ -f "$1/.complete" ] || return 1
+  progress_cached "$2" "$1"
+}
 
 build_kubernetes() {
-  local out="$cache/kubernetes-$KUBERNETES_VERSION" v=$KUBERNETES_VERSION
+  local out=$dir_kubernetes v=$KUBERNETES_VERSION
   # The control plane, kubectl, and what a real node runs (kubelet, kube-proxy). A cache
   # missing some of them builds just those.
   local cmds=(kube-apiserver kube-controller-manager kube-scheduler kubectl kubelet kube-proxy)
   local missing=() cmd
   for cmd in "${cmds[@]}"; do [ -x "$out/$cmd" ] || missing+=("$cmd"); done
-  [ -f "$out/.complete" ] && [ ${#missing[@]} -eq 0 ] && return
+  [ ${#missing[@]} -eq 0 ] && cached "$out" "Kubernetes $v binaries" && return
   rm -f "$out/.complete"
-  log "building Kubernetes $v: ${missing[*]} (cold build: 6-10 minutes on 2 cores)"
+  progress_begin kubernetes "building Kubernetes $v binaries: ${missing[*]}" "$out"
   local mod="$out/src" staging minor
   new_module "$mod" local.build/kubernetes
   # k8s.io/kubernetes points its staging modules at ./staging; a dependent module must
@@ -83,9 +129,9 @@ kube_version_ldflags() {
 }
 
 build_etcd() {
-  local out="$cache/etcd-$ETCD_VERSION"
-  [ -f "$out/.complete" ] && return
-  log "building etcd $ETCD_VERSION"
+  local out=$dir_etcd
+  cached "$out" "etcd $ETCD_VERSION" && return
+  progress_begin etcd "building etcd $ETCD_VERSION" "$out"
   new_module "$out/src" local.build/etcd
   (cd "$out/src" && quiet go get -tool "go.etcd.io/etcd/server/v3@$ETCD_VERSION" &&
     go build -ldflags "-s -w" -o "$out/etcd" go.etcd.io/etcd/server/v3)
@@ -93,9 +139,9 @@ build_etcd() {
 }
 
 build_kwok() {
-  local out="$cache/kwok-$KWOK_VERSION"
-  [ -f "$out/.complete" ] && return
-  log "building kwok $KWOK_VERSION"
+  local out=$dir_kwok
+  cached "$out" "kwok $KWOK_VERSION" && return
+  progress_begin kwok "building kwok $KWOK_VERSION" "$out"
   new_module "$out/src" local.build/kwok
   local cmds=(sigs.k8s.io/kwok/cmd/kwok sigs.k8s.io/kwok/cmd/kwokctl)
   (cd "$out/src" && quiet go get -tool "${cmds[@]/%/@$KWOK_VERSION}" &&
@@ -108,11 +154,11 @@ build_kwok() {
 # promtool are all there, and the UI pages answer 404. `remove_all_sd` leaves out the cloud
 # service discoveries (static and file targets remain), a third of the build.
 build_prometheus() {
-  local out="$cache/prometheus-$PROMETHEUS_VERSION" v=$PROMETHEUS_VERSION
-  [ -f "$out/.complete" ] && return
+  local out=$dir_prometheus v=$PROMETHEUS_VERSION
   local release=${v#v0.}
   release="3.$((10#${release%%.*} - 300)).${release#*.}"
-  log "building Prometheus $release ($v; cold build: 1-5 minutes on 2 cores)"
+  cached "$out" "Prometheus $release" && return
+  progress_begin prometheus "building Prometheus $release ($v)" "$out"
   new_module "$out/src" local.build/prometheus
   local cmds=(github.com/prometheus/prometheus/cmd/prometheus github.com/prometheus/prometheus/cmd/promtool)
   local pkg=github.com/prometheus/common/version
@@ -124,9 +170,9 @@ build_prometheus() {
 }
 
 build_helm() {
-  local out="$cache/helm-$HELM_VERSION" v=$HELM_VERSION
-  [ -f "$out/.complete" ] && return
-  log "building helm $v (cold build: 1-5 minutes on 2 cores, less after Kubernetes)"
+  local out=$dir_helm v=$HELM_VERSION
+  cached "$out" "helm $v" && return
+  progress_begin helm "building helm $v" "$out"
   new_module "$out/src" local.build/helm
   local major=${v%%.*} pkg
   pkg=helm.sh/helm/$major/internal/version
@@ -141,9 +187,9 @@ build_helm() {
 # k8s.io modules with replace directives, which a dependent module ignores: they are copied
 # into the wrapper module from the release's own go.mod.
 build_scheduler_plugins() {
-  local out="$cache/scheduler-plugins-$SCHEDULER_PLUGINS_VERSION" v=$SCHEDULER_PLUGINS_VERSION
-  [ -f "$out/.complete" ] && return
-  log "building scheduler-plugins $v (cold build: 5-10 minutes on 2 cores)"
+  local out=$dir_scheduler_plugins v=$SCHEDULER_PLUGINS_VERSION
+  cached "$out" "scheduler-plugins $v" && return
+  progress_begin scheduler-plugins "building scheduler-plugins $v" "$out"
   local mod="$out/src" gomod
   new_module "$mod" local.build/scheduler-plugins
   gomod=$(cd "$mod" && go mod download -json "sigs.k8s.io/scheduler-plugins@$v" | sed -n 's/.*"GoMod": "\(.*\)",/\1/p')
@@ -162,16 +208,10 @@ build_scheduler_plugins() {
   finish "$out"
 }
 
-build_etcd
-build_kwok
-build_kubernetes
-build_prometheus
-build_helm
-build_scheduler_plugins
-# One directory a line, in this order (tools/cluster.sh and the tests read them by position).
-echo "$cache/kubernetes-$KUBERNETES_VERSION"
-echo "$cache/etcd-$ETCD_VERSION"
-echo "$cache/kwok-$KWOK_VERSION"
-echo "$cache/prometheus-$PROMETHEUS_VERSION"
-echo "$cache/helm-$HELM_VERSION"
-echo "$cache/scheduler-plugins-$SCHEDULER_PLUGINS_VERSION"
+for c in "${components[@]}"; do
+  if [ -n "${wanted[$c]:-}" ]; then "build_${c//-/_}"; fi
+done
+# One directory a line, in the order of $components.
+for c in "${components[@]}"; do
+  if [ -n "${wanted[$c]:-}" ]; then dir=dir_${c//-/_} && echo "${!dir}"; fi
+done
