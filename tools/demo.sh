@@ -58,7 +58,8 @@ elif step "The images (built once; log: $work/images.log)"
   # The progress lines on the terminal (descriptor 3), the builds' own output in the log.
   ! PROGRESS_FD=3 tools/images.sh build 3>&2 2>"$work/images.log"; then
   reason="$(tail -n 1 "$work/images.log") (log: $work/images.log)"
-elif ! tools/cluster.sh node "$cluster" >/dev/null 2>"$work/node.log"; then
+elif ! PROGRESS_FD=3 tools/host-packages.sh node 3>&2 2>"$work/node.log" ||
+  ! tools/cluster.sh node "$cluster" >/dev/null 2>>"$work/node.log"; then
   reason="$(tail -n 1 "$work/node.log") (log: $work/node.log)"
 fi
 if [ -n "${reason:-}" ]; then

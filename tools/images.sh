@@ -81,7 +81,8 @@ build_from() { # IMAGE FILE
 # laid out as the published one (/usr/local/bin/kube-scheduler, non-root).
 build_kube_scheduler() {
   local bin
-  bin=$("$here/build-binaries.sh" kubernetes)/kube-scheduler
+  # Its one "cached" line goes with this script's own output, not among the progress lines.
+  bin=$(PROGRESS_FD=2 "$here/build-binaries.sh" kubernetes)/kube-scheduler
   progress_begin kube-scheduler-image "building the image $kube_scheduler_image from $bin" "$store"
   build_from "$kube_scheduler_image" "$bin" <<'EOF'
 FROM scratch
