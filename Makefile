@@ -14,7 +14,7 @@ PY := $(VENV)/bin/python
 # The sample third-party plugin package (tests/plugins/sample_plugin) is the one the tests load
 # through its entry points.
 $(VENV)/.installed: pyproject.toml requirements/dev.lock tests/plugins/sample_plugin/pyproject.toml
-	@tools/progress.sh run venv "setting up the Python environment $(VENV)" $(VENV) sh -exc '\
+	@tools/progress.sh run venv "setting up the Python environment" $(VENV) sh -exc '\
 	  python3 -m venv $(VENV); \
 	  $(PY) -m pip install --quiet --require-hashes --no-deps -r requirements/dev.lock; \
 	  $(PY) -m pip install --quiet --no-deps --no-build-isolation -e .; \
