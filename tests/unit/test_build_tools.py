@@ -174,3 +174,21 @@ def test_a_step_without_a_measured_duration_does_not_run(tmp_path: Path) -> None
     assert done.returncode != 0
     assert done.stdout == ""
     assert 'no duration for the step "step"' in done.stderr
+
+
+def test_the_demo_asks_only_for_what_it_runs() -> None:
+    done = subprocess.run(
+        ["make", "-n", "-B", "demo"], cwd=REPO, capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert "tools/demo.sh" in done.stdout
+    assert "build-binaries.sh" not in done.stdout
+    # Every script the demo runs names the components it needs, all of the control plane's.
+    control_plane = {"kubernetes", "etcd", "kwok", "control-plane"}
+    for script in ("demo.sh", "cluster.sh", "images.sh", "node.sh"):
+        text = (TOOLS / script).read_text()
+        calls = re.findall(r"build-binaries\.sh\"?(?: ([a-z -]*))?(?=[)|\n])", text)
+        assert calls, script
+        for call in calls:  # "" is a call without arguments: every component
+            assert call, script
+            assert set(call.split()) <= control_plane, (script, call)
