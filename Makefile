@@ -1,6 +1,7 @@
 # The two front-door commands: `make demo` (the main job) and `make check` (every test).
-# Both set up what they need on a fresh machine: a virtual environment and the cached
-# control-plane binaries (see tools/build-binaries.sh).
+# Both set up what they need on a fresh machine: a virtual environment and the cached binaries
+# (see tools/build-binaries.sh): the demo only what it runs (the control plane, and the images),
+# the tests every component. Each slow step prints what it builds and how long it takes.
 SHELL := /bin/bash
 VENV := .venv
 PY := $(VENV)/bin/python
@@ -10,12 +11,14 @@ PY := $(VENV)/bin/python
 
 # Every dependency comes from the lock file, hashes checked; the project and the sample plugin
 # package are then installed without resolving anything.
+# The sample third-party plugin package (tests/plugins/sample_plugin) is the one the tests load
+# through its entry points.
 $(VENV)/.installed: pyproject.toml requirements/dev.lock tests/plugins/sample_plugin/pyproject.toml
-	python3 -m venv $(VENV)
-	$(PY) -m pip install --quiet --require-hashes --no-deps -r requirements/dev.lock
-	$(PY) -m pip install --quiet --no-deps --no-build-isolation -e .
-	# The sample third-party plugin package the tests load through its entry points.
-	$(PY) -m pip install --quiet --no-deps --no-build-isolation -e tests/plugins/sample_plugin
+	@tools/progress.sh run venv "setting up the Python environment" $(VENV) sh -exc '\
+	  python3 -m venv $(VENV); \
+	  $(PY) -m pip install --quiet --require-hashes --no-deps -r requirements/dev.lock; \
+	  $(PY) -m pip install --quiet --no-deps --no-build-isolation -e .; \
+	  $(PY) -m pip install --quiet --no-deps --no-build-isolation -e tests/plugins/sample_plugin'
 	touch $@
 
 # Regenerates the lock files from pyproject.toml (after changing a dependency).
@@ -26,10 +29,11 @@ lock: $(VENV)/.installed
 	  -o requirements/dev.lock
 LOCK_FLAGS = --quiet --generate-hashes --universal --python-version 3.11
 
+# Every component the tests use; the demo builds only what it runs (tools/demo.sh).
 binaries:
 	tools/build-binaries.sh >/dev/null
 
-demo: $(VENV)/.installed binaries
+demo: $(VENV)/.installed
 	tools/demo.sh
 
 check: lint test
@@ -117,7 +121,7 @@ upgrade-kit: $(VENV)/.installed
 # here from Debian packages; loaded into the local cluster's real node when one runs.
 # BASE=python:3.11.11-slim-bookworm builds on the published base instead.
 .PHONY: images push
-images: binaries
+images:
 	tools/images.sh build
 	tools/node.sh load
 

@@ -1,27 +1,66 @@
 #!/usr/bin/env bash
-# Builds the local control plane (kube-apiserver, kube-controller-manager, kube-scheduler,
-# kubectl, etcd, kwok, kwokctl), a real node's kubelet and kube-proxy, Prometheus (prometheus,
-# promtool), helm and scheduler-plugins' kube-scheduler and controller from the Go module proxy
-# into a cache outside the repository.
+# Builds binaries from the Go module proxy into a cache outside the repository, by component:
+#   kubernetes          kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, and a
+#                       real node's kubelet and kube-proxy
+#   etcd                etcd
+#   kwok                kwok, kwokctl
+#   prometheus          prometheus, promtool (the tests only)
+#   helm                helm (the tests only)
+#   scheduler-plugins   scheduler-plugins' kube-scheduler and controller (the tests only)
+# and two groups: control-plane (kubernetes, etcd, kwok: what a local cluster and the demo run)
+# and all (the components above, the default: what the tests use). Built only when named, by
+# the tests that run them:
+#   e2e-scheduling      the release's sig-scheduling e2e suite (make e2e-upstream)
+#   mpi-operator        Kubeflow's MPI operator's manager
+#   kuberay             KubeRay's operator
+#   build-binaries.sh [COMPONENT|GROUP...]   builds what is missing; prints the directories
+#   build-binaries.sh --list                 the components, one a line
 # Each component lives in a directory named after its pinned version, so a cached build is
-# reused until tools/versions.env changes. Prints the directories holding the binaries.
-#   build-binaries.sh                 the control plane and the tools above, one directory a line
-#   build-binaries.sh e2e-scheduling  only the release's sig-scheduling e2e suite
-#   build-binaries.sh OPERATOR...     only the named batch operators' managers (mpi-operator,
-#                                     kuberay), one directory a line, in the order named; they
-#                                     are built on demand, by the tests that run them
+# reused until tools/versions.env changes. Each step prints a progress line (tools/progress.sh).
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=versions.env
 source "$here/versions.env"
+# shellcheck source=progress.sh
+source "$here/progress.sh"
+
+# Every component, in the order their directories are printed (tools/cluster.sh and the tests
+# read the first three by position).
+components=(kubernetes etcd kwok prometheus helm scheduler-plugins e2e-scheduling mpi-operator kuberay)
+declare -A groups=([control-plane]="kubernetes etcd kwok" [all]="${components[*]:0:6}")
 # KUBE_VERSION runs another Kubernetes release than the pinned one (the version matrix, the
 # upgrade kit); it is built into its own cache directory like the pinned one.
 KUBERNETES_VERSION=${KUBE_VERSION:-$KUBERNETES_VERSION}
 cache=${SCHEDULER_OPERATOR_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/scheduler-operator}
 export CGO_ENABLED=0 GOFLAGS=-trimpath GOTOOLCHAIN=${GOTOOLCHAIN:-auto}
 
-log() { echo "build-binaries: $*" >&2; }
+# Where each component is built: a directory per pinned version.
+dir_kubernetes=$cache/kubernetes-$KUBERNETES_VERSION
+dir_etcd=$cache/etcd-$ETCD_VERSION
+dir_kwok=$cache/kwok-$KWOK_VERSION
+dir_prometheus=$cache/prometheus-$PROMETHEUS_VERSION
+dir_helm=$cache/helm-$HELM_VERSION
+dir_scheduler_plugins=$cache/scheduler-plugins-$SCHEDULER_PLUGINS_VERSION
+dir_e2e_scheduling=$cache/e2e-scheduling-$KUBERNETES_VERSION
+dir_mpi_operator=$cache/mpi-operator-$MPI_OPERATOR_VERSION
+dir_kuberay=$cache/kuberay-$KUBERAY_VERSION
+
+# The components the arguments name (every one without arguments), in the printed order.
+declare -A wanted=()
+for arg in "${@:-all}"; do
+  case $arg in
+    --list) printf '%s\n' "${components[@]}"; exit 0 ;;
+  esac
+  if [ -n "${groups[$arg]:-}" ]; then
+    for c in ${groups[$arg]}; do wanted[$c]=1; done
+  elif [[ " ${components[*]} " == *" $arg "* ]]; then
+    wanted[$arg]=1
+  else
+    echo "build-binaries: unknown component \"$arg\" (components: ${components[*]}; groups: control-plane, all)" >&2
+    exit 2
+  fi
+done
 
 # One build at a time per cache: a build waits for the others' and then looks again (they may
 # have built the same). What is cached already is used at once, never waiting for a build of
@@ -33,13 +72,6 @@ hold_build_lock() {
   exec 9>"$cache/.build.lock"
   flock 9
   lock_held=1
-}
-
-# needs_build DIR: whether DIR's build is missing or unfinished, asked again under the lock.
-needs_build() {
-  [ -f "$1/.complete" ] && return 1
-  hold_build_lock
-  [ ! -f "$1/.complete" ]
 }
 
 # quiet CMD...: runs a noisy go command, showing its output only when it fails.
@@ -55,11 +87,24 @@ new_module() {
 }
 
 # finish DIR: marks a build complete only after every binary linked.
-finish() { touch "$1/.complete"; }
+finish() {
+  touch "$1/.complete"
+  progress_end
+}
 
-# kubernetes_module DIR NAME VERSION: a wrapper module in DIR requiring k8s.io/kubernetes
-# VERSION. k8s.io/kubernetes points its staging modules at ./staging; a dependent module must
-# replace each of them with the published v0.<minor>.<patch> release instead.
+# cached DIR WHAT: whether DIR holds a complete build (saying so in one line); one that does
+# not is asked again under the build lock, which the build that follows then holds.
+cached() {
+  if [ ! -f "$1/.complete" ]; then
+    hold_build_lock
+    [ -f "$1/.complete" ] || return 1
+  fi
+  progress_cached "$2" "$1"
+}
+
+# kubernetes_module DIR NAME VERSION: a wrapper module requiring k8s.io/kubernetes VERSION.
+# k8s.io/kubernetes points its staging modules at ./staging; a dependent module must replace
+# each of them with the published v0.<minor>.<patch> release instead.
 kubernetes_module() {
   local mod=$1 v=$3 staging minor
   new_module "$mod" "$2"
@@ -74,16 +119,16 @@ kubernetes_module() {
 }
 
 build_kubernetes() {
-  local out="$cache/kubernetes-$KUBERNETES_VERSION" v=$KUBERNETES_VERSION
+  local out=$dir_kubernetes v=$KUBERNETES_VERSION
   # The control plane, kubectl, and what a real node runs (kubelet, kube-proxy). A cache
   # missing some of them builds just those.
   local cmds=(kube-apiserver kube-controller-manager kube-scheduler kubectl kubelet kube-proxy)
   local missing=() cmd
   for cmd in "${cmds[@]}"; do [ -x "$out/$cmd" ] || missing+=("$cmd"); done
-  [ -f "$out/.complete" ] && [ ${#missing[@]} -eq 0 ] && return
+  [ ${#missing[@]} -eq 0 ] && cached "$out" "Kubernetes $v binaries" && return
   [ -z "$lock_held" ] && { hold_build_lock; build_kubernetes; return; }
   rm -f "$out/.complete"
-  log "building Kubernetes $v: ${missing[*]} (cold build: 6-10 minutes on 2 cores)"
+  progress_begin kubernetes "building Kubernetes $v binaries: ${missing[*]}" "$out"
   local mod="$out/src"
   kubernetes_module "$mod" local.build/kubernetes "$v"
   local pkgs=("${missing[@]/#/k8s.io/kubernetes/cmd/}")
@@ -109,9 +154,9 @@ kube_version_ldflags() {
 }
 
 build_etcd() {
-  local out="$cache/etcd-$ETCD_VERSION"
-  needs_build "$out" || return 0
-  log "building etcd $ETCD_VERSION"
+  local out=$dir_etcd
+  cached "$out" "etcd $ETCD_VERSION" && return
+  progress_begin etcd "building etcd $ETCD_VERSION" "$out"
   new_module "$out/src" local.build/etcd
   (cd "$out/src" && quiet go get -tool "go.etcd.io/etcd/server/v3@$ETCD_VERSION" &&
     go build -ldflags "-s -w" -o "$out/etcd" go.etcd.io/etcd/server/v3)
@@ -119,9 +164,9 @@ build_etcd() {
 }
 
 build_kwok() {
-  local out="$cache/kwok-$KWOK_VERSION"
-  needs_build "$out" || return 0
-  log "building kwok $KWOK_VERSION"
+  local out=$dir_kwok
+  cached "$out" "kwok $KWOK_VERSION" && return
+  progress_begin kwok "building kwok $KWOK_VERSION" "$out"
   new_module "$out/src" local.build/kwok
   local cmds=(sigs.k8s.io/kwok/cmd/kwok sigs.k8s.io/kwok/cmd/kwokctl)
   (cd "$out/src" && quiet go get -tool "${cmds[@]/%/@$KWOK_VERSION}" &&
@@ -134,11 +179,11 @@ build_kwok() {
 # promtool are all there, and the UI pages answer 404. `remove_all_sd` leaves out the cloud
 # service discoveries (static and file targets remain), a third of the build.
 build_prometheus() {
-  local out="$cache/prometheus-$PROMETHEUS_VERSION" v=$PROMETHEUS_VERSION
-  needs_build "$out" || return 0
+  local out=$dir_prometheus v=$PROMETHEUS_VERSION
   local release=${v#v0.}
   release="3.$((10#${release%%.*} - 300)).${release#*.}"
-  log "building Prometheus $release ($v; cold build: 1-5 minutes on 2 cores)"
+  cached "$out" "Prometheus $release" && return
+  progress_begin prometheus "building Prometheus $release ($v)" "$out"
   new_module "$out/src" local.build/prometheus
   local cmds=(github.com/prometheus/prometheus/cmd/prometheus github.com/prometheus/prometheus/cmd/promtool)
   local pkg=github.com/prometheus/common/version
@@ -150,9 +195,9 @@ build_prometheus() {
 }
 
 build_helm() {
-  local out="$cache/helm-$HELM_VERSION" v=$HELM_VERSION
-  needs_build "$out" || return 0
-  log "building helm $v (cold build: 1-5 minutes on 2 cores, less after Kubernetes)"
+  local out=$dir_helm v=$HELM_VERSION
+  cached "$out" "helm $v" && return
+  progress_begin helm "building helm $v" "$out"
   new_module "$out/src" local.build/helm
   local major=${v%%.*} pkg
   pkg=helm.sh/helm/$major/internal/version
@@ -167,9 +212,9 @@ build_helm() {
 # k8s.io modules with replace directives, which a dependent module ignores: they are copied
 # into the wrapper module from the release's own go.mod.
 build_scheduler_plugins() {
-  local out="$cache/scheduler-plugins-$SCHEDULER_PLUGINS_VERSION" v=$SCHEDULER_PLUGINS_VERSION
-  needs_build "$out" || return 0
-  log "building scheduler-plugins $v (cold build: 5-10 minutes on 2 cores)"
+  local out=$dir_scheduler_plugins v=$SCHEDULER_PLUGINS_VERSION
+  cached "$out" "scheduler-plugins $v" && return
+  progress_begin scheduler-plugins "building scheduler-plugins $v" "$out"
   local mod="$out/src" gomod
   new_module "$mod" local.build/scheduler-plugins
   gomod=$(cd "$mod" && go mod download -json "sigs.k8s.io/scheduler-plugins@$v" | sed -n 's/.*"GoMod": "\(.*\)",/\1/p')
@@ -188,37 +233,13 @@ build_scheduler_plugins() {
   finish "$out"
 }
 
-# build_operator NAME VERSION MODULE PACKAGE BINARY: a batch operator's manager, built from its
-# release on the Go module proxy, into $cache/NAME-VERSION/BINARY (src/ keeps the wrapper
-# module, whose `go mod download` finds the release's CRDs in the module cache). Its go.mod's
-# replace directives, if any, are copied as for scheduler-plugins.
-build_operator() {
-  local name=$1 v=$2 module=$3 pkg=$4 binary=$5
-  local out="$cache/$name-$v" mod="$cache/$name-$v/src" gomod
-  # A lock of its own: building an operator never holds up the control plane's users.
-  exec 8>"$cache/.build-$name.lock"
-  flock 8
-  if [ ! -f "$out/.complete" ]; then
-    log "building $name $v (cold build: 5-20 minutes on 2 busy cores)"
-    new_module "$mod" "local.build/$name"
-    gomod=$(cd "$mod" && go mod download -json "$module@$v" | sed -n 's/.*"GoMod": "\(.*\)",/\1/p')
-    {
-      echo "require $module $v"
-      sed -n '/^replace (/,/^)/p; /^replace [^(]/p' "$gomod"
-    } >>"$mod/go.mod"
-    (cd "$mod" && quiet go get -tool "$pkg@$v" && go build -ldflags "-s -w" -o "$out/$binary" "$pkg")
-    finish "$out"
-  fi
-  echo "$out"
-}
-
 # The sig-scheduling end-to-end suite of the release (test/e2e/scheduling registered into the
 # small test main tools/e2e-upstream/suite_test.go), compiled with `go test -c`: a fraction of
 # the whole test/e2e (no storage, network or cloud-provider specs), for `make e2e-upstream`.
 build_e2e_scheduling() {
-  local out="$cache/e2e-scheduling-$KUBERNETES_VERSION" v=$KUBERNETES_VERSION
-  needs_build "$out" || return 0
-  log "building the sig-scheduling e2e suite of Kubernetes $v (cold build: 3-6 minutes on 2 cores)"
+  local out=$dir_e2e_scheduling v=$KUBERNETES_VERSION
+  cached "$out" "the sig-scheduling e2e suite of Kubernetes $v" && return
+  progress_begin e2e-scheduling "building the sig-scheduling e2e suite of Kubernetes $v" "$out"
   local mod="$out/src" e2e=k8s.io/kubernetes/test/e2e
   kubernetes_module "$mod" local.build/e2e-scheduling "$v"
   cp "$here/e2e-upstream/suite_test.go" "$mod/"
@@ -227,38 +248,39 @@ build_e2e_scheduling() {
   finish "$out"
 }
 
-# `build-binaries.sh e2e-scheduling` builds just that suite and prints its directory.
-if [ "${1:-}" = e2e-scheduling ]; then
-  build_e2e_scheduling
-  echo "$cache/e2e-scheduling-$KUBERNETES_VERSION"
-  exit
-fi
+# build_operator NAME DIR MODULE PACKAGE BINARY: a batch operator's manager, built from its
+# release on the Go module proxy, into DIR/BINARY (src/ keeps the wrapper module, whose `go mod
+# download` finds the release's CRDs in the module cache). Its go.mod's replace directives, if
+# any, are copied as for scheduler-plugins.
+build_operator() {
+  local name=$1 out=$2 module=$3 pkg=$4 binary=$5 v=${2##*-} gomod
+  local mod="$out/src"
+  cached "$out" "$name $v" && return
+  progress_begin "$name" "building $name $v" "$out"
+  new_module "$mod" "local.build/$name"
+  gomod=$(cd "$mod" && go mod download -json "$module@$v" | sed -n 's/.*"GoMod": "\(.*\)",/\1/p')
+  {
+    echo "require $module $v"
+    sed -n '/^replace (/,/^)/p; /^replace [^(]/p' "$gomod"
+  } >>"$mod/go.mod"
+  (cd "$mod" && quiet go get -tool "$pkg@$v" && go build -ldflags "-s -w" -o "$out/$binary" "$pkg")
+  finish "$out"
+}
 
-if [ $# -gt 0 ]; then
-  for operator in "$@"; do
-    case $operator in
-      mpi-operator)
-        build_operator mpi-operator "$MPI_OPERATOR_VERSION" github.com/kubeflow/mpi-operator \
-          github.com/kubeflow/mpi-operator/cmd/mpi-operator mpi-operator ;;
-      kuberay)
-        build_operator kuberay "$KUBERAY_VERSION" github.com/ray-project/kuberay/ray-operator \
-          github.com/ray-project/kuberay/ray-operator ray-operator ;;
-      *) echo "build-binaries: no batch operator named $operator (mpi-operator, kuberay)" >&2; exit 2 ;;
-    esac
-  done
-  exit 0
-fi
+build_mpi_operator() {
+  build_operator mpi-operator "$dir_mpi_operator" github.com/kubeflow/mpi-operator \
+    github.com/kubeflow/mpi-operator/cmd/mpi-operator mpi-operator
+}
 
-build_etcd
-build_kwok
-build_kubernetes
-build_prometheus
-build_helm
-build_scheduler_plugins
-# One directory a line, in this order (tools/cluster.sh and the tests read them by position).
-echo "$cache/kubernetes-$KUBERNETES_VERSION"
-echo "$cache/etcd-$ETCD_VERSION"
-echo "$cache/kwok-$KWOK_VERSION"
-echo "$cache/prometheus-$PROMETHEUS_VERSION"
-echo "$cache/helm-$HELM_VERSION"
-echo "$cache/scheduler-plugins-$SCHEDULER_PLUGINS_VERSION"
+build_kuberay() {
+  build_operator kuberay "$dir_kuberay" github.com/ray-project/kuberay/ray-operator \
+    github.com/ray-project/kuberay/ray-operator ray-operator
+}
+
+for c in "${components[@]}"; do
+  if [ -n "${wanted[$c]:-}" ]; then "build_${c//-/_}"; fi
+done
+# One directory a line, in the order of $components.
+for c in "${components[@]}"; do
+  if [ -n "${wanted[$c]:-}" ]; then dir=dir_${c//-/_} && echo "${!dir}"; fi
+done

@@ -9,6 +9,8 @@
 #   cluster.sh down [NAME]        delete it, and its real node if it has one
 #   cluster.sh kubeconfig [NAME]  print its kubeconfig path
 #   cluster.sh kwokctl ARGS...    run the pinned kwokctl against the project's clusters
+#   cluster.sh bin [COMPONENT...] the directories of build-binaries.sh's components (default:
+#                                 every one, built when missing; the first is Kubernetes')
 # KUBE_VERSION=v1.MM.P runs that Kubernetes release instead of the pinned one; a cluster made
 # with another release is made anew.
 set -euo pipefail
@@ -16,7 +18,9 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 cache=${SCHEDULER_OPERATOR_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/scheduler-operator}
 export KWOK_WORKDIR=$cache/kwok
-mapfile -t dirs < <("$here/build-binaries.sh")
+[ "${1:-}" = bin ] && exec "$here/build-binaries.sh" "${@:2}"
+# Only what a cluster runs: the control plane (the tests' other binaries come with `bin`).
+mapfile -t dirs < <("$here/build-binaries.sh" control-plane)
 k8s=${dirs[0]} etcd=${dirs[1]} kwok=${dirs[2]}
 kwokctl() { "$kwok/kwokctl" "$@"; }
 # kwokctl edits ~/.kube/config unless told otherwise: create gets "" (none), delete a file of its own.
@@ -108,7 +112,6 @@ case $cmd in
     ;;
   down) down ;;
   kubeconfig) echo "$kubeconfig" ;;
-  bin) printf '%s\n' "${dirs[@]}" ;;
   kwokctl) shift; kwokctl "$@" ;;
-  *) echo "usage: cluster.sh up|node|down|kubeconfig|bin [NAME] | kwokctl ARGS..." >&2; exit 2 ;;
+  *) echo "usage: cluster.sh up|node|down|kubeconfig [NAME] | bin [COMPONENT...] | kwokctl ARGS..." >&2; exit 2 ;;
 esac

@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
 # The full demo on the local cluster (`make demo`), as a user installs the product:
+#   0. what it runs, built once (tools/build-binaries.sh control-plane, then the images): a
+#      progress line per step, with how long it takes on two cores;
 #   1. the local cluster with simulated (kwok) nodes and one real node (tools/node.sh), and the
 #      images built here (tools/images.sh);
 #   2. `kubectl apply -k manifests`: the operator runs as a real pod under its own
@@ -39,20 +41,25 @@ cleanup() { for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done; }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
+step "The control plane's binaries: Kubernetes, etcd and kwok (built once)"
+bin=$(tools/build-binaries.sh control-plane | sed -n 1p)
+
 step "The local cluster \"$cluster\" (log: $work/cluster.log)"
 kubeconfig=$(tools/cluster.sh up "$cluster" 2>"$work/cluster.log") || {
   cat "$work/cluster.log" >&2
   exit 1
 }
-bin=$(tools/cluster.sh bin | sed -n 1p)
 k() { "$bin/kubectl" --kubeconfig "$kubeconfig" "$@"; }
 
 real=1
 if [ "$(id -u)" != 0 ]; then
   reason="the real node needs root"
-elif ! tools/images.sh build 2>"$work/images.log"; then
+elif step "The images (built once; log: $work/images.log)"
+  # The progress lines on the terminal (descriptor 3), the builds' own output in the log.
+  ! PROGRESS_FD=3 tools/images.sh build 3>&2 2>"$work/images.log"; then
   reason="$(tail -n 1 "$work/images.log") (log: $work/images.log)"
-elif ! tools/cluster.sh node "$cluster" >/dev/null 2>"$work/node.log"; then
+elif ! PROGRESS_FD=3 tools/host-packages.sh node 3>&2 2>"$work/node.log" ||
+  ! tools/cluster.sh node "$cluster" >/dev/null 2>>"$work/node.log"; then
   reason="$(tail -n 1 "$work/node.log") (log: $work/node.log)"
 fi
 if [ -n "${reason:-}" ]; then

@@ -29,7 +29,8 @@ if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null; then
   echo "host-packages: missing ${missing[*]} (install them, as root, from Debian's packages)" >&2
   exit 1
 fi
-echo "host-packages: installing ${missing[*]}" >&2
+# Shown among the progress lines of tools/progress.sh (descriptor $PROGRESS_FD) when a caller sets it.
+echo "installing Debian packages: ${missing[*]} (once)" >&"${PROGRESS_FD:-2}"
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
 # Packaged services (containerd) must not start on their own: the node runs its own.

@@ -13,11 +13,11 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(dirname "$here")
 # shellcheck source=versions.env
 source "$here/versions.env"
+# shellcheck source=progress.sh
+source "$here/progress.sh"
 cache=${SCHEDULER_OPERATOR_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/scheduler-operator}
 # runc, not crun (crun refuses hybrid cgroups), and rlimits this machine can grant.
 export CONTAINERS_CONF=$here/containers.conf
-
-log() { echo "images: $*" >&2; }
 
 # The names the operator and the manifests use, read from the one place that sets them; the
 # upstream engine's image is tagged with the release of the binary it holds, as the operator
@@ -33,9 +33,11 @@ kube_scheduler_image=$kube_scheduler_repository:${KUBE_VERSION:-$KUBERNETES_VERS
 base_packages=python3,python3-venv,ca-certificates,netbase,tzdata,libstdc++6
 base_image=localhost/scheduler-operator-base:bookworm-$(echo "$base_packages" | sha256sum | cut -c1-12)
 
+store="the local image store"
+
 build_base() {
-  podman image exists "$base_image" && return
-  log "building $base_image from Debian packages"
+  podman image exists "$base_image" && { progress_cached "the base image $base_image" "$store"; return; }
+  progress_begin base-image "building the base image $base_image from Debian packages" "$store"
   local tar
   tar=$(mktemp --suffix=.tar)
   # Documentation and translations are of no use in an image.
@@ -46,6 +48,7 @@ build_base() {
     "deb http://deb.debian.org/debian-security bookworm-security main" >&2
   podman import --quiet "$tar" "$base_image" >/dev/null
   rm -f "$tar"
+  progress_end
 }
 
 # Build steps that download (pip) trust what the host trusts, e.g. a proxy's CA; the bundle
@@ -57,9 +60,11 @@ host_ca=${SSL_CERT_FILE:-/etc/ssl/certs/ca-certificates.crt}
 build_project() {
   local base=${BASE:-}
   [ -n "$base" ] || { build_base; base=$base_image; }
-  log "building $project_image on $base"
+  # Rebuilt each time from the layers it has in the store: seconds unless the code changed.
+  progress_begin project-image "building the image $project_image on $base" "$store"
   buildah bud --quiet --layers "${ca_mount[@]}" --build-arg "BASE=$base" \
     --tag "$project_image" "$repo" >/dev/null
+  progress_end
 }
 
 # A Containerfile from stdin, built in a context holding FILE (copied in as its basename).
@@ -76,26 +81,29 @@ build_from() { # IMAGE FILE
 # laid out as the published one (/usr/local/bin/kube-scheduler, non-root).
 build_kube_scheduler() {
   local bin
-  bin=$("$here/build-binaries.sh" | sed -n 1p)/kube-scheduler
-  log "building $kube_scheduler_image from $bin"
+  # Its one "cached" line goes with this script's own output, not among the progress lines.
+  bin=$(PROGRESS_FD=2 "$here/build-binaries.sh" kubernetes)/kube-scheduler
+  progress_begin kube-scheduler-image "building the image $kube_scheduler_image from $bin" "$store"
   build_from "$kube_scheduler_image" "$bin" <<'EOF'
 FROM scratch
 COPY kube-scheduler /usr/local/bin/kube-scheduler
 ENV PATH=/usr/local/bin
 USER 65532:65532
 EOF
+  progress_end
 }
 
 # The pod sandbox ("pause") image: Debian's static catatonit holding the pod's namespaces.
 build_pause() {
-  podman image exists "$PAUSE_IMAGE" && return
-  log "building $PAUSE_IMAGE from catatonit"
+  podman image exists "$PAUSE_IMAGE" && { progress_cached "the pause image $PAUSE_IMAGE" "$store"; return; }
+  progress_begin pause-image "building the pause image $PAUSE_IMAGE from catatonit" "$store"
   build_from "$PAUSE_IMAGE" /usr/bin/catatonit <<'EOF'
 FROM scratch
 COPY catatonit /pause
 USER 65535:65535
 ENTRYPOINT ["/pause", "-P"]
 EOF
+  progress_end
 }
 
 names() { printf '%s\n' "$project_image" "$kube_scheduler_image" "$PAUSE_IMAGE"; }

@@ -174,7 +174,7 @@ up() {
   down_processes
   "$here/host-packages.sh" node
   local bin ip
-  bin=$("$here/build-binaries.sh" | sed -n 1p)
+  bin=$("$here/build-binaries.sh" kubernetes)
   ip=$(ip -4 -o route get 1.1.1.1 | sed -n 's/.* src \([0-9.]*\).*/\1/p')
   [ -n "$ip" ] || fail "no IPv4 address with a default route for the node"
   unmount_node
@@ -224,7 +224,7 @@ down_processes() {
   if running kube-proxy || [ -f "$run/kube-proxy.pid" ]; then
     kill_pidfile kube-proxy
     local bin
-    bin=$("$here/build-binaries.sh" | sed -n 1p)
+    bin=$("$here/build-binaries.sh" kubernetes)
     "$bin/kube-proxy" --cleanup >/dev/null 2>&1 || true
   fi
 }
@@ -274,7 +274,7 @@ down() {
   done
   if [ -f "$cluster_dir/kubeconfig.yaml" ]; then
     local bin
-    bin=$("$here/build-binaries.sh" | sed -n 1p)
+    bin=$("$here/build-binaries.sh" kubernetes)
     "$bin/kubectl" --kubeconfig "$cluster_dir/kubeconfig.yaml" delete node "$node" \
       --ignore-not-found --wait=false >/dev/null 2>&1 || true
   fi
