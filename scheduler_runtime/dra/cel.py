@@ -68,6 +68,15 @@ class Features:
 
     consumable_capacity: bool = True  # DRAConsumableCapacity (beta, on)
     list_type_attributes: bool = False  # DRAListTypeAttributes (alpha, off)
+    # 1.37 (v0.37): the stored-expressions environment ignores the gate and declares the newest
+    # device type, so attributes are always dyn and list values always passed; `includes` is
+    # the apiserver library's, without v0.36's limit of 48 list values.
+    stored_list_types: bool = False
+
+    @property
+    def lists(self) -> bool:
+        """Whether attributes may hold lists (dyn attributes, list values passed)."""
+        return self.list_type_attributes or self.stored_list_types
 
 
 class CelRuntimeError(Exception):
@@ -1056,11 +1065,12 @@ def _patch(v: Any) -> int:
     return v.patch  # type: ignore[no-any-return]
 
 
-def _includes(target: Any, arg: Any) -> bool:
-    """The DRA `includes` function: list membership, or equality for a single value."""
+def _includes(target: Any, arg: Any, limit: int = MAX_ATTRIBUTE_VALUES_PER_DEVICE) -> bool:
+    """The DRA `includes` function (v0.36): list membership, or equality for a single value;
+    a list longer than `limit` is an error."""
     if type(target) is list:
         for i, item in enumerate(target):
-            if i >= MAX_ATTRIBUTE_VALUES_PER_DEVICE:
+            if i >= limit:
                 raise _err(
                     "'includes' function cannot be applied to lists longer than "
                     f"{MAX_ATTRIBUTE_VALUES_PER_DEVICE} values"
@@ -1069,6 +1079,11 @@ def _includes(target: Any, arg: Any) -> bool:
                 return True
         return False
     return cel_equal(target, arg)
+
+
+def _includes_unlimited(target: Any, arg: Any) -> bool:
+    """The apiserver library's `includes` (v0.37): the same, for a list of any length."""
+    return _includes(target, arg, limit=UINT64_MAX)
 
 
 # Optional values.
@@ -1347,9 +1362,10 @@ def _int(v: Any) -> int:
 
 
 class _Builder:
-    def __init__(self, checked: celast.Checked, tracked: bool) -> None:
+    def __init__(self, checked: celast.Checked, tracked: bool, features: Features) -> None:
         self.refs = checked.references
         self.tracked = tracked
+        self.features = features
         self.program_error: str | None = None
 
     def build(self, root: Expr) -> Fn:
@@ -1458,6 +1474,8 @@ class _Builder:
         if name in _REGEX_FUNCTIONS and type(pattern) is str:
             return self._constant_regex(name, pattern, args)
         impl = _FUNCTIONS.get(name)
+        if name == "includes" and self.features.stored_list_types:
+            impl = _includes_unlimited
         if impl is None:
             return lambda env: _raise(f"no such overload: {name}")
         return _applied(impl, args)
@@ -1781,7 +1799,7 @@ def _split_name(name: str, default_domain: str) -> tuple[str, str]:
 
 
 def _attribute_value(attr: Mapping[str, Any], features: Features) -> Any:
-    if features.list_type_attributes:
+    if features.lists:
         for key in ("ints", "bools", "strings"):
             if attr.get(key) is not None:
                 return list(attr[key])
@@ -1854,16 +1872,29 @@ class CompilationResult:
             return result
         kind = _cel_type(result)
         raise CelRuntimeError(
-            f"CEL result of type {kind} could not be converted to bool: "
-            f"unsupported native conversion from {_native_name(result)} to 'bool'"
+            f"CEL result of type {kind} could not be converted to bool: {_conversion_error(result)}"
         )
 
 
-def _native_name(v: Any) -> str:
-    names = {int: "int", Uint: "uint", float: "double", str: "string", bytes: "bytes"}
-    names.update({list: "list", dict: "map", DefaultMap: "map", NullValue: "null_type"})
-    names.update({Quantity: "Quantity", Semver: "Semver"})
-    return names.get(type(v), "dyn")
+# cel-go's ConvertToNative(bool) error, per value type (common/types: each type words its own).
+_CONVERSION_ERRORS: dict[type, str] = {
+    int: "unsupported type conversion from 'int' to bool",
+    Uint: "unsupported type conversion from 'uint' to bool",
+    float: "type conversion error from Double to 'bool'",
+    bytes: "type conversion error from Bytes to 'bool'",
+    list: "type conversion error from list to 'bool'",
+    dict: "type conversion error from map to 'bool'",
+    DefaultMap: "type conversion error from map to 'bool'",
+    NullValue: "type conversion error from 'null_type' to 'bool'",
+}
+
+
+def _conversion_error(v: Any) -> str:
+    found = _CONVERSION_ERRORS.get(type(v))
+    if found is not None:
+        return found
+    names = {str: "string", Quantity: "Quantity", Semver: "Semver"}
+    return f"unsupported native conversion from {names.get(type(v), 'dyn')} to 'bool'"
 
 
 _ERROR_PREFIX = "INVALID_ARGUMENT: "
@@ -1971,7 +2002,7 @@ def compile_expression(expression: str, features: Features = Features()) -> Comp
     else:
         checked.references.update(_device_references(checked.expr))
     tracked = _has_comprehension(checked.expr)
-    builder = _Builder(checked, tracked)
+    builder = _Builder(checked, tracked, features)
     fn = builder.build(checked.expr)
     if builder.program_error is not None:
         return CompilationResult(expression, builder.program_error, None, False)
@@ -2007,7 +2038,7 @@ def _checked_issues(
 ) -> tuple[celast.Checked, bool] | str:
     """The checks cel-go's environment makes that the C++ checker does not."""
     issue = None
-    if checked_ok and not features.list_type_attributes:
+    if checked_ok and not features.lists:
         issue = _any_range_issue(checked, expression)  # a checker error: reported first
     issue = issue or _regex_literal_issues(checked, expression)
     if issue is not None:

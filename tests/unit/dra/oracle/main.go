@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"reflect"
 
 	v1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
@@ -95,7 +96,7 @@ func main() {
 func runCEL(cases []celCase) []celOutcome {
 	var outcomes []celOutcome
 	for _, c := range cases {
-		cache := cel.NewCache(10, cel.Features{EnableConsumableCapacity: true, EnableListTypeAttributes: c.ListTypeAttributes})
+		cache := cel.NewCache(10, celFeatures(c.ListTypeAttributes))
 		result := cache.GetOrCompile(c.Expression)
 		o := celOutcome{Name: c.Name}
 		if result.Error != nil {
@@ -113,6 +114,16 @@ func runCEL(cases []celCase) []celOutcome {
 		outcomes = append(outcomes, o)
 	}
 	return outcomes
+}
+
+// celFeatures turns on consumable capacity and, where the pinned version has the field (from
+// v0.36), list-type attributes; by reflection so one source builds against every version.
+func celFeatures(listTypeAttributes bool) cel.Features {
+	features := cel.Features{EnableConsumableCapacity: true}
+	if field := reflect.ValueOf(&features).Elem().FieldByName("EnableListTypeAttributes"); field.IsValid() {
+		field.SetBool(listTypeAttributes)
+	}
+	return features
 }
 
 func runAlloc(cases []allocCase) []allocOutcome {
