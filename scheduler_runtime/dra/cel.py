@@ -1,5 +1,6 @@
 """The Kubernetes CEL environment for device selectors, as k8s.io/dynamic-resource-allocation
-v0.36.3 `cel/` builds it: the variable `device` (`driver`, `allowMultipleAllocations`,
+v0.36.3 `cel/` builds it (v0.37.2's with `Features.stored_list_types`, for 1.37): the variable
+`device` (`driver`, `allowMultipleAllocations`,
 `attributes[domain][id]`, `capacity[domain][id]`), the Kubernetes libraries (quantity, semver,
 lists, regex, sets, strings, optional types, `cel.bind`), the DRA cost limit and upstream's
 compile and runtime error messages.
@@ -30,7 +31,9 @@ grafted into one tree. Trees are built, walked and evaluated without recursion p
 two Python frames per level.
 
 Known difference: the running cost is counted per evaluated node, not with cel-go's
-per-function costs (a 300 x 300 comprehension costs 812,102 here, 721,501 upstream)."""
+per-function costs (a 300 x 300 comprehension costs 812,102 here, 721,501 upstream). The limit
+(1,000,000) is the same in v0.36 and v0.37; cel-go 0.29 and apiserver v0.37 charge startsWith,
+endsWith, the global `matches` and `includes` by size, which a per-node count does not see."""
 
 from __future__ import annotations
 

@@ -1,8 +1,12 @@
-// Command oracle runs the pinned upstream DRA code (k8s.io/dynamic-resource-allocation
-// v0.36.3) on the cases in testdata/*.json and writes what it answered, which the Python
-// tests then compare with byte for byte. Regenerate, from this directory, with:
+// Command oracle runs upstream DRA code (k8s.io/dynamic-resource-allocation: v0.36.3 with
+// go.mod, another version with go.v<version>.mod) on the cases in testdata/*.json and writes
+// what it answered, which the Python tests then compare with byte for byte. The CEL cases are
+// answered per minor (testdata/cel_golden_<minor>.json). Regenerate, from this directory, with:
 //
-//	python3 ../make_cel_cases.py && go run . ../testdata/cel_cases.json ../testdata/cel_golden.json
+//	python3 ../make_cel_cases.py
+//	go run . ../testdata/cel_cases.json ../testdata/cel_golden_1.36.json
+//	go run -modfile=go.v0.37.2.mod . ../testdata/cel_cases.json ../testdata/cel_golden_1.37.json
+//	go run -modfile=go.v0.35.4.mod . ../testdata/cel_cases.json ../testdata/cel_golden_1.35.json
 //	python3 ../make_alloc_cases.py && go run . ../testdata/alloc_cases.json ../testdata/alloc_golden.json
 //	python3 copy_upstream.py && ORACLE_OUT=$PWD/../testdata/allocatortesting_golden.json go test ./allocatortesting -run TestRecord
 //
