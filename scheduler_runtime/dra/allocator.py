@@ -66,6 +66,8 @@ class Features:
     list_type_attributes: bool = False  # DRAListTypeAttributes: alpha, off
     # 1.37's runtime errors name the device and hint at optional chaining for a missing key.
     device_in_runtime_errors: bool = False
+    # 1.37's stored-expressions CEL environment: list-valued attributes whatever the gate.
+    cel_stored_list_types: bool = False
 
     @property
     def binding_and_status(self) -> bool:
@@ -74,7 +76,9 @@ class Features:
 
     @property
     def cel(self) -> cel.Features:
-        return cel.Features(self.consumable_capacity, self.list_type_attributes)
+        return cel.Features(
+            self.consumable_capacity, self.list_type_attributes, self.cel_stored_list_types
+        )
 
 
 class AllocationError(Exception):

@@ -1,5 +1,6 @@
 """The Kubernetes CEL environment for device selectors, as k8s.io/dynamic-resource-allocation
-v0.36.3 `cel/` builds it: the variable `device` (`driver`, `allowMultipleAllocations`,
+v0.36.3 `cel/` builds it (v0.37.2's with `Features.stored_list_types`, for 1.37): the variable
+`device` (`driver`, `allowMultipleAllocations`,
 `attributes[domain][id]`, `capacity[domain][id]`), the Kubernetes libraries (quantity, semver,
 lists, regex, sets, strings, optional types, `cel.bind`), the DRA cost limit and upstream's
 compile and runtime error messages.
@@ -30,7 +31,9 @@ grafted into one tree. Trees are built, walked and evaluated without recursion p
 two Python frames per level.
 
 Known difference: the running cost is counted per evaluated node, not with cel-go's
-per-function costs (a 300 x 300 comprehension costs 812,102 here, 721,501 upstream)."""
+per-function costs (a 300 x 300 comprehension costs 812,102 here, 721,501 upstream). The limit
+(1,000,000) is the same in v0.36 and v0.37; cel-go 0.29 and apiserver v0.37 charge startsWith,
+endsWith, the global `matches` and `includes` by size, which a per-node count does not see."""
 
 from __future__ import annotations
 
@@ -68,6 +71,15 @@ class Features:
 
     consumable_capacity: bool = True  # DRAConsumableCapacity (beta, on)
     list_type_attributes: bool = False  # DRAListTypeAttributes (alpha, off)
+    # 1.37 (v0.37): the stored-expressions environment ignores the gate and declares the newest
+    # device type, so attributes are always dyn and list values always passed; `includes` is
+    # the apiserver library's, without v0.36's limit of 48 list values.
+    stored_list_types: bool = False
+
+    @property
+    def lists(self) -> bool:
+        """Whether attributes may hold lists (dyn attributes, list values passed)."""
+        return self.list_type_attributes or self.stored_list_types
 
 
 class CelRuntimeError(Exception):
@@ -1056,11 +1068,12 @@ def _patch(v: Any) -> int:
     return v.patch  # type: ignore[no-any-return]
 
 
-def _includes(target: Any, arg: Any) -> bool:
-    """The DRA `includes` function: list membership, or equality for a single value."""
+def _includes(target: Any, arg: Any, limit: int = MAX_ATTRIBUTE_VALUES_PER_DEVICE) -> bool:
+    """The DRA `includes` function (v0.36): list membership, or equality for a single value;
+    a list longer than `limit` is an error."""
     if type(target) is list:
         for i, item in enumerate(target):
-            if i >= MAX_ATTRIBUTE_VALUES_PER_DEVICE:
+            if i >= limit:
                 raise _err(
                     "'includes' function cannot be applied to lists longer than "
                     f"{MAX_ATTRIBUTE_VALUES_PER_DEVICE} values"
@@ -1069,6 +1082,11 @@ def _includes(target: Any, arg: Any) -> bool:
                 return True
         return False
     return cel_equal(target, arg)
+
+
+def _includes_unlimited(target: Any, arg: Any) -> bool:
+    """The apiserver library's `includes` (v0.37): the same, for a list of any length."""
+    return _includes(target, arg, limit=UINT64_MAX)
 
 
 # Optional values.
@@ -1347,9 +1365,10 @@ def _int(v: Any) -> int:
 
 
 class _Builder:
-    def __init__(self, checked: celast.Checked, tracked: bool) -> None:
+    def __init__(self, checked: celast.Checked, tracked: bool, features: Features) -> None:
         self.refs = checked.references
         self.tracked = tracked
+        self.features = features
         self.program_error: str | None = None
 
     def build(self, root: Expr) -> Fn:
@@ -1458,6 +1477,8 @@ class _Builder:
         if name in _REGEX_FUNCTIONS and type(pattern) is str:
             return self._constant_regex(name, pattern, args)
         impl = _FUNCTIONS.get(name)
+        if name == "includes" and self.features.stored_list_types:
+            impl = _includes_unlimited
         if impl is None:
             return lambda env: _raise(f"no such overload: {name}")
         return _applied(impl, args)
@@ -1781,7 +1802,7 @@ def _split_name(name: str, default_domain: str) -> tuple[str, str]:
 
 
 def _attribute_value(attr: Mapping[str, Any], features: Features) -> Any:
-    if features.list_type_attributes:
+    if features.lists:
         for key in ("ints", "bools", "strings"):
             if attr.get(key) is not None:
                 return list(attr[key])
@@ -1854,16 +1875,29 @@ class CompilationResult:
             return result
         kind = _cel_type(result)
         raise CelRuntimeError(
-            f"CEL result of type {kind} could not be converted to bool: "
-            f"unsupported native conversion from {_native_name(result)} to 'bool'"
+            f"CEL result of type {kind} could not be converted to bool: {_conversion_error(result)}"
         )
 
 
-def _native_name(v: Any) -> str:
-    names = {int: "int", Uint: "uint", float: "double", str: "string", bytes: "bytes"}
-    names.update({list: "list", dict: "map", DefaultMap: "map", NullValue: "null_type"})
-    names.update({Quantity: "Quantity", Semver: "Semver"})
-    return names.get(type(v), "dyn")
+# cel-go's ConvertToNative(bool) error, per value type (common/types: each type words its own).
+_CONVERSION_ERRORS: dict[type, str] = {
+    int: "unsupported type conversion from 'int' to bool",
+    Uint: "unsupported type conversion from 'uint' to bool",
+    float: "type conversion error from Double to 'bool'",
+    bytes: "type conversion error from Bytes to 'bool'",
+    list: "type conversion error from list to 'bool'",
+    dict: "type conversion error from map to 'bool'",
+    DefaultMap: "type conversion error from map to 'bool'",
+    NullValue: "type conversion error from 'null_type' to 'bool'",
+}
+
+
+def _conversion_error(v: Any) -> str:
+    found = _CONVERSION_ERRORS.get(type(v))
+    if found is not None:
+        return found
+    names = {str: "string", Quantity: "Quantity", Semver: "Semver"}
+    return f"unsupported native conversion from {names.get(type(v), 'dyn')} to 'bool'"
 
 
 _ERROR_PREFIX = "INVALID_ARGUMENT: "
@@ -1971,7 +2005,7 @@ def compile_expression(expression: str, features: Features = Features()) -> Comp
     else:
         checked.references.update(_device_references(checked.expr))
     tracked = _has_comprehension(checked.expr)
-    builder = _Builder(checked, tracked)
+    builder = _Builder(checked, tracked, features)
     fn = builder.build(checked.expr)
     if builder.program_error is not None:
         return CompilationResult(expression, builder.program_error, None, False)
@@ -2007,7 +2041,7 @@ def _checked_issues(
 ) -> tuple[celast.Checked, bool] | str:
     """The checks cel-go's environment makes that the C++ checker does not."""
     issue = None
-    if checked_ok and not features.list_type_attributes:
+    if checked_ok and not features.lists:
         issue = _any_range_issue(checked, expression)  # a checker error: reported first
     issue = issue or _regex_literal_issues(checked, expression)
     if issue is not None:

@@ -1,8 +1,12 @@
-// Command oracle runs the pinned upstream DRA code (k8s.io/dynamic-resource-allocation
-// v0.36.3) on the cases in testdata/*.json and writes what it answered, which the Python
-// tests then compare with byte for byte. Regenerate, from this directory, with:
+// Command oracle runs upstream DRA code (k8s.io/dynamic-resource-allocation: v0.36.3 with
+// go.mod, another version with go.v<version>.mod) on the cases in testdata/*.json and writes
+// what it answered, which the Python tests then compare with byte for byte. The CEL cases are
+// answered per minor (testdata/cel_golden_<minor>.json). Regenerate, from this directory, with:
 //
-//	python3 ../make_cel_cases.py && go run . ../testdata/cel_cases.json ../testdata/cel_golden.json
+//	python3 ../make_cel_cases.py
+//	go run . ../testdata/cel_cases.json ../testdata/cel_golden_1.36.json
+//	go run -modfile=go.v0.37.2.mod . ../testdata/cel_cases.json ../testdata/cel_golden_1.37.json
+//	go run -modfile=go.v0.35.4.mod . ../testdata/cel_cases.json ../testdata/cel_golden_1.35.json
 //	python3 ../make_alloc_cases.py && go run . ../testdata/alloc_cases.json ../testdata/alloc_golden.json
 //	python3 copy_upstream.py && ORACLE_OUT=$PWD/../testdata/allocatortesting_golden.json go test ./allocatortesting -run TestRecord
 //
@@ -17,6 +21,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"reflect"
 
 	v1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
@@ -95,7 +100,7 @@ func main() {
 func runCEL(cases []celCase) []celOutcome {
 	var outcomes []celOutcome
 	for _, c := range cases {
-		cache := cel.NewCache(10, cel.Features{EnableConsumableCapacity: true, EnableListTypeAttributes: c.ListTypeAttributes})
+		cache := cel.NewCache(10, celFeatures(c.ListTypeAttributes))
 		result := cache.GetOrCompile(c.Expression)
 		o := celOutcome{Name: c.Name}
 		if result.Error != nil {
@@ -113,6 +118,16 @@ func runCEL(cases []celCase) []celOutcome {
 		outcomes = append(outcomes, o)
 	}
 	return outcomes
+}
+
+// celFeatures turns on consumable capacity and, where the pinned version has the field (from
+// v0.36), list-type attributes; by reflection so one source builds against every version.
+func celFeatures(listTypeAttributes bool) cel.Features {
+	features := cel.Features{EnableConsumableCapacity: true}
+	if field := reflect.ValueOf(&features).Elem().FieldByName("EnableListTypeAttributes"); field.IsValid() {
+		field.SetBool(listTypeAttributes)
+	}
+	return features
 }
 
 func runAlloc(cases []allocCase) []allocOutcome {

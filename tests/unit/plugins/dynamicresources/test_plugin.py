@@ -37,6 +37,7 @@ from scheduler_runtime.framework.explain import annotation
 from scheduler_runtime.framework.podinfo import pod_info
 from scheduler_runtime.plugins.dynamicresources import answers, binding
 from scheduler_runtime.plugins.dynamicresources.claims import ClaimInfo, ClaimStore, StateData
+from scheduler_runtime.plugins.dynamicresources.dynamicresources import allocator_features
 from scheduler_runtime.simulate import Placement, Simulation
 
 PREEMPTION_NOT_HELPFUL = (
@@ -991,3 +992,15 @@ def test_rules_change_the_slices_the_scheduler_sees() -> None:
     off.upsert("DeviceTaintRule", taint_rule("r"))
     assert off.slices()[1][0]["spec"]["devices"][0].get("taints") is None
     assert off.sizes()["device_taint_rules"] == 0
+
+
+@pytest.mark.parametrize(("version", "lists"), [("1.36", False), ("1.37", True)])
+def test_selectors_see_list_attributes_whatever_the_gate_from_1_37(
+    version: str, lists: bool
+) -> None:
+    """1.37's stored-expressions CEL environment declares list-valued attributes (dyn) with
+    DRAListTypeAttributes off; 1.36's follows the gate."""
+    features = allocator_features(feature_gates({}, version=version).features).cel
+    assert not features.list_type_attributes
+    assert features.stored_list_types is lists
+    assert features.lists is lists
