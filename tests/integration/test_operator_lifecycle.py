@@ -26,7 +26,8 @@ from scheduler_operator.render import HASH_ANNOTATION, render
 from timing import settle
 
 from benchmarks.processes import stop_process
-from scheduler_runtime.config.features import RELEASE, VERSIONS
+from benchmarks.tools import kubernetes_minor
+from scheduler_runtime.config.features import RELEASE, VERSIONS, version_key
 
 Apply = Callable[[dict[str, Any]], str]
 
@@ -428,24 +429,51 @@ NODE_DECLARED_FEATURES_OFF = {
 }
 
 
+def inert_case() -> tuple[str, str, dict[str, bool], dict[str, bool], str]:
+    """A plugin kube-scheduler takes while its gate is off, that gate and the gates set to turn
+    it off, then gates kube-scheduler refuses and the start of its refusal, at the cluster's
+    minor: 1.37 locks NodeDeclaredFeatures on, and GangScheduling waits for GenericWorkload."""
+    if version_key(kubernetes_minor()) < (1, 37):
+        refused = {"NodeDeclaredFeatures": False}
+        return (
+            "NodeDeclaredFeatures",
+            "NodeDeclaredFeatures",
+            NODE_DECLARED_FEATURES_OFF,
+            refused,
+            ("spec.featureGates: [ExtendWebSocketsToKubelet is enabled"),
+        )
+    refused = {"GenericWorkload": False, "WorkloadWithJob": True}
+    return (
+        "GangScheduling",
+        "GenericWorkload",
+        {"GenericWorkload": False},
+        refused,
+        (
+            "spec.featureGates: WorkloadWithJob is enabled, but depends on features that are "
+            "disabled: [GenericWorkload]"
+        ),
+    )
+
+
 def test_feature_gates_reach_the_engine_and_kube_scheduler_takes_what_was_accepted(
     cluster: Cluster, namespace: str, apply_profile: Apply, tmp_path: Path
 ) -> None:
-    inert = {"filter": {"enabled": [{"name": "NodeDeclaredFeatures"}]}}
+    plugin, gate, gates_off, refused_gates, refusal = inert_case()
+    inert = {"multiPoint": {"enabled": [{"name": plugin}]}}
     body = profile_body(
         unique("gates"),
         namespace=namespace,
         engine="KubeScheduler",
-        featureGates=NODE_DECLARED_FEATURES_OFF,
+        featureGates=gates_off,
         profiles=[{"plugins": inert}],
     )
     name = apply_profile(body)
     accepted = condition(wait_condition(cluster, name, "ConfigValid", "True"), "ConfigValid")
     assert accepted["reason"] == "PluginGateOff"
-    assert "plugin 'NodeDeclaredFeatures' does nothing while feature gate" in accepted["message"]
+    assert f"plugin '{plugin}' does nothing while feature gate {gate} is off" in accepted["message"]
     command = deployment(cluster, name, namespace)["spec"]["template"]["spec"]["containers"][0]
     flag = command["command"][-1]
-    assert flag.startswith("--feature-gates=ExtendWebSocketsToKubelet=false,")
+    assert flag.startswith(f"--feature-gates={min(gates_off)}=false")
 
     # The real kube-scheduler starts with that configuration and that flag.
     process, port, log = start_kube_scheduler(
@@ -466,12 +494,10 @@ def test_feature_gates_reach_the_engine_and_kube_scheduler_takes_what_was_accept
         stop_process(process)
 
     # A gate kube-scheduler would refuse is refused in its words; the Deployment stays.
-    apply_profile(
-        {**body, "spec": {**body["spec"], "featureGates": {"NodeDeclaredFeatures": False}}}
-    )
+    apply_profile({**body, "spec": {**body["spec"], "featureGates": refused_gates}})
     refused = condition(wait_condition(cluster, name, "ConfigValid", "False"), "ConfigValid")
     assert refused["reason"] == "InvalidSpec"
-    assert refused["message"].startswith("spec.featureGates: [ExtendWebSocketsToKubelet is enabled")
+    assert refused["message"].startswith(refusal)
     assert (
         deployment(cluster, name, namespace)["spec"]["template"]["spec"]["containers"][0][
             "command"
