@@ -255,8 +255,6 @@ build_e2e_scheduling() {
 build_operator() {
   local name=$1 out=$2 module=$3 pkg=$4 binary=$5 v=${2##*-} gomod
   local mod="$out/src"
-  cached "$out" "$name $v" && return
-  progress_begin "$name" "building $name $v" "$out"
   new_module "$mod" "local.build/$name"
   gomod=$(cd "$mod" && go mod download -json "$module@$v" | sed -n 's/.*"GoMod": "\(.*\)",/\1/p')
   {
@@ -268,11 +266,15 @@ build_operator() {
 }
 
 build_mpi_operator() {
+  cached "$dir_mpi_operator" "mpi-operator $MPI_OPERATOR_VERSION" && return
+  progress_begin mpi-operator "building mpi-operator $MPI_OPERATOR_VERSION" "$dir_mpi_operator"
   build_operator mpi-operator "$dir_mpi_operator" github.com/kubeflow/mpi-operator \
     github.com/kubeflow/mpi-operator/cmd/mpi-operator mpi-operator
 }
 
 build_kuberay() {
+  cached "$dir_kuberay" "kuberay $KUBERAY_VERSION" && return
+  progress_begin kuberay "building kuberay $KUBERAY_VERSION" "$dir_kuberay"
   build_operator kuberay "$dir_kuberay" github.com/ray-project/kuberay/ray-operator \
     github.com/ray-project/kuberay/ray-operator ray-operator
 }
