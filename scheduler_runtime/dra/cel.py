@@ -1637,41 +1637,30 @@ def _charges_itself(e: Expr) -> bool:
 
 
 def _and(left: Fn, right: Fn, tracked: bool = False) -> Fn:
-    def and_(env: Env) -> Any:
-        try:
-            lv = left(env)
-        except CelRuntimeError as e:
-            if right(env) is not False:
-                raise e from None
-            result = False
-        else:
-            rv = False if lv is False else right(env)
-            if lv is False or rv is False:
-                result = False
-            elif lv is True and type(rv) is bool:
-                result = rv
-            else:
-                raise _err(_NO_OVERLOAD)
-        if tracked:
-            _charge(env)
-        return result
-
-    return and_
+    return _logical(False, left, right, tracked)
 
 
 def _or_fn(left: Fn, right: Fn, tracked: bool = False) -> Fn:
-    def or_(env: Env) -> Any:
+    return _logical(True, left, right, tracked)
+
+
+def _logical(absorbing: bool, left: Fn, right: Fn, tracked: bool) -> Fn:
+    """`&&` (absorbing false) or `||` (absorbing true) with cel-go's commutative errors: an
+    error on one side is forgiven when the other side is the absorbing value."""
+    neutral = not absorbing
+
+    def logical(env: Env) -> Any:
         try:
             lv = left(env)
         except CelRuntimeError as e:
-            if right(env) is not True:
+            if right(env) is not absorbing:
                 raise e from None
-            result = True
+            result = absorbing
         else:
-            rv = True if lv is True else right(env)
-            if lv is True or rv is True:
-                result = True
-            elif lv is False and type(rv) is bool:
+            rv = absorbing if lv is absorbing else right(env)
+            if lv is absorbing or rv is absorbing:
+                result = absorbing
+            elif lv is neutral and type(rv) is bool:
                 result = rv
             else:
                 raise _err(_NO_OVERLOAD)
@@ -1679,7 +1668,7 @@ def _or_fn(left: Fn, right: Fn, tracked: bool = False) -> Fn:
             _charge(env)
         return result
 
-    return or_
+    return logical
 
 
 def _ternary(cond: Fn, yes: Fn, no: Fn, tracked: bool = False) -> Fn:
