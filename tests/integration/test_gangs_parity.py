@@ -556,7 +556,12 @@ class Preemption:
     failed: set[str]
 
 
-@pytest.mark.skipif(not GROUP_CYCLE_137, reason="pod group preemption is 1.37's")
+@pytest.mark.xfail(
+    not GROUP_CYCLE_137,
+    strict=True,
+    reason="kube-scheduler 1.36 with the gang cluster's workload gates preempts for a pod group; "
+    "the runtime emulating 1.36 does not yet",
+)
 def test_a_gang_of_higher_priority_evicts_lower_priority_pods_from_two_nodes(
     cluster: Cluster,
     gang_schedulers: Schedulers,
@@ -564,15 +569,19 @@ def test_a_gang_of_higher_priority_evicts_lower_priority_pods_from_two_nodes(
     high_priority: str,
 ) -> None:
     """Two full nodes (two 2-CPU pods of priority 0 on each) and a gang of 4 1-CPU pods of
-    priority 1000: it fits once one pod leaves each node. Both schedulers evict as many pods,
-    nominate every member, bind the whole gang and say the same."""
+    priority 1000: it fits once one pod leaves each node. Both schedulers evict as many pods and
+    say the same; from 1.37 (pod group preemption) they nominate and bind the whole gang."""
     found: dict[str, Preemption] = {}
 
     def scenario(run: GangRun) -> Outcome:
         nominations = spy_nominations(run)
         low = fill_with_low_priority(run, preemption_nodes)
         gang = high_gang(run, high_priority, preemption_nodes, "1")
-        run.wait_bound(*gang, timeout=120)
+        if GROUP_CYCLE_137:
+            run.wait_bound(*gang, timeout=120)
+        else:
+            run.wait_decided(*gang)
+            settle(2)  # room for an eviction
         wait_for("the PodGroup's condition", lambda: run.outcome().conditions)
         left = set(run.current()) & set(low)
         found[run.scheduler] = Preemption(
@@ -586,16 +595,24 @@ def test_a_gang_of_higher_priority_evicts_lower_priority_pods_from_two_nodes(
     names = gang_schedulers.names
     outcome = same(run_both(cluster, names, scenario))
     upstream, runtime = found[names["upstream"]], found[names["runtime"]]
-    assert outcome.bound >= {f"g-{i}" for i in range(4)}
-    assert runtime.evicted == upstream.evicted == 2, found
-    assert len(runtime.nominated) == len(upstream.nominated) == 4, found
+    assert runtime.evicted == upstream.evicted, found
     assert runtime.preempted == upstream.preempted, found
-    assert set(upstream.preempted) == {"Preempted by podgroup UID on node cluster"}, found
     assert runtime.failed == upstream.failed, found
+    if not GROUP_CYCLE_137:
+        return
+    assert outcome.bound >= {f"g-{i}" for i in range(4)}
+    assert runtime.evicted == 2, found
+    assert len(runtime.nominated) == len(upstream.nominated) == 4, found
+    assert set(upstream.preempted) == {"Preempted by podgroup UID on node cluster"}, found
     assert outcome.conditions == {"g": ("True", "Scheduled", "")}
 
 
-@pytest.mark.skipif(not GROUP_CYCLE_137, reason="pod group preemption is 1.37's")
+@pytest.mark.xfail(
+    not GROUP_CYCLE_137,
+    strict=True,
+    reason="kube-scheduler 1.36 with the gang cluster's workload gates preempts for a pod group; "
+    "the runtime emulating 1.36 does not yet",
+)
 def test_a_gang_that_cannot_fit_even_with_preemption_evicts_nothing(
     cluster: Cluster,
     gang_schedulers: Schedulers,
@@ -625,6 +642,6 @@ def test_a_gang_that_cannot_fit_even_with_preemption_evicts_nothing(
     assert outcome.bound == {f"low-{i}" for i in range(4)}
     state, reason, message = outcome.conditions["g"]
     assert (state, reason) == ("False", "Unschedulable")
-    assert message.endswith(
+    assert not GROUP_CYCLE_137 or message.endswith(
         "pod group preemption: minCount (4) cannot be satisfied: 2 scheduled, 1 remaining"
     ), message
