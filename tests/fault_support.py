@@ -15,6 +15,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import kubernetes
@@ -57,15 +58,51 @@ def exists(pid: int) -> bool:
     return True
 
 
+def stop_control_plane(cluster: Cluster) -> None:
+    """kwokctl stops every component; this waits until each has exited, so that none still
+    holds its port when the components start again (etcd or the API server would then fail to
+    bind and stay down)."""
+    pids = [int(f.read_text().strip()) for f in (cluster.kubeconfig.parent / "pids").glob("*.pid")]
+    cluster_tool("kwokctl", "--name", cluster_name(), "stop", "cluster")
+    wait_for(
+        "the control plane's processes to exit",
+        lambda: not [pid for pid in pids if running(pid)],
+        timeout=60,
+        interval=0.1,
+    )
+
+
+def running(pid: int) -> bool:
+    """Alive and not a zombie (an exited process keeps no port)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError, IndexError):
+        return False
+    return state != "Z"
+
+
 def start_stopped_components(cluster: Cluster) -> None:
-    """kwokctl starts whatever component of the cluster is not running, until the API server
-    answers."""
+    """kwokctl starts whatever component of the cluster is not running (again, should one exit
+    at start), until the API server answers; a failure shows what etcd and the API server logged."""
 
     def started() -> bool:
         cluster_tool("kwokctl", "--name", cluster_name(), "start", "cluster")
         return cluster.kubectl("get", "--raw", "/readyz", check=False).returncode == 0
 
-    wait_for("the API server to answer again", started, timeout=180, interval=2)
+    try:
+        wait_for("the API server to answer again", started, timeout=180, interval=2)
+    except AssertionError as timed_out:
+        raise AssertionError(f"{timed_out}\n{component_logs(cluster)}") from None
+
+
+def component_logs(cluster: Cluster, lines: int = 30) -> str:
+    logs = cluster.kubeconfig.parent / "logs"
+    return "\n".join(
+        f"--- {name}.log (last {lines} lines) ---\n"
+        + "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+        for name in ("etcd", "kube-apiserver")
+        if (path := logs / f"{name}.log").is_file()
+    )
 
 
 def etcd_url(cluster: Cluster) -> str:

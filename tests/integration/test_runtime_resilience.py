@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from cluster import Cluster, kwok_node, wait_for
+from cluster import Cluster, kwok_node
+from fault_support import start_stopped_components, stop_control_plane
 from runtime_support import (
     Pods,
     RuntimeProcess,
@@ -13,9 +14,6 @@ from runtime_support import (
     scheduler_config,
     unique_scheduler_name,
 )
-
-from benchmarks.tools import cluster_tool
-from benchmarks.tools import shared_cluster_name as cluster_name
 
 
 def test_runtime_survives_a_control_plane_restart(
@@ -30,13 +28,8 @@ def test_runtime_survives_a_control_plane_restart(
     pods.create(make_pod("before", scheduler))
     assert pods.wait_placed("before") == {"before": "restart-1"}
 
-    cluster_tool("kwokctl", "--name", cluster_name(), "stop", "cluster")
-    cluster_tool("kwokctl", "--name", cluster_name(), "start", "cluster")
-    wait_for(
-        "the API server to answer again",
-        lambda: cluster.kubectl("get", "--raw", "/readyz", check=False).returncode == 0,
-        timeout=120,
-    )
+    stop_control_plane(cluster)
+    start_stopped_components(cluster)
     assert runtime.process.poll() is None, runtime.log()[-3000:]
 
     pods.create(make_pod("after", scheduler))
