@@ -194,7 +194,15 @@ GANG_GATES = ",".join(f"{gate}=true" for gate in GANG_GATE_NAMES)
 # What the local control plane needs for the workload API (tools/cluster.sh up NAME FLAGS...):
 # the workload API served, and the workload gates on for the API server, the controller
 # manager (the Job controller's PodGroups) and the cluster's own scheduler.
-WORKLOAD_GATES = (*GANG_GATE_NAMES, "WorkloadWithJob", "TopologyAwareWorkloadScheduling")
+# On 1.36 the API server keeps a PodGroup's priority and disruption mode only with
+# WorkloadAwarePreemption (alpha there, gone in 1.37), which the tests' schedulers turn on when a
+# test asks for it.
+WORKLOAD_GATES = (
+    *GANG_GATE_NAMES,
+    "WorkloadWithJob",
+    "TopologyAwareWorkloadScheduling",
+    *(("WorkloadAwarePreemption",) if WORKLOAD.version == "v1alpha2" else ()),
+)
 WORKLOAD_CLUSTER_FLAGS = (
     f"--kube-runtime-config={WORKLOAD.api_version}=true",
     "--kube-feature-gates=" + ",".join(f"{gate}=true" for gate in WORKLOAD_GATES),

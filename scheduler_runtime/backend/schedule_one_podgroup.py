@@ -120,6 +120,10 @@ class PodGroupSequence(ScheduleOne):
     """The scheduling sequence with pod groups: a member of a group is scheduled with its
     group (schedule_pod_group); every other pod as ScheduleOne schedules it."""
 
+    # Whether a member no node fits runs the PostFilter plugins (1.36's cycle); preemption's
+    # reruns of the group's algorithm do not.
+    post_filtering = True
+
     def _placement_feasible(self, key: GroupKey) -> bool:
         """Whether the group's cycle is 1.37's: a workload API group, emulating 1.37 or
         later. There PlacementFeasible (GangScheduling) says after each member whether the
@@ -157,8 +161,8 @@ class PodGroupSequence(ScheduleOne):
                     # The group's cycle state (upstream's podGroupCycleState), one per cycle.
                     cycle = PodGroupCycleState(key)
                     result = self._group_algorithm(framework, cycle, members)
-                    if self._placement_feasible(key) and result.status.code == Code.UNSCHEDULABLE:
-                        self._pod_group_post_filter(framework, cycle, members, result)
+                    if result.status.code == Code.UNSCHEDULABLE:
+                        self._preempt_for_group(framework, cycle, members, result)
                 except Exception as bug:
                     if not self.contains_bugs:
                         raise
@@ -176,30 +180,42 @@ class PodGroupSequence(ScheduleOne):
             self._start_binding(attempt)
         self.sink.group_decided(outcome)
 
-    def _pod_group_post_filter(
+    def _preempt_for_group(
         self,
         framework: Framework,
         cycle: PodGroupCycleState,
         members: list[QueuedPod],
         result: GroupResult,
     ) -> None:
-        """1.37's applyPodGroupPostFilterResult: a success means the group waits for
-        preemption, its members nominated where it says; an error becomes the group's
-        status; otherwise its message is added to the group's reasons (not to those of the
-        members the cycle did not get to)."""
+        """A workload API group that found no room preempts as one: from 1.37 through the
+        PodGroupPostFilter plugins (applyPodGroupPostFilterResult: the members it placed are
+        nominated, and the members the cycle did not get to are told the group's status
+        without its part), in 1.36 when WorkloadAwarePreemption is on. A success means the
+        group waits for preemption; an error becomes the group's status; otherwise its
+        message is added to the group's reasons (1.37's success message too)."""
         policy = self.backend.groups.policy(cycle.key)
         unscheduled = [queued.pod_info for queued in members]
 
         def schedule() -> tuple[list[ProposedAssignment], Status]:
             return self._rerun(framework, cycle.key, members)
 
-        post_filtered, status = framework.run_pod_group_post_filter(
-            cycle, policy, unscheduled, schedule
-        )
-        result.untried = result.status
+        features = framework.handle.features
+        if self._placement_feasible(cycle.key):
+            post_filtered, status = framework.run_pod_group_post_filter(
+                cycle, policy, unscheduled, schedule
+            )
+            result.untried = result.status
+            if status.is_success:
+                result.nominations = dict(post_filtered.nominations) if post_filtered else {}
+        elif cycle.key.api == WORKLOAD_API and features.workload_aware_preemption:
+            status = framework.run_workload_aware_preemption(cycle, policy, unscheduled, schedule)
+            if status.is_success:  # 1.36 adds nothing to the group's status then
+                result.waiting_on_preemption = True
+                return
+        else:
+            return
         if status.is_success:
             result.waiting_on_preemption = True
-            result.nominations = dict(post_filtered.nominations) if post_filtered else {}
         if status.code == Code.ERROR:
             result.status = status
         else:
@@ -211,14 +227,16 @@ class PodGroupSequence(ScheduleOne):
     ) -> tuple[list[ProposedAssignment], Status]:
         """The pgSchedulingFunc pod group preemption calls: the group's algorithm again, in
         a cycle state of its own, on the snapshot as preemption left it; the members it
-        placed (with their cycle states) and the group's status. It tells nobody anything:
-        the members keep what rejected them in the cycle that counts."""
+        placed (with their cycle states) and the group's status. It runs no PostFilter
+        (upstream's runWithoutPostFilters) and tells nobody anything: the members keep what
+        rejected them in the cycle that counts."""
         rejected = [set(queued.unschedulable_plugins) for queued in members]
         explaining, self.explaining = self.explaining, False
+        self.post_filtering = False
         try:
             rerun = self._group_algorithm(framework, PodGroupCycleState(key), members)
         finally:
-            self.explaining = explaining
+            self.explaining, self.post_filtering = explaining, True
             for queued, plugins in zip(members, rejected, strict=True):
                 queued.unschedulable_plugins = plugins
         placed = [
@@ -487,7 +505,7 @@ class PodGroupSequence(ScheduleOne):
         try:
             found = self.algorithm.schedule_pod(framework, state, pod)
         except FitError as error:
-            if permit_in_cycle:
+            if permit_in_cycle and self.post_filtering:
                 member.status = self._post_filter(attempt, error)
             else:
                 member.status = _unfit(queued, error)
@@ -610,9 +628,10 @@ class PodGroupSequence(ScheduleOne):
             return None
         if not (member.status.is_success or member.requires_preemption):
             return member.status
-        # Placed in this cycle (or would be, after preemption), yet the group is not.
+        # Placed in this cycle (or would be, after preemption), yet the group is not. While the
+        # group waits for preemption, a member that preempted for itself (1.36) keeps its own.
         if result.waiting_on_preemption:
-            return group
+            return group if member.status.is_success else member.status
         reasons = (group.message(),) if feasible else member.permit.reasons
         return unschedulable_group(*reasons)
 

@@ -107,6 +107,8 @@ RUNTIME_FOLLOWS: Final = TIMING_ONLY | {
     "GangScheduling",
     "TopologyAwareWorkloadScheduling",
     "NominatedNodeNameForExpectation",
+    # 1.36's pod group preemption (plugins/defaultpreemption/podgroup.py).
+    "WorkloadAwarePreemption",
     # The runtime counts pod-level requests from the spec, as upstream does with this gate off
     # (turning NodeDeclaredFeatures off needs it off too); the settings differ only for a pod
     # whose pod-level resources are being resized in place.

@@ -44,6 +44,8 @@ __all__ = ["Framework", "FrameworkError", "verdicts_from_statuses"]
 
 # The plugin upstream's framework asks at PlacementFeasible (names.GangScheduling).
 GANG_SCHEDULING = "GangScheduling"
+# 1.36's only pod group PostFilter plugin (names.DefaultPreemption).
+DEFAULT_PREEMPTION = "DefaultPreemption"
 
 # Upstream's maxTimeout: no plugin may keep a pod waiting at Permit longer.
 MAX_PERMIT_TIMEOUT = 15 * 60.0
@@ -609,6 +611,34 @@ class Framework:
             reasons += status.reasons
             rejector = rejector or plugin.name
         return None, Status(Code.UNSCHEDULABLE, tuple(reasons), rejector)
+
+    def run_workload_aware_preemption(
+        self,
+        state: PodGroupCycleState,
+        group: GroupPolicy | None,
+        unscheduled: Sequence[PodInfo],
+        schedule: PodGroupSchedulingFunc,
+    ) -> Status:
+        """1.36's runWorkloadAwarePreemption (gate WorkloadAwarePreemption), after a group's
+        cycle found no room: DefaultPreemption's pod group half, wherever the profile enables
+        it, for a PodGroup without topology constraints."""
+        plugin = self.plugins.get(DEFAULT_PREEMPTION)
+        run = getattr(plugin, "pod_group_post_filter", None)
+        if run is None:
+            disabled = (
+                "default preemption plugin is not registered, workload aware preemption is disabled"
+            )
+            return Status.unschedulable(disabled)
+        if group is None:
+            missing = f'podgroup.scheduling.k8s.io "{state.key.name}" not found'
+            return Status(Code.ERROR, (f"failed to get pod group object: {missing}",))
+        if group.topology_key is not None:
+            constrained = "pod groups with scheduling constraints"
+            return Status.unschedulable(
+                f"workload aware preemption is not supported for {constrained}"
+            )
+        status: Status = run(state, group, unscheduled, schedule)[1]
+        return status
 
     @extension_point("PlacementScore")
     def run_placement_score(

@@ -99,6 +99,7 @@ BACKLOG_WAIT_SECONDS = 1.0
 BACKLOG_POLL_SECONDS = 0.005
 PREEMPTION = "DefaultPreemption"
 GROUPS_KEPT = 10_000  # the pod groups whose last cycle /explain can tell
+VICTIMS_KEPT = 10_000  # the victims (by uid) whose eviction was sent, not sent again
 # The PodGroupScheduled condition's reasons when a group is not placed.
 UNSCHEDULABLE_GROUP, SCHEDULER_ERROR = "Unschedulable", "SchedulerError"
 # Failures of a binding's API calls: the pod's Error, not a bug.
@@ -157,6 +158,7 @@ class Scheduler:
         self._scheduled_groups: set[tuple[GroupKey, str]] = set()  # PodGroups (by uid) set True
         # How each group's last cycle ended, for /explain (the newest GROUPS_KEPT groups).
         self._group_messages: OrderedDict[GroupKey, str] = OrderedDict()
+        self._evicted: OrderedDict[str, None] = OrderedDict()  # the newest VICTIMS_KEPT
         self._explaining = threading.Lock()
         self.backend.groups.watch_deletions(self._group_deleted)
         self._loop_idle = threading.Event()  # set while no scheduling loop runs
@@ -207,7 +209,15 @@ class Scheduler:
 
     def _evict(self, victim: PodInfo, preemptor: Preemptor) -> None:
         """The delete_pod service of preemption; runs off the scheduling loop. The victim
-        stops counting when its deletion arrives through the watch, as upstream's does."""
+        stops counting when its deletion arrives through the watch, as upstream's does.
+        Upstream skips a victim whose deletion has begun, as the pod it holds says; within a
+        pod group's cycle (whose snapshot stays as it was) two members may choose the same
+        victim, which is evicted, and told, once."""
+        if victim.uid in self._evicted:
+            return
+        self._evicted[victim.uid] = None
+        if len(self._evicted) > VICTIMS_KEPT:
+            self._evicted.popitem(last=False)
         self._record(self.outcomes.preempt, victim, preemptor)
 
     def _clear_nomination(self, pod: PodInfo) -> None:

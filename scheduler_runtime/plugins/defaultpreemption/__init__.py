@@ -42,6 +42,7 @@ NOT_HELPFUL = "Preemption is not helpful for scheduling"
 NO_VICTIMS = "No preemption victims found for incoming pod"
 NEVER = "not eligible due to preemptionPolicy=Never."
 TERMINATING = "not eligible due to a terminating pod on the nominated node."
+WORKLOAD_AWARE = "not eligible due to workload aware preemption enabled"
 PREFIX = "preemption: "
 # Pod group preemption's prefix (1.37).
 GROUP_PREFIX = "pod group preemption: "
@@ -122,6 +123,10 @@ class DefaultPreemption(PluginBase[DefaultPreemptionArgs]):
         placed_by_topology = self._placed_by_topology(pod)
         if placed_by_topology is not None:
             return None, Status.unschedulable(placed_by_topology)
+        if scheduling_group(pod.pod) is not None and self.handle.features.workload_aware_preemption:
+            # 1.36's WorkloadAwarePreemption: the group preempts as one after its cycle, never
+            # a member for itself within it.
+            return None, Status.unschedulable(PREFIX + WORKLOAD_AWARE)
         result, status = self.preempt(state, pod, diagnosis.node_to_status)
         if status.reasons and status.message():
             return result, Status(status.code, (PREFIX + status.message(),), self.name)
@@ -134,10 +139,13 @@ class DefaultPreemption(PluginBase[DefaultPreemptionArgs]):
         unscheduled: Sequence[PodInfo],
         schedule: PodGroupSchedulingFunc,
     ) -> tuple[PodGroupPostFilterResult | None, Status]:
-        """PodGroupPostFilter (1.37), after a group's cycle found no room: the group as one
-        preemptor (podgroup.py); its message prefixed as upstream's."""
+        """PodGroupPostFilter, after a group's cycle found no room: the group as one preemptor
+        (podgroup.py). From 1.37 its message is prefixed and counted, as upstream's; 1.36's
+        (WorkloadAwarePreemption) returns the evaluator's status as it is."""
         evaluator = PodGroupEvaluator(self.handle, self._evict_one)
         result, status = evaluator.preempt(group, unscheduled, schedule)
+        if not self.handle.features.since(1, 37):
+            return result, status
         message = status.message()
         if message:
             status = Status(status.code, (GROUP_PREFIX + message,))

@@ -1,10 +1,14 @@
-"""Pod group preemption (1.37's PodGroupEvaluator, framework/preemption/podgrouppreemption.go):
-a pod group that found no room is one preemptor, of its PodGroup's priority, and the whole
-cluster is its domain. Every lower-priority victim (a pod, or every scheduled pod of a PodGroup
-whose disruptionMode is `all`) leaves the snapshot at once and the group's algorithm runs again
-(the backend's PodGroupSchedulingFunc); if the group fits, victims are given back, most
-important first (PDB-violating ones first), each one that leaves every member's node still
-fitting; the rest are evicted and each placed member is nominated to its node.
+"""Pod group preemption (PodGroupEvaluator, framework/preemption/podgrouppreemption.go): a pod
+group that found no room is one preemptor, of its PodGroup's priority, and the whole cluster is
+its domain. Every lower-priority victim (a pod, or every scheduled pod of a PodGroup whose
+disruptionMode is `all`) leaves the snapshot at once and the group's algorithm runs again (the
+backend's PodGroupSchedulingFunc); if the group fits, victims are given back, most important
+first (PDB-violating ones first), each one that leaves every member's node still fitting; the
+rest are evicted and each placed member is nominated to its node.
+
+1.36 (its alpha WorkloadAwarePreemption) differs in three ways: a single pod is a victim of its
+own priority (not its PodGroup's), a victim given back stays only when the group's whole
+algorithm still fits with it, and nobody is nominated (nor is an ongoing preemption looked for).
 
 The snapshot is edited in place, as upstream's mutable snapshot is, and restored before
 returning: the group's cycle holds the cache still meanwhile."""
@@ -27,7 +31,7 @@ from scheduler_runtime.framework.isolation import FrameworkError
 from scheduler_runtime.framework.nodeinfo import NodeInfo
 from scheduler_runtime.framework.podgroups import GroupKey, GroupPolicy, scheduling_group
 from scheduler_runtime.framework.podinfo import PodInfo
-from scheduler_runtime.framework.status import Code, Status
+from scheduler_runtime.framework.status import SUCCESS, Code, Status
 from scheduler_runtime.plugins.defaultpreemption.pdb import Budgets, count_pdb_violations
 from scheduler_runtime.plugins.defaultpreemption.util import start_time, terminating_by_preemption
 
@@ -77,6 +81,8 @@ class PodGroupEvaluator:
     def __init__(self, handle: Handle, evict: Callable[[PodInfo, Preemptor], None]) -> None:
         self.handle = handle
         self.evict = evict
+        # 1.37's evaluator; 1.36's neither nominates nor reprieves by filters (module doc).
+        self.nominates = handle.features.since(1, 37)
 
     # ----- priorities, as the PodGroups say
 
@@ -113,13 +119,15 @@ class PodGroupEvaluator:
         priority = (group.priority or 0) if group is not None else 0
         if self.preemption_policy(group, members) == "Never":
             return None, Status.unschedulable(NEVER)
-        if self._ongoing(members, priority):
+        if self.nominates and self._ongoing(members, priority):
             current = {pod.id: pod.nominated_node_name for pod in members}
             return PodGroupPostFilterResult(current), Status(Code.SUCCESS, (ONGOING,))
         evaluation, status = self.evaluate(priority, schedule)
         if evaluation is None:
             return None, status
         self._actuate(group, members, priority, evaluation)
+        if not self.nominates:
+            return None, SUCCESS
         found = f"found a placement for podgroup, preempting {len(evaluation.victims)} victims"
         return PodGroupPostFilterResult(evaluation.nominations), Status(Code.SUCCESS, (found,))
 
@@ -150,7 +158,8 @@ class PodGroupEvaluator:
                         seen.add(pod.key)
                         named = key is not None and self.handle.pod_groups is not None
                         kind = POD_GROUP if named else POD
-                        found.append(Victim((pod,), self.pod_priority(pod), kind))
+                        priority = self.pod_priority(pod) if self.nominates else pod.priority
+                        found.append(Victim((pod,), priority, kind))
                 elif policy.key not in seen:
                     seen.add(policy.key)
                     found.append(self._group_victim(policy.key, pod))
@@ -188,15 +197,21 @@ class PodGroupEvaluator:
             budgets = Budgets.of(self.handle.snapshot)
             violating, sparing = count_pdb_violations([v.pods for v in potential], budgets)
             placed = [a for a in assignments if a.node]
+
+            def reprieved(victim: Victim) -> bool:
+                if self.nominates:
+                    return snapshot_edits.reprieve(victim, placed)
+                return snapshot_edits.reprieve_by_scheduling(victim, schedule)
+
             evicted: list[Victim] = []
             violations = 0
             try:
                 for index, count in violating:
-                    if not snapshot_edits.reprieve(potential[index], placed):
+                    if not reprieved(potential[index]):
                         evicted.append(potential[index])
                         violations += count
                 for index in sparing:
-                    if not snapshot_edits.reprieve(potential[index], placed):
+                    if not reprieved(potential[index]):
                         evicted.append(potential[index])
             except FrameworkError as error:
                 return None, Status.as_error(error)
@@ -304,6 +319,17 @@ class _SnapshotEdits:
                 )
                 if not status.is_success:
                     raise FrameworkError(status.message())
+
+    def reprieve_by_scheduling(self, victim: Victim, schedule: PodGroupSchedulingFunc) -> bool:
+        """1.36's reprieveVictim: the victim back on its nodes; it stays when the group's
+        algorithm, run again, still fits."""
+        for pod in victim.pods:
+            self.snapshot.add_pod(pod)
+            self.removed.pop(pod.id, None)
+        _, status = schedule()
+        if not status.is_success:
+            self.remove(victim)
+        return status.is_success
 
     def reprieve(self, victim: Victim, placed: Sequence[ProposedAssignment]) -> bool:
         """reprieveVictim: the victim back on its nodes; it stays when every member still

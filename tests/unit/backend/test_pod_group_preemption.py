@@ -3,7 +3,13 @@ and the simulator (which applies evictions and nominations as the API server wou
 victims a gang evicts, that it never evicts pods of its priority or above, that a gang
 whose members say preemptionPolicy Never evicts nothing, and that it evicts no more than
 it needs, PodDisruptionBudgets respected first. Expected results worked out by hand from
-1.37.2's podgrouppreemption.go."""
+1.37.2's podgrouppreemption.go.
+
+Then the same as kube-scheduler 1.36 does it (its alpha WorkloadAwarePreemption, with
+GangScheduling and the v1alpha2 workload API): a member never preempts for itself, the group
+preempts as one after its cycle, a victim given back stays only when the group's whole
+algorithm still fits, nobody is nominated, and a single pod is a victim of its own priority.
+Worked out by hand from 1.36.3's schedule_one_podgroup.go and podgrouppreemption.go."""
 
 from __future__ import annotations
 
@@ -295,3 +301,134 @@ def test_a_member_placed_in_the_cycle_is_told_the_groups_status_with_preemptions
     ]
     made.run()
     assert all(p.node for p in made.placements.values() if p.name.startswith("g-"))
+
+
+# ----- 1.36: WorkloadAwarePreemption
+
+WAP = "GenericWorkload=true,GangScheduling=true,WorkloadAwarePreemption=true"
+NOT_ELIGIBLE = "preemption: not eligible due to workload aware preemption enabled"
+# DynamicResources, the first PostFilter plugin, has nothing to free either.
+UNFIT = "0/2 nodes are available: 2 Insufficient cpu. no new claims to deallocate, "
+
+
+def alpha_pod_group(name: str, min_count: int, priority: int = GANG_PRIORITY, **spec: Any) -> Any:
+    return {
+        "apiVersion": "scheduling.k8s.io/v1alpha2",
+        "kind": "PodGroup",
+        "metadata": {"name": name, "namespace": "ns", "uid": f"uid-pg-{name}"},
+        "spec": {
+            "schedulingPolicy": {"gang": {"minCount": min_count}},
+            "priority": priority,
+            **spec,
+        },
+    }
+
+
+class Recorder136(Simulation):
+    """The simulator emulating 1.36, keeping who preempted each victim."""
+
+    def __init__(self, gates: str = WAP) -> None:
+        configuration = load_configuration(
+            {
+                "apiVersion": "kubescheduler.config.k8s.io/v1",
+                "kind": "KubeSchedulerConfiguration",
+                "profiles": [{"schedulerName": PROFILE}],
+            },
+            feature_gates=parse_feature_gates(gates, "1.36"),
+        )
+        super().__init__(configuration, seed=1)
+        self.evicted: dict[str, Preemptor] = {}
+
+    def _evict(self, victim: PodInfo, preemptor: Preemptor) -> None:
+        self.evicted[victim.name] = preemptor
+        super()._evict(victim, preemptor)
+
+
+def simulate_136(*objects: dict[str, Any], gates: str = WAP) -> Recorder136:
+    made = Recorder136(gates)
+    made.load(objects)
+    made.run()
+    return made
+
+
+def first_cycle_136(*objects: dict[str, Any]) -> Recorder136:
+    made = Recorder136()
+    made.load(objects)
+    made.step()
+    return made
+
+
+def told(made: Simulation) -> list[str]:
+    return sorted(str(p.message) for p in made.placements.values())
+
+
+def test_136_the_group_preempts_as_one_and_keeps_every_victim_its_whole_algorithm_allows() -> None:
+    """Two full nodes and a gang of two 2-CPU members. Each member fits nowhere and may not
+    preempt for itself; the group then does. Given back most important first, low-a still
+    leaves room (both members on n1) and so does low-b; low-c and low-d do not. 1.37, which
+    reprieves by filtering each member on its node, evicts the younger pod of each node."""
+    made = first_cycle_136(*FULL, alpha_pod_group("g", 2), *gang(2))
+    assert set(made.evicted) == {"low-c", "low-d"}
+    preemptors = {(p.kind, p.uid, p.node) for p in made.evicted.values()}
+    assert preemptors == {("podgroup", "uid-pg-g", "cluster")}
+    assert made.evicted["low-c"].related["apiVersion"] == "scheduling.k8s.io/v1alpha2"
+    assert told(made) == [UNFIT + NOT_ELIGIBLE] * 2
+    assert reason(made) == "pod group is unschedulable"
+    status = [made.backend.groups.member(f"uid-g-{i}").get("status", {}) for i in range(2)]
+    assert [s.get("nominatedNodeName") for s in status] == [None, None]
+    made.run()
+    assert {p.name: p.node for p in made.placements.values()} == {"g-0": "n1", "g-1": "n1"}
+    assert pods_left(made) == {"low-a", "low-b", "g-0", "g-1"}
+
+
+def test_136_a_group_whose_members_never_preempt_says_so_unprefixed() -> None:
+    made = simulate_136(*FULL, alpha_pod_group("g", 2), *gang(2, preemptionPolicy="Never"))
+    assert made.evicted == {}
+    assert reason(made) == "pod group is unschedulable, not eligible due to preemptionPolicy=Never."
+
+
+def test_136_a_group_that_cannot_fit_even_without_victims_evicts_nothing() -> None:
+    made = simulate_136(*FULL, alpha_pod_group("g", 3), *gang(3, cpu="3"))
+    assert made.evicted == {}
+    assert pods_left(made) == {"low-a", "low-b", "low-c", "low-d"}
+
+
+def test_136_a_group_with_topology_constraints_is_not_preempted_for() -> None:
+    constrained = alpha_pod_group("g", 2, schedulingConstraints={"topology": [{"key": "zone"}]})
+    made = simulate_136(*FULL, constrained, *gang(2))
+    assert made.evicted == {}
+    assert reason(made) == (
+        "pod group is unschedulable, "
+        "workload aware preemption is not supported for pod groups with scheduling constraints"
+    )
+
+
+def test_136_a_single_pod_is_a_victim_of_its_own_priority_not_its_groups() -> None:
+    """A running pod of priority 0 in a PodGroup of priority 1000 (disrupted pod by pod):
+    1.36 ranks it by its own priority, so the gang may evict it."""
+    made = simulate_136(
+        node("n0"),
+        alpha_pod_group("high", 1, priority=1000),
+        running("member", "n0", 0, schedulingGroup={"podGroupName": "high"}),
+        running("low", "n0", 10),
+        alpha_pod_group("g", 1),
+        *gang(1, cpu="4"),
+    )
+    assert set(made.evicted) == {"member", "low"}
+    assert {p.name: p.node for p in made.placements.values()}["g-0"] == "n0"
+
+
+def test_136_without_workload_aware_preemption_each_member_preempts_for_itself() -> None:
+    """Each member evicts what it needs, in its own name, within the group's cycle."""
+    made = first_cycle_136_with("GenericWorkload=true,GangScheduling=true")
+    assert made.evicted
+    assert {p.kind for p in made.evicted.values()} == {"pod"}
+    # While the group waits for those preemptions, each member keeps its own message.
+    assert set(told(made)) == {"0/2 nodes are available: 2 Insufficient cpu."}
+
+
+def first_cycle_136_with(gates: str) -> Recorder136:
+    made = Recorder136(gates)
+    made.load([*FULL, alpha_pod_group("g", 2), *gang(2)])
+    made.step()
+    return made

@@ -259,11 +259,6 @@ def runtime_refusal(flag: str) -> ConfigError:
 @pytest.mark.parametrize(
     ("flag", "gate", "value"),
     [
-        (
-            "GenericWorkload=true,GangScheduling=true,WorkloadAwarePreemption=true",
-            "WorkloadAwarePreemption",
-            "true",
-        ),
         ("TaintTolerationComparisonOperators=true", "TaintTolerationComparisonOperators", "true"),
         ("AllAlpha=true", "DRAListTypeAttributes", "true"),
     ],

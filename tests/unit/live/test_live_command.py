@@ -183,12 +183,10 @@ def test_a_cache_ttl_is_a_go_duration(text: str) -> None:
             "consistently, do not mix use",
         ),
         (
-            [
-                "--feature-gates=GenericWorkload=true,GangScheduling=true,WorkloadAwarePreemption=true"
-            ],
-            "--feature-gates: WorkloadAwarePreemption=true is not supported by the scheduler "
-            "runtime: it schedules as kube-scheduler v1.36.3 does with "
-            "WorkloadAwarePreemption=false, the default",
+            ["--feature-gates=TaintTolerationComparisonOperators=true"],
+            "--feature-gates: TaintTolerationComparisonOperators=true is not supported by the "
+            "scheduler runtime: it schedules as kube-scheduler v1.36.3 does with "
+            "TaintTolerationComparisonOperators=false, the default",
         ),
     ],
 )
