@@ -432,3 +432,27 @@ def first_cycle_136_with(gates: str) -> Recorder136:
     made.load([*FULL, alpha_pod_group("g", 2), *gang(2)])
     made.step()
     return made
+
+
+def test_136_without_default_preemption_the_group_does_not_preempt() -> None:
+    configuration = load_configuration(
+        {
+            "apiVersion": "kubescheduler.config.k8s.io/v1",
+            "kind": "KubeSchedulerConfiguration",
+            "profiles": [
+                {
+                    "schedulerName": PROFILE,
+                    "plugins": {"multiPoint": {"disabled": [{"name": "DefaultPreemption"}]}},
+                }
+            ],
+        },
+        feature_gates=parse_feature_gates(WAP, "1.36"),
+    )
+    made = Simulation(configuration, seed=1)
+    made.load([*FULL, alpha_pod_group("g", 2), *gang(2)])
+    made.run()
+    assert pods_left(made) == {"low-a", "low-b", "low-c", "low-d"}
+    assert reason(made) == (
+        "pod group is unschedulable, "
+        "default preemption plugin is not registered, workload aware preemption is disabled"
+    )
