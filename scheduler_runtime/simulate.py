@@ -307,6 +307,7 @@ class Simulation:
         gates = cel.Features(
             consumable_capacity=features.dra_consumable_capacity,
             list_type_attributes=features.dra_list_type_attributes,
+            includes=features.since(1, 36),
         )
         for obj in objects:
             resource_validation.check(obj, gates)

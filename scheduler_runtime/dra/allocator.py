@@ -68,6 +68,8 @@ class Features:
     device_in_runtime_errors: bool = False
     # 1.37's stored-expressions CEL environment: list-valued attributes whatever the gate.
     cel_stored_list_types: bool = False
+    # The CEL `includes` function, declared from 1.36.
+    cel_includes: bool = True
 
     @property
     def binding_and_status(self) -> bool:
@@ -77,7 +79,10 @@ class Features:
     @property
     def cel(self) -> cel.Features:
         return cel.Features(
-            self.consumable_capacity, self.list_type_attributes, self.cel_stored_list_types
+            self.consumable_capacity,
+            self.list_type_attributes,
+            self.cel_stored_list_types,
+            self.cel_includes,
         )
 
 

@@ -75,6 +75,8 @@ class Features:
     # device type, so attributes are always dyn and list values always passed; `includes` is
     # the apiserver library's, without v0.36's limit of 48 list values.
     stored_list_types: bool = False
+    # The `includes` function, declared from 1.36 (v0.36); 1.35's selectors may not call it.
+    includes: bool = True
 
     @property
     def lists(self) -> bool:
@@ -2029,8 +2031,8 @@ def _checked_issues(
     checked: celast.Checked, checked_ok: bool, expression: str, features: Features
 ) -> tuple[celast.Checked, bool] | str:
     """The checks cel-go's environment makes that the C++ checker does not."""
-    issue = None
-    if checked_ok and not features.lists:
+    issue = None if features.includes else _undeclared_includes(checked, expression)
+    if issue is None and checked_ok and not features.lists:
         issue = _any_range_issue(checked, expression)  # a checker error: reported first
     issue = issue or _regex_literal_issues(checked, expression)
     if issue is not None:
@@ -2359,6 +2361,21 @@ def _slots(e: Expr) -> list[tuple[Expr, Callable[[Expr], None]]]:
         if child is not None:
             out.append((child, functools.partial(setattr, e, part)))
     return out
+
+
+def _undeclared_includes(checked: celast.Checked, expression: str) -> str | None:
+    """1.35's checker: `includes` is not declared there, and each call of it says so."""
+    offsets = sorted(
+        checked.positions.get(node.id, 0)
+        for node in _walk(checked.expr)
+        if node.kind == celast.CALL and node.name == "includes"
+    )
+    issues = []
+    for offset in offsets:
+        where, snippet = _location(expression, offset)
+        undeclared = "undeclared reference to 'includes' (in container '')"
+        issues.append(f"ERROR: <input>:{where}: {undeclared}{snippet}")
+    return "\n".join(issues) or None
 
 
 def _regex_literal_issues(checked: celast.Checked, expression: str) -> str | None:

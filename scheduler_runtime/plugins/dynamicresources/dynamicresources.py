@@ -857,6 +857,7 @@ def allocator_features(gates: GateFeatures) -> Features:
         list_type_attributes=gates.dra_list_type_attributes,
         device_in_runtime_errors=gates.since(1, 37),
         cel_stored_list_types=gates.since(1, 37),
+        cel_includes=gates.since(1, 36),
     )
 
 

@@ -19,9 +19,8 @@ from scheduler_runtime.framework.quantity import parse
 DATA = Path(__file__).with_name("testdata")
 CASES = json.loads((DATA / "cel_cases.json").read_text())
 # Each minor's answers, by its k8s.io/dynamic-resource-allocation (oracle/main.go run with
-# go.mod, go.v0.37.2.mod or go.v0.35.4.mod): testdata/cel_golden_<minor>.json. 1.35's
-# environment has no `includes` (undeclared there), which ours does not follow yet.
-MINORS = ("1.36", "1.37")
+# go.mod, go.v0.37.2.mod or go.v0.35.4.mod): testdata/cel_golden_<minor>.json.
+MINORS = ("1.35", "1.36", "1.37")
 GOLDEN = {
     minor: {g["name"]: g for g in json.loads((DATA / f"cel_golden_{minor}.json").read_text())}
     for minor in MINORS
@@ -32,7 +31,9 @@ def _features(case: dict[str, Any], minor: str) -> cel.Features:
     """The scheduler's CEL features at `minor`: DRAListTypeAttributes exists from 1.36; from
     1.37 the stored-expressions environment declares list-valued attributes regardless."""
     lists = bool(case.get("listTypeAttributes")) and minor != "1.35"
-    return cel.Features(list_type_attributes=lists, stored_list_types=minor == "1.37")
+    return cel.Features(
+        list_type_attributes=lists, stored_list_types=minor == "1.37", includes=minor != "1.35"
+    )
 
 
 def _outcome(case: dict[str, Any], minor: str = "1.36") -> dict[str, Any]:

@@ -324,3 +324,27 @@ def test_a_mutated_object_runs_or_is_refused_naming_it_and_a_field(
         assert "cannot simulate" not in err, err
         if mutated.get("kind") == kind and isinstance(mutated.get("metadata"), dict):
             assert REFUSAL.match(err), err
+
+
+@pytest.mark.parametrize("minor", ["1.35", "1.36"])
+def test_includes_is_a_selector_function_from_1_36(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], minor: str
+) -> None:
+    """1.35's API server refuses a selector calling `includes` (its CEL environment does not
+    declare it), 1.36's takes it: simulate emulating each says the same."""
+    selector = f'device.attributes["{DRIVER}"].model.includes("a100")'
+    objects = state(changed(claim(), [*EXACTLY, "selectors", 0, "cel", "expression"], selector))
+    path = tmp_path / "state.yaml"
+    path.write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": objects}))
+    capsys.readouterr()
+    flags = ("--config", str(CONFIG), "--state", str(path), "-o", "json", "--seed", "1")
+    code = main(["simulate", *flags, "--emulated-version", minor])
+    err = capsys.readouterr().err
+    if minor == "1.36":
+        assert (code, err) == (0, "")
+        return
+    assert code == 2
+    assert err.startswith(
+        f"error: ResourceClaim default/shared: {REQ}.selectors[0].cel.expression: Invalid value:"
+    ), err
+    assert "undeclared reference to 'includes' (in container '')" in err
