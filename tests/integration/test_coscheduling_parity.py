@@ -288,10 +288,15 @@ def test_a_gang_short_of_room_waits_at_permit_in_the_reference_but_holds_nothing
         run.pod_groups(pod_group("job", 10, schedule_timeout_seconds=5))
         members(run, "job", 10, "1")
         run.wait_decided(*(f"job-{i}" for i in range(10)), timeout=60)
+
+        def unplaced() -> str | None:
+            """The member told the nodes are full (a member tried before all ten existed is
+            first told Coscheduling's PreFilter refusal, and the room left only later)."""
+            told = run.outcome().messages.items()
+            return next((name for name, message in told if "Insufficient cpu" in message), None)
+
+        left = wait_for("a member to be told there is no room", unplaced, timeout=60)
         waited = run.outcome()
-        left = next(
-            name for name, message in waited.messages.items() if "Insufficient cpu" in message
-        )
         run.delete(left)
         run.pods(gang_pod("job-new", "job", run.scheduler, cpu="500m"))
         wait_for("the gang to be placed whole", lambda: len(run.outcome().bound) == 10, timeout=120)
