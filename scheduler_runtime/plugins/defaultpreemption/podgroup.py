@@ -81,8 +81,8 @@ class PodGroupEvaluator:
     def __init__(self, handle: Handle, evict: Callable[[PodInfo, Preemptor], None]) -> None:
         self.handle = handle
         self.evict = evict
-        # 1.37's evaluator; 1.36's neither nominates nor reprieves by filters (module doc).
-        self.nominates = handle.features.since(1, 37)
+        # 1.37's evaluator, else 1.36's (the module doc says how they differ).
+        self.since_137 = handle.features.since(1, 37)
 
     # ----- priorities, as the PodGroups say
 
@@ -119,14 +119,14 @@ class PodGroupEvaluator:
         priority = (group.priority or 0) if group is not None else 0
         if self.preemption_policy(group, members) == "Never":
             return None, Status.unschedulable(NEVER)
-        if self.nominates and self._ongoing(members, priority):
+        if self.since_137 and self._ongoing(members, priority):
             current = {pod.id: pod.nominated_node_name for pod in members}
             return PodGroupPostFilterResult(current), Status(Code.SUCCESS, (ONGOING,))
         evaluation, status = self.evaluate(priority, schedule)
         if evaluation is None:
             return None, status
         self._actuate(group, members, priority, evaluation)
-        if not self.nominates:
+        if not self.since_137:
             return None, SUCCESS
         found = f"found a placement for podgroup, preempting {len(evaluation.victims)} victims"
         return PodGroupPostFilterResult(evaluation.nominations), Status(Code.SUCCESS, (found,))
@@ -158,7 +158,7 @@ class PodGroupEvaluator:
                         seen.add(pod.key)
                         named = key is not None and self.handle.pod_groups is not None
                         kind = POD_GROUP if named else POD
-                        priority = self.pod_priority(pod) if self.nominates else pod.priority
+                        priority = self.pod_priority(pod) if self.since_137 else pod.priority
                         found.append(Victim((pod,), priority, kind))
                 elif policy.key not in seen:
                     seen.add(policy.key)
@@ -199,7 +199,7 @@ class PodGroupEvaluator:
             placed = [a for a in assignments if a.node]
 
             def reprieved(victim: Victim) -> bool:
-                if self.nominates:
+                if self.since_137:
                     return snapshot_edits.reprieve(victim, placed)
                 return snapshot_edits.reprieve_by_scheduling(victim, schedule)
 
