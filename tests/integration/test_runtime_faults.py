@@ -7,6 +7,7 @@ fault did to its pods (created / bound / lost / bound twice / nodes over-committ
 from __future__ import annotations
 
 import datetime
+import re
 import time
 from collections.abc import Callable
 
@@ -133,7 +134,10 @@ def test_a_leader_frozen_past_its_lease_binds_nothing_when_it_wakes(
     )
     woke = log_after(leader, offset)
     assert leader.process.returncode == 1, woke
-    assert "Successfully bound" not in woke
+    # A binding that landed before the freeze may be logged only after it (its thread was
+    # frozen in between): no pod bound after waking is what counts.
+    logged = set(re.findall(r'Successfully bound pod to node pod="[^/"]*/([^"]+)"', woke))
+    assert logged <= bound_before, woke
     assert "Traceback" not in woke
     assert stale == []
     assert after_thaw.over_committed == {}, after_thaw
