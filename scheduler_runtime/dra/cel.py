@@ -2370,12 +2370,7 @@ def _undeclared_includes(checked: celast.Checked, expression: str) -> str | None
         for node in _walk(checked.expr)
         if node.kind == celast.CALL and node.name == "includes"
     )
-    issues = []
-    for offset in offsets:
-        where, snippet = _location(expression, offset)
-        undeclared = "undeclared reference to 'includes' (in container '')"
-        issues.append(f"ERROR: <input>:{where}: {undeclared}{snippet}")
-    return "\n".join(issues) or None
+    return _issues_at(expression, offsets, "undeclared reference to 'includes' (in container '')")
 
 
 def _regex_literal_issues(checked: celast.Checked, expression: str) -> str | None:
@@ -2392,10 +2387,15 @@ def _regex_literal_issues(checked: celast.Checked, expression: str) -> str | Non
             Regex(arg.value)
         except RegexError:
             offsets.append(checked.positions.get(arg.id, 0))
+    return _issues_at(expression, sorted(offsets), "invalid matches argument")
+
+
+def _issues_at(expression: str, offsets: list[int], message: str) -> str | None:
+    """cel-go's error lines, one per offset, each with its snippet (None for no offset)."""
     issues = []
-    for offset in sorted(offsets):
+    for offset in offsets:
         where, snippet = _location(expression, offset)
-        issues.append(f"ERROR: <input>:{where}: invalid matches argument{snippet}")
+        issues.append(f"ERROR: <input>:{where}: {message}{snippet}")
     return "\n".join(issues) or None
 
 

@@ -90,16 +90,16 @@ def gang(size: int, cpu: str = "2", **spec: Any) -> list[dict[str, Any]]:
 
 
 class Recorder(Simulation):
-    """The simulator, keeping who preempted each victim and every FailedScheduling message."""
+    """The simulator emulating `minor` with `gates`, keeping who preempted each victim."""
 
-    def __init__(self) -> None:
+    def __init__(self, gates: str = "GenericWorkload=true", minor: str = "1.37") -> None:
         configuration = load_configuration(
             {
                 "apiVersion": "kubescheduler.config.k8s.io/v1",
                 "kind": "KubeSchedulerConfiguration",
                 "profiles": [{"schedulerName": PROFILE}],
             },
-            feature_gates=parse_feature_gates("GenericWorkload=true", "1.37"),
+            feature_gates=parse_feature_gates(gates, minor),
         )
         super().__init__(configuration, seed=1)
         self.evicted: dict[str, Preemptor] = {}
@@ -312,47 +312,22 @@ UNFIT = "0/2 nodes are available: 2 Insufficient cpu. no new claims to deallocat
 
 
 def alpha_pod_group(name: str, min_count: int, priority: int = GANG_PRIORITY, **spec: Any) -> Any:
+    """1.36's PodGroup: v1alpha2, the same fields."""
     return {
+        **pod_group(name, min_count, priority, **spec),
         "apiVersion": "scheduling.k8s.io/v1alpha2",
-        "kind": "PodGroup",
-        "metadata": {"name": name, "namespace": "ns", "uid": f"uid-pg-{name}"},
-        "spec": {
-            "schedulingPolicy": {"gang": {"minCount": min_count}},
-            "priority": priority,
-            **spec,
-        },
     }
 
 
-class Recorder136(Simulation):
-    """The simulator emulating 1.36, keeping who preempted each victim."""
-
-    def __init__(self, gates: str = WAP) -> None:
-        configuration = load_configuration(
-            {
-                "apiVersion": "kubescheduler.config.k8s.io/v1",
-                "kind": "KubeSchedulerConfiguration",
-                "profiles": [{"schedulerName": PROFILE}],
-            },
-            feature_gates=parse_feature_gates(gates, "1.36"),
-        )
-        super().__init__(configuration, seed=1)
-        self.evicted: dict[str, Preemptor] = {}
-
-    def _evict(self, victim: PodInfo, preemptor: Preemptor) -> None:
-        self.evicted[victim.name] = preemptor
-        super()._evict(victim, preemptor)
-
-
-def simulate_136(*objects: dict[str, Any], gates: str = WAP) -> Recorder136:
-    made = Recorder136(gates)
+def simulate_136(*objects: dict[str, Any], gates: str = WAP) -> Recorder:
+    made = Recorder(gates, "1.36")
     made.load(objects)
     made.run()
     return made
 
 
-def first_cycle_136(*objects: dict[str, Any]) -> Recorder136:
-    made = Recorder136()
+def first_cycle_136(*objects: dict[str, Any]) -> Recorder:
+    made = Recorder(WAP, "1.36")
     made.load(objects)
     made.step()
     return made
@@ -427,8 +402,8 @@ def test_136_without_workload_aware_preemption_each_member_preempts_for_itself()
     assert set(told(made)) == {"0/2 nodes are available: 2 Insufficient cpu."}
 
 
-def first_cycle_136_with(gates: str) -> Recorder136:
-    made = Recorder136(gates)
+def first_cycle_136_with(gates: str) -> Recorder:
+    made = Recorder(gates, "1.36")
     made.load([*FULL, alpha_pod_group("g", 2), *gang(2)])
     made.step()
     return made
