@@ -49,8 +49,6 @@ from dataclasses import dataclass
 from functools import cmp_to_key
 from typing import Any
 
-from cel_expr_python import cel as _cel
-from cel_expr_python.ext import ext_bindings, ext_optional
 from re2 import _re2  # type: ignore[attr-defined]
 
 from scheduler_runtime.dra import celast, celparse
@@ -1243,8 +1241,17 @@ _FUNCTIONS: dict[str, Callable[..., Any]] = {
 # The checker's declarations (types only: the evaluator above runs them).
 
 
+def _checker() -> Any:
+    """cel-go's checker (cel_expr_python), loaded when the first expression is checked: it
+    holds about 14 MiB that a scheduler never given a device selector does without."""
+    from cel_expr_python import cel  # noqa: PLC0415
+
+    return cel
+
+
 def _declarations() -> list[Any]:
-    t = _cel.Type
+    checker = _checker()
+    t = checker.Type
     q, s = t.AbstractType("kubernetes.Quantity"), t.AbstractType("kubernetes.Semver")
     dyn, b, i, st, d = t.DYN, t.BOOL, t.INT, t.STRING, t.DOUBLE
     lst, lst_s = t.List(t.DYN), t.List(t.STRING)
@@ -1298,10 +1305,12 @@ def _declarations() -> list[Any]:
     for is_member, table in ((True, member), (False, global_)):
         for name, overloads in table.items():
             decls.append(
-                _cel.FunctionDecl(
+                checker.FunctionDecl(
                     name,
                     [
-                        _cel.Overload(f"{name}_{n}", ret, params, is_member=is_member, impl=_unused)
+                        checker.Overload(
+                            f"{name}_{n}", ret, params, is_member=is_member, impl=_unused
+                        )
                         for n, (ret, params) in enumerate(overloads)
                     ],
                 )
@@ -1314,7 +1323,10 @@ def _unused(*args: Any) -> Any:
 
 
 def _new_env(extra: Mapping[str, Any] | None = None) -> Any:
-    t = _cel.Type
+    from cel_expr_python.ext import ext_bindings, ext_optional  # noqa: PLC0415 (see _checker)
+
+    checker = _checker()
+    t = checker.Type
     q = t.AbstractType("kubernetes.Quantity")
     variables = {
         "device.driver": t.STRING,
@@ -1323,7 +1335,7 @@ def _new_env(extra: Mapping[str, Any] | None = None) -> Any:
         "device.capacity": t.Map(t.STRING, t.Map(t.STRING, q)),
         **(extra or {}),
     }
-    return _cel.NewEnv(
+    return checker.NewEnv(
         variables=variables,
         functions=_declarations(),
         extensions=[ext_bindings.ExtBindings(), ext_optional.ExtOptional()],
@@ -2312,10 +2324,11 @@ def _declared_type(kind: str) -> Any:
     """A type cel-go prints (`map(string, list(int))`) as a C++ declaration."""
     text = _truncated_type(kind)
     text = text.replace("(", "<").replace(")", ">").replace(" ", "")
+    types = _checker().Type
     try:
-        return _cel.Type(text)
+        return types(text)
     except Exception:
-        return _cel.Type.DYN
+        return types.DYN
 
 
 @functools.lru_cache(maxsize=64)

@@ -6,6 +6,8 @@ byte."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -224,3 +226,16 @@ def test_cases_nested_forty_deep_keep_their_outcome(case: dict[str, Any], minor:
         assert "compileError" in outcome
     else:
         assert outcome == golden
+
+
+def test_the_checker_library_is_loaded_by_the_first_selector_not_by_the_runtime() -> None:
+    """cel_expr_python holds about 14 MiB: a scheduler with no device selector does without."""
+    probe = (
+        "import sys, scheduler_runtime.cli.run, scheduler_runtime.simulate;"
+        "loaded = 'cel_expr_python' in sys.modules;"
+        "from scheduler_runtime.dra import cel;"
+        "assert cel.compile_expression('device.driver == \"x\"').error is None;"
+        "print(loaded, 'cel_expr_python' in sys.modules)"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["False", "True"]
