@@ -1249,8 +1249,7 @@ def _checker() -> Any:
     return cel
 
 
-def _declarations() -> list[Any]:
-    checker = _checker()
+def _declarations(checker: Any) -> list[Any]:
     t = checker.Type
     q, s = t.AbstractType("kubernetes.Quantity"), t.AbstractType("kubernetes.Semver")
     dyn, b, i, st, d = t.DYN, t.BOOL, t.INT, t.STRING, t.DOUBLE
@@ -1337,7 +1336,7 @@ def _new_env(extra: Mapping[str, Any] | None = None) -> Any:
     }
     return checker.NewEnv(
         variables=variables,
-        functions=_declarations(),
+        functions=_declarations(checker),
         extensions=[ext_bindings.ExtBindings(), ext_optional.ExtOptional()],
     )
 

@@ -44,6 +44,7 @@ WAITING = (
     "pod group is unschedulable, waiting for minCount pods from a gang to be scheduled, "
     "one or more plugins asked to wait and no plugin rejected pod"
 )
+JOB_PODS = 4  # each Job's parallelism and completions
 
 
 def no_cpu(nodes: int) -> str:
@@ -250,7 +251,8 @@ def test_the_job_controllers_podgroup_for_a_job_of_parallelism_4(
                 wait_for(
                     f"Job {name} to complete",
                     lambda name=name: (
-                        (batch.read_namespaced_job(name, run.namespace).status.succeeded or 0) == 4
+                        (batch.read_namespaced_job(name, run.namespace).status.succeeded or 0)
+                        == JOB_PODS
                     ),
                 )
             elif name == "too-big":
@@ -274,7 +276,7 @@ def test_the_job_controllers_podgroup_for_a_job_of_parallelism_4(
         # 1.37's Job controller makes the PodGroup its own way (the Workload's template, a
         # minCount it keeps in step with the Job): the gang takes two pods at a time and
         # both Jobs run to completion with either scheduler.
-        assert len(outcome.bound) == 8
+        assert len(outcome.bound) == 2 * JOB_PODS
         assert outcome.conditions == {
             "fits": ("True", "Scheduled", ""),
             "too-big": ("True", "Scheduled", ""),
@@ -296,8 +298,8 @@ def job(name: str, scheduler: str, cpu: str) -> dict[str, Any]:
         "kind": "Job",
         "metadata": {"name": name},
         "spec": {
-            "parallelism": 4,
-            "completions": 4,
+            "parallelism": JOB_PODS,
+            "completions": JOB_PODS,
             "completionMode": "Indexed",
             "template": {
                 "spec": {
