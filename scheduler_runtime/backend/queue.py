@@ -181,7 +181,7 @@ class SchedulingQueue:
             flying = self._in_flight.get(pod_id)
             if flying is not None:
                 flying.deleted = True
-            self._active.pop(pod_id, None)
+            self._take_active(pod_id)
             self._backoff.pop(pod_id, None)
             self._unschedulable.pop(pod_id, None)
             self._gated.pop(pod_id, None)
@@ -326,7 +326,7 @@ class SchedulingQueue:
             popped = []
             for key in keys:
                 queued = (
-                    self._active.pop(key, None)
+                    self._take_active(key)
                     or self._backoff.pop(key, None)
                     or self._unschedulable.pop(key, None)
                 )
@@ -538,10 +538,16 @@ class SchedulingQueue:
             entry = heapq.heappop(self._active_heap)
             queued = entry.pod
             if self._active.get(queued.id) is queued and queued.entry is entry:
-                del self._active[queued.id]
-                queued.entry = None
-                return queued
+                return self._take_active(queued.id)
         return None
+
+    def _take_active(self, pod_id: str) -> QueuedPod | None:
+        """Out of activeQ. Its heap entry, stale from now on, points at the pod, and the pod no
+        longer at it: no cycle is left for the garbage collector to find."""
+        queued = self._active.pop(pod_id, None)
+        if queued is not None:
+            queued.entry = None
+        return queued
 
     def _counts(self) -> dict[str, int]:
         return {

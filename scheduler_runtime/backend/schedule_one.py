@@ -200,8 +200,8 @@ class ScheduleOne:
         except Exception as bug:
             try:
                 self._bug("binding_start", attempt, bug)
-            finally:
-                self._end_binding(attempt, Status.as_error(bug))
+            finally:  # its message only: simulate raises the bug on, traceback and all
+                self._end_binding(attempt, Status(Code.ERROR, (str(bug),)))
 
     def _skip(self, pod: PodInfo) -> bool:
         """skipPodSchedule: a pod being deleted, or already assumed, is not scheduled."""

@@ -30,12 +30,20 @@ class Code(IntEnum):
 
 @dataclass(frozen=True, slots=True)
 class Status:
-    """The outcome of running a plugin; reasons are what users read in events."""
+    """The outcome of running a plugin; reasons are what users read in events.
+
+    An error is kept without its traceback: its frames (and every caller's, through f_back)
+    would hold the very Status that holds it, a cycle only a full collection frees, which the
+    live runtime runs rarely (HeapKeeper). Log a bug with its stack before it becomes a Status."""
 
     code: Code = Code.SUCCESS
     reasons: tuple[str, ...] = ()
     plugin: str = ""
     error: BaseException | None = None
+
+    def __post_init__(self) -> None:
+        if self.error is not None:
+            self.error.__traceback__ = None
 
     @classmethod
     def unschedulable(cls, *reasons: str, plugin: str = "") -> Status:
