@@ -100,6 +100,8 @@ def test_a_binding_for_a_pod_already_gone(scheduler: Scheduler) -> None:
         attempt(scheduler, "refused")
         assert scheduler.bindings.idle(WAIT)
         assert "uid-refused" in scheduler.queue.ids()  # back in the queue until its deletion
+        # The API writers end: each held its last call's error, the binding's among them.
+        scheduler.stop()
 
     assert runtime_garbage(case) == []
 
