@@ -4,9 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from scheduler_runtime.backend import Backend
+from scheduler_runtime.backend import NODES, Backend
 from scheduler_runtime.config import load_configuration
 from scheduler_runtime.framework.interface import Handle
+from scheduler_runtime.live.kube import Kube
+from scheduler_runtime.live.metrics import SchedulerMetrics
+from scheduler_runtime.live.outcomes import Outcomes
+from scheduler_runtime.live.scheduler import Scheduler
 
 OURS = "ours"
 
@@ -47,4 +51,19 @@ def backend_of(scheduler_name: str) -> Backend:
     }
     made = Backend(load_configuration(config))
     made.build_frameworks(Handle(snapshot=made.snapshot, nominator=made.nominator))
+    return made
+
+
+def live_scheduler(kube: Kube, scheduler_name: str = OURS) -> Scheduler:
+    """The live scheduler of one default profile named `scheduler_name`, writing through
+    `kube`, with one node, n1."""
+    config = {
+        "apiVersion": "kubescheduler.config.k8s.io/v1",
+        "kind": "KubeSchedulerConfiguration",
+        "profiles": [{"schedulerName": scheduler_name}],
+    }
+    made = Scheduler(
+        load_configuration(config), kube, Outcomes(kube, kube, "test"), SchedulerMetrics()
+    )
+    made.backend.events.replace(NODES, [node("n1")])
     return made

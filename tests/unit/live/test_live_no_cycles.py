@@ -11,13 +11,10 @@ from typing import Any
 
 import kubernetes
 import pytest
-from backend_support import node, pod
+from backend_support import live_scheduler, pod
 
-from scheduler_runtime.backend import NODES, PODS
-from scheduler_runtime.config import load_configuration
+from scheduler_runtime.backend import PODS
 from scheduler_runtime.live.kube import ApiError, Kube
-from scheduler_runtime.live.metrics import SchedulerMetrics
-from scheduler_runtime.live.outcomes import Outcomes
 from scheduler_runtime.live.scheduler import Scheduler
 
 PROFILE = "ours"
@@ -51,16 +48,8 @@ class PodGoneKube(Kube):
 @pytest.fixture
 def scheduler() -> Iterator[Scheduler]:
     """A scheduler whose pods are gone when their binding arrives."""
-    config = load_configuration(
-        {
-            "apiVersion": "kubescheduler.config.k8s.io/v1",
-            "kind": "KubeSchedulerConfiguration",
-            "profiles": [{"schedulerName": PROFILE}],
-        }
-    )
     kube = PodGoneKube()
-    made = Scheduler(config, kube, Outcomes(kube, kube, "test"), SchedulerMetrics())
-    made.backend.events.replace(NODES, [node("n1")])
+    made = live_scheduler(kube, PROFILE)
     yield made
     made.stop(finish_bindings=False)
 

@@ -8,16 +8,13 @@ from typing import Any
 
 import kubernetes
 import pytest
-from backend_support import node, pod
+from backend_support import live_scheduler, pod
 
-from scheduler_runtime.backend import NODES, PODS
+from scheduler_runtime.backend import PODS
 from scheduler_runtime.backend.schedule_one import GroupOutcome
-from scheduler_runtime.config import load_configuration
 from scheduler_runtime.framework.podgroups import WORKLOAD_API, WORKLOAD_POD_GROUP, GroupKey
 from scheduler_runtime.framework.status import SUCCESS, Status
 from scheduler_runtime.live.kube import Kube
-from scheduler_runtime.live.metrics import SchedulerMetrics
-from scheduler_runtime.live.outcomes import Outcomes
 from scheduler_runtime.live.scheduler import Scheduler
 from scheduler_runtime.plugins.nodeunschedulable import NodeUnschedulable
 from scheduler_runtime.plugins.volumebinding import VolumeBinding
@@ -28,18 +25,10 @@ PROFILE = "ours"
 @pytest.fixture
 def scheduler() -> Iterator[Scheduler]:
     """A scheduler whose API server is unreachable: outcomes fail to report, and say so."""
-    config = load_configuration(
-        {
-            "apiVersion": "kubescheduler.config.k8s.io/v1",
-            "kind": "KubeSchedulerConfiguration",
-            "profiles": [{"schedulerName": PROFILE}],
-        }
-    )
     kube = Kube(
         kubernetes.client.ApiClient(kubernetes.client.Configuration(host="http://127.0.0.1:9"))
     )
-    made = Scheduler(config, kube, Outcomes(kube, kube, "test"), SchedulerMetrics())
-    made.backend.events.replace(NODES, [node("n1")])
+    made = live_scheduler(kube, PROFILE)
     yield made
     made.stop(finish_bindings=False)
 
