@@ -128,6 +128,9 @@ def generated_pod(i: int, rng: random.Random) -> dict[str, Any]:
         ]
     elif kind == 6:
         image = rng.choice(["example.com/app:v1", "example.com/app:v2"])
+        if i % 20 == 6:  # an image volume: scored from 1.36, and in the cap from 1.37
+            other = "example.com/app:v2" if image.endswith("v1") else "example.com/app:v1"
+            spec["volumes"] = [{"name": "data", "image": {"reference": other}}]
     elif kind == 7:
         spec["affinity"] = {
             "podAffinity": {

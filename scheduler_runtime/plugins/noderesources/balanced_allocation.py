@@ -1,7 +1,7 @@
 """NodeResourcesBalancedAllocation: prefer nodes whose resource usage the pod makes more even.
-As upstream 1.36 scores it: 50 + (50 + balance with the pod - balance without it) / 2, where a
-balance is 100 x (1 - standard deviation of the usage fractions). Uses real requests;
-best-effort pods skip it."""
+A balance is 100 x (1 - standard deviation of the usage fractions). From 1.36 upstream scores
+the change the pod makes: 50 + (50 + balance with the pod - balance without it) / 2; 1.35
+scored the balance with the pod alone. Uses real requests; best-effort pods skip it."""
 
 from __future__ import annotations
 
@@ -61,6 +61,8 @@ class BalancedAllocation(PluginBase[NodeResourcesBalancedAllocationArgs]):
             )
             with_pod.append((requested, allocatable))
             without_pod.append((requested - request, allocatable))
+        if not self.handle.features.since(1, 36):
+            return balanced(with_pod)
         change = balanced(with_pod) - balanced(without_pod)
         scores: Int64s = HALF_SCORE + (HALF_SCORE + change) // 2
         return scores

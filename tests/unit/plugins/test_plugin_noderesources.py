@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -11,6 +12,7 @@ from scheduler_runtime.config.args import (
     NodeResourcesBalancedAllocationArgs,
     NodeResourcesFitArgs,
 )
+from scheduler_runtime.framework.features import Features
 from scheduler_runtime.framework.interface import Code
 from scheduler_runtime.framework.podinfo import pod_info
 from scheduler_runtime.framework.snapshot import Snapshot
@@ -162,8 +164,9 @@ def test_requested_to_capacity_ratio_truncates_toward_zero() -> None:
     assert run_score(scorer, snapshot, make_pod(requests=[{"cpu": "1000m"}])) == {"n": 42}
 
 
-def balanced(snapshot: Snapshot) -> BalancedAllocation:
-    return BalancedAllocation(NodeResourcesBalancedAllocationArgs(), handle_of(snapshot))
+def balanced(snapshot: Snapshot, release: tuple[int, int] = (1, 37)) -> BalancedAllocation:
+    handle = replace(handle_of(snapshot), features=Features(release=release))
+    return BalancedAllocation(NodeResourcesBalancedAllocationArgs(), handle)
 
 
 def test_balanced_allocation() -> None:
@@ -197,6 +200,18 @@ def test_balanced_allocation_rewards_evening_out_a_node() -> None:
     # lopsided: without (0.5, 0) -> 75, with (0.75, 0.75) -> 100: 50 + 75 / 2 = 87;
     # empty: without 100, with (0.25, 0.75) -> 75: 50 + 25 / 2 = 62.
     assert run_score(balanced(snapshot), snapshot, pod) == {"lopsided": 87, "empty": 62}
+
+
+def test_balanced_allocation_at_1_35_scores_the_balance_with_the_pod_alone() -> None:
+    snapshot = snapshot_of(
+        make_node("lopsided", cpu="4000m", memory="10000"),
+        make_node("empty", cpu="4000m", memory="10000"),
+        pods=[make_pod("cpu-heavy", requests=[{"cpu": "2000m"}], node_name="lopsided")],
+    )
+    pod = make_pod(requests=[{"cpu": "1000m", "memory": "7500"}])
+    # 1.35's balancedResourceScorer: lopsided (0.75, 0.75) -> 100; empty (0.25, 0.75) -> 75.
+    scorer = balanced(snapshot, release=(1, 35))
+    assert run_score(scorer, snapshot, pod) == {"lopsided": 100, "empty": 75}
 
 
 def test_balanced_allocation_skips_best_effort_pods() -> None:

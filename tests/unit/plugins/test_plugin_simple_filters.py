@@ -3,11 +3,13 @@ ImageLocality, DefaultBinder against upstream's messages and formulas."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pytest
 from plugin_support import handle_of, make_node, make_pod, run_filter, run_score, snapshot_of
 
+from scheduler_runtime.framework.features import Features
 from scheduler_runtime.framework.interface import Code, CycleState, Handle
 from scheduler_runtime.framework.podinfo import PodInfo, pod_info
 from scheduler_runtime.framework.snapshot import Snapshot
@@ -185,6 +187,22 @@ def test_image_locality_untagged_means_latest() -> None:
     )
     scores = run_score(ImageLocality(None, handle_of(big)), big, make_pod(image="nginx"))
     assert scores == {"a": (900 - 23) * 100 // (1000 - 23)}
+
+
+@pytest.mark.parametrize(
+    ("release", "expected"),
+    [
+        ((1, 35), 0),  # image volumes are not scored
+        ((1, 36), (900 - 23) * 100 // (1000 - 23)),  # scored, the cap one container's
+        ((1, 37), (900 - 23) * 100 // (2000 - 23)),  # the volume raises the cap too
+    ],
+)
+def test_image_locality_image_volumes_by_release(release: tuple[int, int], expected: int) -> None:
+    snapshot = snapshot_of(make_node("a", images=[(["repo/model:v1"], 900 * MB)]))
+    handle = replace(handle_of(snapshot), features=Features(release=release))
+    volume = {"name": "model", "image": {"reference": "repo/model:v1"}}
+    pod = make_pod(image="nginx:1.25", volumes=[volume, {"name": "scratch", "emptyDir": {}}])
+    assert run_score(ImageLocality(None, handle), snapshot, pod) == {"a": expected}
 
 
 def test_default_binder_uses_the_binder() -> None:
