@@ -9,8 +9,10 @@ from typing import Any
 import pytest
 from plugin_support import handle_of, make_node, make_pod, run_filter, run_score, snapshot_of
 
+from scheduler_runtime.backend.podgroups import PodGroups
 from scheduler_runtime.framework.features import Features
 from scheduler_runtime.framework.interface import Code, CycleState, Handle
+from scheduler_runtime.framework.podgroups import V1BETA1, WORKLOAD_POD_GROUP
 from scheduler_runtime.framework.podinfo import PodInfo, pod_info
 from scheduler_runtime.framework.snapshot import Snapshot
 from scheduler_runtime.framework.types import QueuedPodInfo
@@ -155,6 +157,38 @@ def test_priority_sort() -> None:
     assert plugin.less(high, low_early)
     assert plugin.less(low_early, low_late)
     assert not plugin.less(low_late, low_early)
+
+
+@pytest.mark.parametrize(
+    ("release", "generic_workload", "first"),
+    [
+        ((1, 37), True, "member"),  # queued at its PodGroup's priority, 20
+        ((1, 37), False, "loner"),  # without the gate, at its own, 1
+        ((1, 36), True, "loner"),  # 1.36 queues members as pods
+    ],
+)
+def test_priority_sort_queues_a_podgroup_member_at_its_groups_priority(
+    release: tuple[int, int], generic_workload: bool, first: str
+) -> None:
+    groups = PodGroups(workload_version=V1BETA1)
+    group = {
+        "apiVersion": "scheduling.k8s.io/v1beta1",
+        "kind": "PodGroup",
+        "metadata": {"name": "gang", "namespace": "default"},
+        "spec": {"schedulingPolicy": {"gang": {"minCount": 1}}, "priority": 20},
+    }
+    groups.upsert_group(WORKLOAD_POD_GROUP, group)
+    features = Features(release=release, generic_workload=generic_workload)
+    plugin = PrioritySort(None, Handle(Snapshot(), features=features, pod_groups=groups))
+    pods = {
+        "member": QueuedPodInfo(
+            make_pod("member", priority=1, schedulingGroup={"podGroupName": "gang"}), 2.0
+        ),
+        "loner": QueuedPodInfo(make_pod("loner", priority=10), 1.0),
+    }
+    second = "loner" if first == "member" else "member"
+    assert plugin.less(pods[first], pods[second])
+    assert plugin.sort_key(pods[first]) < plugin.sort_key(pods[second])
 
 
 def image_nodes() -> Snapshot:
