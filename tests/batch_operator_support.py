@@ -6,7 +6,10 @@ with a Coscheduling profile under the scheduler name the operator gives its pods
 
 from __future__ import annotations
 
+import base64
 import json
+import shlex
+import socket
 import subprocess
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -27,6 +30,7 @@ from coscheduling_support import (
 from runtime_support import RuntimeProcess
 
 from benchmarks.tools import TOOLS, pinned_versions
+from scheduler_runtime.live.certs import self_signed
 
 
 @dataclass(frozen=True)
@@ -72,6 +76,7 @@ MPI_OPERATOR = Operator(
 KUBERAY = Operator(
     "kuberay", "KUBERAY_VERSION", "github.com/ray-project/kuberay/ray-operator", "ray-operator"
 )
+KUEUE = Operator("kueue", "KUEUE_VERSION", "sigs.k8s.io/kueue", "kueue")
 
 
 def apply_crds(cluster: Cluster, files: Sequence[Path]) -> None:
@@ -89,15 +94,83 @@ def start_manager(
     workdir: Path,
     kubeconfig: Path,
     env: Mapping[str, str] | None = None,
+    etc: Mapping[str, Path] | None = None,
 ) -> ReferenceProcess:
-    """The operator's manager as a local process with the cluster's admin kubeconfig."""
-    binary = operator.build() / operator.binary
+    """The operator's manager as a local process with the cluster's admin kubeconfig; `etc`:
+    directories it reads at fixed paths under /etc (see with_private_etc)."""
+    command = [str(operator.build() / operator.binary), *args]
+    if etc:
+        command = with_private_etc(command, etc, workdir / f"{operator.name}-etc")
     return ReferenceProcess(
-        operator.name,
-        [str(binary), *args],
-        workdir,
-        env={"KUBECONFIG": str(kubeconfig), **(env or {})},
+        operator.name, command, workdir, env={"KUBECONFIG": str(kubeconfig), **(env or {})}
     )
+
+
+def with_private_etc(command: Sequence[str], etc: Mapping[str, Path], scratch: Path) -> list[str]:
+    """`command` in a mount namespace of its own whose /etc is an overlay of the host's with
+    `etc`'s directories (path under /etc -> directory) copied in: for a manager that reads its
+    certificates at a fixed path in a pod, without writing the host's /etc. Needs root (the
+    integration tier runs as root, as the real node's tests need)."""
+    upper, work = scratch / "upper", scratch / "work"
+    upper.mkdir(parents=True)
+    work.mkdir()
+    steps = [f"mount -t overlay overlay -o lowerdir=/etc,upperdir={upper},workdir={work} /etc"]
+    for target, source in etc.items():
+        steps += [
+            f"mkdir -p {shlex.quote(target)}",
+            f"cp -R {shlex.quote(f'{source}/.')} {shlex.quote(target)}",
+        ]
+    script = " && ".join([*steps, 'exec "$@"'])
+    return [
+        "unshare",
+        "--mount",
+        "--propagation",
+        "private",
+        "--",
+        "sh",
+        "-c",
+        script,
+        "sh",
+        *command,
+    ]
+
+
+def serving_certificate(directory: Path) -> bytes:
+    """A certificate for 127.0.0.1 signed by a CA made for it, written where controller-runtime's
+    webhook server reads it (tls.crt, tls.key); the chain, which the API server is told to
+    trust."""
+    chain, key = self_signed("127.0.0.1")
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "tls.crt").write_bytes(chain)
+    (directory / "tls.key").write_bytes(key)
+    return chain
+
+
+def local_webhooks(
+    manifest: Path, port: int, ca_bundle: bytes, namespace: str
+) -> list[dict[str, Any]]:
+    """The operator's webhook configurations (its release's kubebuilder manifest), served by
+    its manager as a local process, as controller-runtime's envtest installs them: each
+    webhook calls https://127.0.0.1:PORT at its service's path, trusting `ca_bundle`; the
+    configurations are named after the test, and namespaced objects are sent to them only
+    from the test's namespace (the manager is the test's alone)."""
+    bundle = base64.b64encode(ca_bundle).decode()
+    configurations = [c for c in yaml.safe_load_all(manifest.read_text()) if c]
+    only_ours = {"matchLabels": {"kubernetes.io/metadata.name": namespace}}
+    for configuration in configurations:
+        configuration["metadata"] = {"name": f"{namespace}-{configuration['metadata']['name']}"}
+        for webhook in configuration["webhooks"]:
+            path = webhook["clientConfig"]["service"]["path"]
+            webhook["clientConfig"] = {"url": f"https://127.0.0.1:{port}{path}", "caBundle": bundle}
+            webhook["namespaceSelector"] = only_ours
+    return configurations
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
 
 
 @pytest.fixture
@@ -110,8 +183,9 @@ def batch_operator(tmp_path: Path) -> Iterator[Callable[..., ReferenceProcess]]:
         args: Sequence[str],
         kubeconfig: Path,
         env: Mapping[str, str] | None = None,
+        etc: Mapping[str, Path] | None = None,
     ) -> ReferenceProcess:
-        manager = start_manager(operator, args, tmp_path, kubeconfig, env)
+        manager = start_manager(operator, args, tmp_path, kubeconfig, env, etc)
         started.append(manager)
         return manager
 

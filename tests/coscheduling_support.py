@@ -181,11 +181,14 @@ class ReferenceProcess:
         return self.log_path.read_text(errors="replace")
 
     def wait_ready(self, url: str, timeout: float = 120) -> None:
-        wait_for(
-            f"{self.name} to be ready at {url} (log: {self.log()[-2000:]})",
-            lambda: self.process.poll() is None and _answers_ok(url),
-            timeout=timeout,
-        )
+        try:
+            wait_for(
+                f"{self.name} to be ready at {url}",
+                lambda: self.process.poll() is None and _answers_ok(url),
+                timeout=timeout,
+            )
+        except AssertionError as error:  # with the log as it is by then
+            raise AssertionError(f"{error}\n{self.name}'s log:\n{self.log()[-4000:]}") from None
 
     def stop(self) -> None:
         stop_process(self.process, timeout=30)

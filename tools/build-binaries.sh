@@ -13,6 +13,7 @@
 #   e2e-scheduling      the release's sig-scheduling e2e suite (make e2e-upstream)
 #   mpi-operator        Kubeflow's MPI operator's manager
 #   kuberay             KubeRay's operator
+#   kueue               Kueue's manager
 #   build-binaries.sh [COMPONENT|GROUP...]   builds what is missing; prints the directories
 #   build-binaries.sh --list                 the components, one a line
 # Each component lives in a directory named after its pinned version, so a cached build is
@@ -27,7 +28,8 @@ source "$here/progress.sh"
 
 # Every component, in the order their directories are printed (tools/cluster.sh and the tests
 # read the first three by position).
-components=(kubernetes etcd kwok prometheus helm scheduler-plugins e2e-scheduling mpi-operator kuberay)
+components=(kubernetes etcd kwok prometheus helm scheduler-plugins e2e-scheduling mpi-operator kuberay
+  kueue)
 declare -A groups=([control-plane]="kubernetes etcd kwok" [all]="${components[*]:0:6}")
 # KUBE_VERSION runs another Kubernetes release than the pinned one (the version matrix, the
 # upgrade kit); it is built into its own cache directory like the pinned one.
@@ -45,6 +47,7 @@ dir_scheduler_plugins=$cache/scheduler-plugins-$SCHEDULER_PLUGINS_VERSION
 dir_e2e_scheduling=$cache/e2e-scheduling-$KUBERNETES_VERSION
 dir_mpi_operator=$cache/mpi-operator-$MPI_OPERATOR_VERSION
 dir_kuberay=$cache/kuberay-$KUBERAY_VERSION
+dir_kueue=$cache/kueue-$KUEUE_VERSION
 
 # The components the arguments name (every one without arguments), in the printed order.
 declare -A wanted=()
@@ -277,6 +280,12 @@ build_kuberay() {
   progress_begin kuberay "building kuberay $KUBERAY_VERSION" "$dir_kuberay"
   build_operator kuberay "$dir_kuberay" github.com/ray-project/kuberay/ray-operator \
     github.com/ray-project/kuberay/ray-operator ray-operator
+}
+
+build_kueue() {
+  cached "$dir_kueue" "kueue $KUEUE_VERSION" && return
+  progress_begin kueue "building kueue $KUEUE_VERSION" "$dir_kueue"
+  build_operator kueue "$dir_kueue" sigs.k8s.io/kueue sigs.k8s.io/kueue/cmd/kueue kueue
 }
 
 for c in "${components[@]}"; do
