@@ -7,6 +7,7 @@ with a Coscheduling profile under the scheduler name the operator gives its pods
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import shlex
 import socket
@@ -77,6 +78,8 @@ KUBERAY = Operator(
     "kuberay", "KUBERAY_VERSION", "github.com/ray-project/kuberay/ray-operator", "ray-operator"
 )
 KUEUE = Operator("kueue", "KUEUE_VERSION", "sigs.k8s.io/kueue", "kueue")
+JOBSET = Operator("jobset", "JOBSET_VERSION", "sigs.k8s.io/jobset", "jobset")
+LWS = Operator("lws", "LWS_VERSION", "sigs.k8s.io/lws", "lws")
 
 
 def apply_crds(cluster: Cluster, files: Sequence[Path]) -> None:
@@ -164,6 +167,21 @@ def local_webhooks(
             webhook["clientConfig"] = {"url": f"https://127.0.0.1:{port}{path}", "caBundle": bundle}
             webhook["namespaceSelector"] = only_ours
     return configurations
+
+
+@contextlib.contextmanager
+def webhooks_served_locally(
+    cluster: Cluster, manifest: Path, port: int, ca_bundle: bytes, namespace: str
+) -> Iterator[None]:
+    """The operator's webhook configurations (local_webhooks) installed while in the block."""
+    configurations = local_webhooks(manifest, port, ca_bundle, namespace)
+    cluster.kubectl("apply", "-f", "-", input=yaml.safe_dump_all(configurations))
+    try:
+        yield
+    finally:
+        for configuration in configurations:
+            name = configuration["metadata"]["name"]
+            cluster.kubectl("delete", configuration["kind"], name, "--ignore-not-found")
 
 
 def free_port() -> int:

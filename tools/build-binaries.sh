@@ -14,6 +14,8 @@
 #   mpi-operator        Kubeflow's MPI operator's manager
 #   kuberay             KubeRay's operator
 #   kueue               Kueue's manager
+#   jobset              JobSet's manager
+#   lws                 LeaderWorkerSet's manager
 #   build-binaries.sh [COMPONENT|GROUP...]   builds what is missing; prints the directories
 #   build-binaries.sh --list                 the components, one a line
 # Each component lives in a directory named after its pinned version, so a cached build is
@@ -29,7 +31,7 @@ source "$here/progress.sh"
 # Every component, in the order their directories are printed (tools/cluster.sh and the tests
 # read the first three by position).
 components=(kubernetes etcd kwok prometheus helm scheduler-plugins e2e-scheduling mpi-operator kuberay
-  kueue)
+  kueue jobset lws)
 declare -A groups=([control-plane]="kubernetes etcd kwok" [all]="${components[*]:0:6}")
 # KUBE_VERSION runs another Kubernetes release than the pinned one (the version matrix, the
 # upgrade kit); it is built into its own cache directory like the pinned one.
@@ -48,6 +50,8 @@ dir_e2e_scheduling=$cache/e2e-scheduling-$KUBERNETES_VERSION
 dir_mpi_operator=$cache/mpi-operator-$MPI_OPERATOR_VERSION
 dir_kuberay=$cache/kuberay-$KUBERAY_VERSION
 dir_kueue=$cache/kueue-$KUEUE_VERSION
+dir_jobset=$cache/jobset-$JOBSET_VERSION
+dir_lws=$cache/lws-$LWS_VERSION
 
 # The components the arguments name (every one without arguments), in the printed order.
 declare -A wanted=()
@@ -286,6 +290,18 @@ build_kueue() {
   cached "$dir_kueue" "kueue $KUEUE_VERSION" && return
   progress_begin kueue "building kueue $KUEUE_VERSION" "$dir_kueue"
   build_operator kueue "$dir_kueue" sigs.k8s.io/kueue sigs.k8s.io/kueue/cmd/kueue kueue
+}
+
+build_jobset() {
+  cached "$dir_jobset" "jobset $JOBSET_VERSION" && return
+  progress_begin jobset "building jobset $JOBSET_VERSION" "$dir_jobset"
+  build_operator jobset "$dir_jobset" sigs.k8s.io/jobset sigs.k8s.io/jobset jobset
+}
+
+build_lws() {
+  cached "$dir_lws" "lws $LWS_VERSION" && return
+  progress_begin lws "building lws $LWS_VERSION" "$dir_lws"
+  build_operator lws "$dir_lws" sigs.k8s.io/lws sigs.k8s.io/lws/cmd lws
 }
 
 for c in "${components[@]}"; do

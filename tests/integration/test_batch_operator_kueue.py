@@ -25,10 +25,10 @@ from batch_operator_support import (
     KUEUE,
     apply_crds,
     free_port,
-    local_webhooks,
     read,
     scheduled_by,
     serving_certificate,
+    webhooks_served_locally,
 )
 from cluster import Cluster, kwok_node, wait_for
 from coscheduling_support import ReferenceProcess
@@ -86,28 +86,22 @@ def kueue(
         etc={"/etc/kueue/metrics/certs": tmp_path / "certs"},
     )
     manager.wait_ready(f"http://127.0.0.1:{health}/readyz")
-    webhooks = local_webhooks(
-        source / "config/components/webhook/manifests.yaml", webhook_port, bundle, namespace
-    )
-    cluster.kubectl("apply", "-f", "-", input=yaml.safe_dump_all(webhooks))
-    yield manager
-    # Kueue's finalizers on what it manages are lifted by Kueue alone: delete all of it while
-    # the manager runs, then its webhooks.
-    for kind in ("jobs.batch", "pods", f"workloads.{GROUP}", f"localqueues.{GROUP}"):
-        cluster.kubectl("delete", kind, "--all", "-n", namespace, "--timeout=60s", check=False)
-    for kind in ("clusterqueues", "resourceflavors", "topologies"):
-        cluster.kubectl(
-            "delete",
-            f"{kind}.{GROUP}",
-            namespace,
-            "--ignore-not-found",
-            "--timeout=60s",
-            check=False,
-        )
-    for webhook in webhooks:
-        cluster.kubectl(
-            "delete", webhook["kind"], webhook["metadata"]["name"], "--ignore-not-found"
-        )
+    manifest = source / "config/components/webhook/manifests.yaml"
+    with webhooks_served_locally(cluster, manifest, webhook_port, bundle, namespace):
+        yield manager
+        # Kueue's finalizers on what it manages are lifted by Kueue alone: delete all of it
+        # while the manager and its webhooks serve.
+        for kind in ("jobs.batch", "pods", f"workloads.{GROUP}", f"localqueues.{GROUP}"):
+            cluster.kubectl("delete", kind, "--all", "-n", namespace, "--timeout=60s", check=False)
+        for kind in ("clusterqueues", "resourceflavors", "topologies"):
+            cluster.kubectl(
+                "delete",
+                f"{kind}.{GROUP}",
+                namespace,
+                "--ignore-not-found",
+                "--timeout=60s",
+                check=False,
+            )
 
 
 def queues(namespace: str) -> list[dict[str, Any]]:

@@ -1,0 +1,171 @@
+"""JobSet, built from its release and run as its docs run the manager (its CRD and webhook
+configurations from the release's files; the manager a local process serving its webhooks on
+127.0.0.1, as controller-runtime's envtest installs them), with its pods placed by the runtime.
+This release makes no PodGroup: a JobSet's pods are plain pods naming the runtime's scheduler.
+
+Exclusive placement (`alpha.jobset.sigs.k8s.io/exclusive-topology`) is JobSet's own placement
+contract, and it leans on the scheduler: JobSet's pod webhook gives each child Job's leader
+(completion index 0) a required pod affinity to its own Job and a required anti-affinity to
+every other Job, across all namespaces, in the topology domain; it refuses a follower until its
+leader is bound, then pins it to the leader's domain by nodeSelector. Two child Jobs and two
+blocks: the runtime must put each Job's pods in a block of their own."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from batch_operator_support import (
+    JOBSET,
+    apply_crds,
+    free_port,
+    read,
+    scheduled_by,
+    serving_certificate,
+    webhooks_served_locally,
+)
+from cluster import Cluster, kwok_node, wait_for
+from coscheduling_support import ReferenceProcess
+from runtime_support import Pods, RuntimeProcess, scheduler_config
+
+BLOCK = "example.com/block"
+EXCLUSIVE = "alpha.jobset.sigs.k8s.io/exclusive-topology"
+JOB_KEY = "jobset.sigs.k8s.io/job-key"
+
+
+@pytest.fixture
+def jobset(
+    cluster: Cluster,
+    namespace: str,
+    batch_operator: Callable[..., ReferenceProcess],
+    tmp_path: Path,
+) -> Iterator[ReferenceProcess]:
+    """JobSet's manager, its webhooks answering for the test's namespace."""
+    source = JOBSET.source()
+    apply_crds(cluster, sorted((source / "config/components/crd/bases").glob("*.yaml")))
+    certs = tmp_path / "certs"
+    bundle = serving_certificate(certs)
+    webhook_port, health = free_port(), free_port()
+    config = tmp_path / "jobset.yaml"
+    config.write_text(
+        yaml.safe_dump(
+            {  # the release's Configuration, made local: no election, the test's certificate
+                "apiVersion": "config.jobset.x-k8s.io/v1alpha1",
+                "kind": "Configuration",
+                "leaderElection": {"leaderElect": False},
+                "internalCertManagement": {"enable": False},
+                "webhook": {"port": webhook_port, "host": "127.0.0.1", "certDir": str(certs)},
+                "metrics": {"bindAddress": "0"},
+                "health": {"healthProbeBindAddress": f"127.0.0.1:{health}"},
+            }
+        )
+    )
+    manager = batch_operator(JOBSET, [f"--config={config}"], cluster.kubeconfig)
+    manager.wait_ready(f"http://127.0.0.1:{health}/readyz")
+    manifest = source / "config/components/webhook/manifests.yaml"
+    with webhooks_served_locally(cluster, manifest, webhook_port, bundle, namespace):
+        yield manager
+        cluster.kubectl("delete", "jobsets.jobset.x-k8s.io", "--all", "-n", namespace)
+
+
+def exclusive_jobset(name: str, scheduler: str, jobs: int, pods: int, ours: Any) -> Any:
+    """`jobs` child Jobs of `pods` pods each, each Job alone in a block."""
+    return {
+        "apiVersion": "jobset.x-k8s.io/v1alpha2",
+        "kind": "JobSet",
+        "metadata": {"name": name, "annotations": {EXCLUSIVE: BLOCK}},
+        "spec": {
+            "replicatedJobs": [
+                {
+                    "name": "workers",
+                    "replicas": jobs,
+                    "template": {
+                        "spec": {
+                            "parallelism": pods,
+                            "completions": pods,
+                            "backoffLimit": 0,
+                            "template": {
+                                "spec": {
+                                    "schedulerName": scheduler,
+                                    "restartPolicy": "Never",
+                                    "nodeSelector": ours,
+                                    "containers": [
+                                        {
+                                            "name": "work",
+                                            "image": "registry.k8s.io/pause:3.10",
+                                            "resources": {"requests": {"cpu": "1"}},
+                                        }
+                                    ],
+                                }
+                            },
+                        }
+                    },
+                }
+            ]
+        },
+    }
+
+
+def condition(obj: dict[str, Any], kind: str) -> str | None:
+    found = [c for c in (obj.get("status") or {}).get("conditions") or [] if c["type"] == kind]
+    return str(found[0]["status"]) if found else None
+
+
+def test_each_child_job_is_placed_alone_in_a_block(
+    cluster: Cluster,
+    namespace: str,
+    pods: Pods,
+    schedulable_nodes: Callable[..., list[str]],
+    start_runtime: Callable[..., RuntimeProcess],
+    jobset: ReferenceProcess,
+) -> None:
+    ours = {"batchops": namespace}
+    block_of = {f"jobset-{namespace}-{i}": f"b{i // 2}" for i in range(4)}
+    schedulable_nodes(
+        *(kwok_node(name, cpu="4", labels={**ours, BLOCK: b}) for name, b in block_of.items())
+    )
+    scheduler = f"jobset-{namespace}"
+    runtime = start_runtime(scheduler_config(scheduler), name=f"runtime-{scheduler}")
+    instance = f"{scheduler}-{runtime.name}"
+
+    # Two Jobs of three pods: each fits one block (two nodes of 4 CPUs), and must be alone there.
+    manifest = yaml.safe_dump(exclusive_jobset("train", scheduler, 2, 3, ours))
+    cluster.kubectl("create", "-n", namespace, "-f", "-", input=manifest)
+    members = wait_for(
+        "JobSet's six pods, the followers made once their leader is bound",
+        lambda: found if len(found := pods.all()) == 6 else None,
+        timeout=120,
+    )
+    placed = pods.wait_placed(*members)
+    events = pods.events()
+    blocks: dict[str, set[str]] = {}
+    for name, node in placed.items():
+        assert scheduled_by(events, name) == [(scheduler, instance)], name
+        job = members[name]["metadata"]["labels"][JOB_KEY]
+        blocks.setdefault(job, set()).add(block_of[node])
+    assert len(blocks) == 2, blocks
+    assert all(len(used) == 1 for used in blocks.values()), blocks  # each Job in one block
+    assert set.union(*blocks.values()) == {"b0", "b1"}, blocks  # and no block shared
+
+    leaders = [
+        pod
+        for pod in members.values()
+        if pod["metadata"]["annotations"].get("batch.kubernetes.io/job-completion-index") == "0"
+    ]
+    assert len(leaders) == 2
+    for leader in leaders:  # what JobSet asked the scheduler to honour
+        affinity = leader["spec"]["affinity"]
+        assert affinity["podAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+        assert affinity["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+
+    wait_for(
+        "JobSet to report the JobSet Completed (kwok completes a Job's pods once they run)",
+        lambda: (
+            condition(read(cluster, "jobsets.jobset.x-k8s.io", namespace, "train"), "Completed")
+            == "True"
+        ),
+        timeout=120,
+    )
