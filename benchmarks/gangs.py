@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from benchmarks.tools import kubernetes_minor, shared_cluster_name
+from scheduler_runtime.config.features import version_key
 from scheduler_runtime.framework.podgroups import workload_api
 
 WORKLOAD_API = "scheduling.k8s.io"
@@ -203,9 +204,16 @@ WORKLOAD_GATES = (
     "TopologyAwareWorkloadScheduling",
     *(("WorkloadAwarePreemption",) if WORKLOAD.version == "v1alpha2" else ()),
 )
+# 1.35 serves no PodGroup (its workload API is the alpha v1alpha1 Workload) and knows none of
+# the later gates: its gang cluster is a plain one, for scheduler-plugins' PodGroups alone.
+SERVES_POD_GROUPS = version_key(kubernetes_minor()) >= (1, 36)
 WORKLOAD_CLUSTER_FLAGS = (
-    f"--kube-runtime-config={WORKLOAD.api_version}=true",
-    "--kube-feature-gates=" + ",".join(f"{gate}=true" for gate in WORKLOAD_GATES),
+    (
+        f"--kube-runtime-config={WORKLOAD.api_version}=true",
+        "--kube-feature-gates=" + ",".join(f"{gate}=true" for gate in WORKLOAD_GATES),
+    )
+    if SERVES_POD_GROUPS
+    else ()
 )
 POD_GROUPS_PATH = WORKLOAD.pod_groups_path("{namespace}")
 

@@ -21,6 +21,7 @@ from typing import Any
 
 import kubernetes
 from cluster import Cluster, kwok_node, wait_for
+from runtime_support import listed_events
 
 GROUP, VERSION = "resource.k8s.io", "v1"
 DRIVER = "gpu.example.com"
@@ -188,7 +189,7 @@ class ClusterDRA:
     def __init__(self, cluster: Cluster, namespace: str) -> None:
         self.api = kubernetes.client.CustomObjectsApi(cluster.api)
         self.core = kubernetes.client.CoreV1Api(cluster.api)
-        self.events = kubernetes.client.EventsV1Api(cluster.api)
+        self.api_client = cluster.api
         self.namespace = namespace
         self.cluster_scoped: list[tuple[str, str]] = []
 
@@ -251,12 +252,10 @@ class ClusterDRA:
         return [by_name[n] for n in names if n in by_name]
 
     def failed_message(self, uid: str) -> str | None:
-        events = self.events.list_namespaced_event(
-            self.namespace, field_selector=f"regarding.uid={uid},reason=FailedScheduling"
-        ).items
-        if not events:
-            return None
-        return str(min(events, key=lambda e: e.metadata.creation_timestamp).note)
+        events = listed_events(
+            self.api_client, self.namespace, f"regarding.uid={uid},reason=FailedScheduling"
+        )
+        return str(events[0]["note"]) if events else None
 
     def outcome(self, manifest: dict[str, Any], timeout: float = 90) -> Outcome:
         """Creates the pod and waits until it is bound or refused."""

@@ -162,6 +162,14 @@ CASES_1_37: dict[str, tuple[dict[str, Any], str | None]] = {
 }
 
 
+# 1.35 leaves NodeDeclaredFeatures off (alpha): its Filter then reads nothing, and the pod is
+# placed (kube-scheduler v1.35.4).
+CASES_1_35: dict[str, tuple[dict[str, Any], str | None]] = {
+    **CASES,
+    "prefilter-ndf": (CASES["prefilter-ndf"][0], None),
+}
+
+
 def cases(minor: str) -> dict[str, tuple[dict[str, Any], str | None]]:
-    """The table of a Kubernetes minor (1.35 and 1.36 share 1.36.3's)."""
-    return CASES_1_37 if minor == "1.37" else CASES
+    """The table of a Kubernetes minor."""
+    return {"1.35": CASES_1_35, "1.37": CASES_1_37}.get(minor, CASES)

@@ -254,6 +254,19 @@ def make_pod(
     }
 
 
+def listed_events(
+    api: kubernetes.client.ApiClient, namespace: str, field_selector: str
+) -> list[dict[str, Any]]:
+    """events.k8s.io/v1 events as JSON, oldest first. Not through the client's model, which
+    refuses a core/v1 event read through events.k8s.io (its eventTime is null), as some
+    releases' schedulers still write a few."""
+    answer = kubernetes.client.EventsV1Api(api).list_namespaced_event(
+        namespace, field_selector=field_selector, _preload_content=False
+    )
+    items: list[dict[str, Any]] = json.loads(answer.data)["items"]
+    return sorted(items, key=lambda e: e["metadata"]["creationTimestamp"])
+
+
 class Pods:
     """Pods of one namespace: create them, wait for their nodes, read their events."""
 

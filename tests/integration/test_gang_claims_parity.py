@@ -28,10 +28,12 @@ from gang_support import (
     cannot_satisfy,
     group_refusal,
     member,
+    needs_pod_groups,
     placed_in_refused_group,
     run_both,
     workload_pod_group,
 )
+from runtime_support import listed_events
 from timing import settle
 
 NODES = 3
@@ -39,6 +41,8 @@ WAITING = (
     "pod group is unschedulable, waiting for minCount pods from a gang to be scheduled, "
     "one or more plugins asked to wait and no plugin rejected pod"
 )
+
+pytestmark = needs_pod_groups
 
 
 @pytest.fixture(scope="session")
@@ -125,11 +129,10 @@ def decided(run: GangRun, dra: ClusterDRA, names: list[str]) -> GangClaimOutcome
 
 def failed_messages(dra: ClusterDRA, run: GangRun, name: str) -> list[str]:
     """Every FailedScheduling message of the pod, oldest first, the namespace left out."""
-    events = dra.events.list_namespaced_event(
-        run.namespace, field_selector=f"regarding.name={name},reason=FailedScheduling"
-    ).items
-    events.sort(key=lambda e: e.metadata.creation_timestamp)
-    return [str(e.note).replace(f"{run.namespace}/", "NAMESPACE/") for e in events]
+    events = listed_events(
+        dra.api_client, run.namespace, f"regarding.name={name},reason=FailedScheduling"
+    )
+    return [str(e["note"]).replace(f"{run.namespace}/", "NAMESPACE/") for e in events]
 
 
 def release(run: GangRun, dra: ClusterDRA) -> None:

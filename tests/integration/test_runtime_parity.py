@@ -24,6 +24,7 @@ from cluster import Cluster, kwok_node, wait_for
 from runtime_support import (
     CLUSTER_MINOR,
     RuntimeProcess,
+    listed_events,
     make_pod,
     scheduler_config,
     unique_scheduler_name,
@@ -213,7 +214,7 @@ class Offer:
 
     def __init__(self, cluster: Cluster, namespace: str) -> None:
         self.core = kubernetes.client.CoreV1Api(cluster.api)
-        self.events = kubernetes.client.EventsV1Api(cluster.api)
+        self.api = cluster.api
         self.namespace = namespace
 
     def outcome(self, pod: dict[str, Any], scheduler: str) -> Outcome:
@@ -227,10 +228,10 @@ class Offer:
             current = self.core.read_namespaced_pod(pod["metadata"]["name"], self.namespace)
             if current.spec.node_name:
                 return Outcome(current.spec.node_name, None)
-            events = self.events.list_namespaced_event(
-                self.namespace, field_selector=f"regarding.uid={uid},reason=FailedScheduling"
-            ).items
-            return Outcome(None, events[0].note) if events else None
+            events = listed_events(
+                self.api, self.namespace, f"regarding.uid={uid},reason=FailedScheduling"
+            )
+            return Outcome(None, events[0]["note"]) if events else None
 
         result: Outcome = wait_for(
             f"{scheduler} to decide on {pod['metadata']['name']}", decided, interval=0.1

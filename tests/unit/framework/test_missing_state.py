@@ -47,7 +47,7 @@ def pod(cpu: str = "100m") -> dict[str, Any]:
     }
 
 
-MINORS = ("1.36", "1.37")
+MINORS = ("1.35", "1.36", "1.37")
 
 
 @pytest.mark.parametrize("minor", MINORS)
