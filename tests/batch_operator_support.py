@@ -80,6 +80,9 @@ KUBERAY = Operator(
 KUEUE = Operator("kueue", "KUEUE_VERSION", "sigs.k8s.io/kueue", "kueue")
 JOBSET = Operator("jobset", "JOBSET_VERSION", "sigs.k8s.io/jobset", "jobset")
 LWS = Operator("lws", "LWS_VERSION", "sigs.k8s.io/lws", "lws")
+TRAINER = Operator(
+    "trainer", "TRAINER_VERSION", "github.com/kubeflow/trainer/v2", "trainer-controller-manager"
+)
 
 
 def apply_crds(cluster: Cluster, files: Sequence[Path]) -> None:
@@ -150,18 +153,20 @@ def serving_certificate(directory: Path) -> bytes:
 
 
 def local_webhooks(
-    manifest: Path, port: int, ca_bundle: bytes, namespace: str
+    operator: Operator, manifest: Path, port: int, ca_bundle: bytes, namespace: str
 ) -> list[dict[str, Any]]:
     """The operator's webhook configurations (its release's kubebuilder manifest), served by
     its manager as a local process, as controller-runtime's envtest installs them: each
     webhook calls https://127.0.0.1:PORT at its service's path, trusting `ca_bundle`; the
-    configurations are named after the test, and namespaced objects are sent to them only
+    configurations are named after the test and the operator (kubebuilder names every
+    operator's alike), and namespaced objects are sent to them only
     from the test's namespace (the manager is the test's alone)."""
     bundle = base64.b64encode(ca_bundle).decode()
     configurations = [c for c in yaml.safe_load_all(manifest.read_text()) if c]
     only_ours = {"matchLabels": {"kubernetes.io/metadata.name": namespace}}
     for configuration in configurations:
-        configuration["metadata"] = {"name": f"{namespace}-{configuration['metadata']['name']}"}
+        name = f"{namespace}-{operator.name}-{configuration['metadata']['name']}"
+        configuration["metadata"] = {"name": name}
         for webhook in configuration["webhooks"]:
             path = webhook["clientConfig"]["service"]["path"]
             webhook["clientConfig"] = {"url": f"https://127.0.0.1:{port}{path}", "caBundle": bundle}
@@ -171,10 +176,15 @@ def local_webhooks(
 
 @contextlib.contextmanager
 def webhooks_served_locally(
-    cluster: Cluster, manifest: Path, port: int, ca_bundle: bytes, namespace: str
+    cluster: Cluster,
+    operator: Operator,
+    manifest: Path,
+    port: int,
+    ca_bundle: bytes,
+    namespace: str,
 ) -> Iterator[None]:
     """The operator's webhook configurations (local_webhooks) installed while in the block."""
-    configurations = local_webhooks(manifest, port, ca_bundle, namespace)
+    configurations = local_webhooks(operator, manifest, port, ca_bundle, namespace)
     cluster.kubectl("apply", "-f", "-", input=yaml.safe_dump_all(configurations))
     try:
         yield
@@ -271,3 +281,39 @@ def scheduled_by(events: list[dict[str, Any]], pod: str) -> list[tuple[str, str]
 
 def refused(events: list[dict[str, Any]], pod: str) -> bool:
     return any(e["reason"] == "FailedScheduling" and e["regarding"]["name"] == pod for e in events)
+
+
+@pytest.fixture
+def jobset(
+    cluster: Cluster,
+    namespace: str,
+    batch_operator: Callable[..., ReferenceProcess],
+    tmp_path: Path,
+) -> Iterator[ReferenceProcess]:
+    """JobSet's manager, its webhooks answering for the test's namespace (JobSets, and
+    Kubeflow Trainer's TrainJobs, which it runs as JobSets)."""
+    source = JOBSET.source()
+    apply_crds(cluster, sorted((source / "config/components/crd/bases").glob("*.yaml")))
+    certs = tmp_path / "jobset-certs"
+    bundle = serving_certificate(certs)
+    webhook_port, health = free_port(), free_port()
+    config = tmp_path / "jobset.yaml"
+    config.write_text(
+        yaml.safe_dump(
+            {  # the release's Configuration, made local: no election, the test's certificate
+                "apiVersion": "config.jobset.x-k8s.io/v1alpha1",
+                "kind": "Configuration",
+                "leaderElection": {"leaderElect": False},
+                "internalCertManagement": {"enable": False},
+                "webhook": {"port": webhook_port, "host": "127.0.0.1", "certDir": str(certs)},
+                "metrics": {"bindAddress": "0"},
+                "health": {"healthProbeBindAddress": f"127.0.0.1:{health}"},
+            }
+        )
+    )
+    manager = batch_operator(JOBSET, [f"--config={config}"], cluster.kubeconfig)
+    manager.wait_ready(f"http://127.0.0.1:{health}/readyz")
+    manifest = source / "config/components/webhook/manifests.yaml"
+    with webhooks_served_locally(cluster, JOBSET, manifest, webhook_port, bundle, namespace):
+        yield manager
+        cluster.kubectl("delete", "jobsets.jobset.x-k8s.io", "--all", "-n", namespace)

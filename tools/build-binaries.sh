@@ -16,6 +16,7 @@
 #   kueue               Kueue's manager
 #   jobset              JobSet's manager
 #   lws                 LeaderWorkerSet's manager
+#   trainer             Kubeflow Trainer's controller manager
 #   build-binaries.sh [COMPONENT|GROUP...]   builds what is missing; prints the directories
 #   build-binaries.sh --list                 the components, one a line
 # Each component lives in a directory named after its pinned version, so a cached build is
@@ -31,7 +32,7 @@ source "$here/progress.sh"
 # Every component, in the order their directories are printed (tools/cluster.sh and the tests
 # read the first three by position).
 components=(kubernetes etcd kwok prometheus helm scheduler-plugins e2e-scheduling mpi-operator kuberay
-  kueue jobset lws)
+  kueue jobset lws trainer)
 declare -A groups=([control-plane]="kubernetes etcd kwok" [all]="${components[*]:0:6}")
 # KUBE_VERSION runs another Kubernetes release than the pinned one (the version matrix, the
 # upgrade kit); it is built into its own cache directory like the pinned one.
@@ -52,6 +53,7 @@ dir_kuberay=$cache/kuberay-$KUBERAY_VERSION
 dir_kueue=$cache/kueue-$KUEUE_VERSION
 dir_jobset=$cache/jobset-$JOBSET_VERSION
 dir_lws=$cache/lws-$LWS_VERSION
+dir_trainer=$cache/trainer-$TRAINER_VERSION
 
 # The components the arguments name (every one without arguments), in the printed order.
 declare -A wanted=()
@@ -302,6 +304,13 @@ build_lws() {
   cached "$dir_lws" "lws $LWS_VERSION" && return
   progress_begin lws "building lws $LWS_VERSION" "$dir_lws"
   build_operator lws "$dir_lws" sigs.k8s.io/lws sigs.k8s.io/lws/cmd lws
+}
+
+build_trainer() {
+  cached "$dir_trainer" "trainer $TRAINER_VERSION" && return
+  progress_begin trainer "building trainer $TRAINER_VERSION" "$dir_trainer"
+  build_operator trainer "$dir_trainer" github.com/kubeflow/trainer/v2 \
+    github.com/kubeflow/trainer/v2/cmd/trainer-controller-manager trainer-controller-manager
 }
 
 for c in "${components[@]}"; do

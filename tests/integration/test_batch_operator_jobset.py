@@ -12,21 +12,11 @@ blocks: the runtime must put each Job's pods in a block of their own."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
-import pytest
 import yaml
-from batch_operator_support import (
-    JOBSET,
-    apply_crds,
-    free_port,
-    read,
-    scheduled_by,
-    serving_certificate,
-    webhooks_served_locally,
-)
+from batch_operator_support import read, scheduled_by
 from cluster import Cluster, kwok_node, wait_for
 from coscheduling_support import ReferenceProcess
 from runtime_support import Pods, RuntimeProcess, scheduler_config
@@ -34,41 +24,6 @@ from runtime_support import Pods, RuntimeProcess, scheduler_config
 BLOCK = "example.com/block"
 EXCLUSIVE = "alpha.jobset.sigs.k8s.io/exclusive-topology"
 JOB_KEY = "jobset.sigs.k8s.io/job-key"
-
-
-@pytest.fixture
-def jobset(
-    cluster: Cluster,
-    namespace: str,
-    batch_operator: Callable[..., ReferenceProcess],
-    tmp_path: Path,
-) -> Iterator[ReferenceProcess]:
-    """JobSet's manager, its webhooks answering for the test's namespace."""
-    source = JOBSET.source()
-    apply_crds(cluster, sorted((source / "config/components/crd/bases").glob("*.yaml")))
-    certs = tmp_path / "certs"
-    bundle = serving_certificate(certs)
-    webhook_port, health = free_port(), free_port()
-    config = tmp_path / "jobset.yaml"
-    config.write_text(
-        yaml.safe_dump(
-            {  # the release's Configuration, made local: no election, the test's certificate
-                "apiVersion": "config.jobset.x-k8s.io/v1alpha1",
-                "kind": "Configuration",
-                "leaderElection": {"leaderElect": False},
-                "internalCertManagement": {"enable": False},
-                "webhook": {"port": webhook_port, "host": "127.0.0.1", "certDir": str(certs)},
-                "metrics": {"bindAddress": "0"},
-                "health": {"healthProbeBindAddress": f"127.0.0.1:{health}"},
-            }
-        )
-    )
-    manager = batch_operator(JOBSET, [f"--config={config}"], cluster.kubeconfig)
-    manager.wait_ready(f"http://127.0.0.1:{health}/readyz")
-    manifest = source / "config/components/webhook/manifests.yaml"
-    with webhooks_served_locally(cluster, manifest, webhook_port, bundle, namespace):
-        yield manager
-        cluster.kubectl("delete", "jobsets.jobset.x-k8s.io", "--all", "-n", namespace)
 
 
 def exclusive_jobset(name: str, scheduler: str, jobs: int, pods: int, ours: Any) -> Any:

@@ -87,7 +87,7 @@ def kueue(
     )
     manager.wait_ready(f"http://127.0.0.1:{health}/readyz")
     manifest = source / "config/components/webhook/manifests.yaml"
-    with webhooks_served_locally(cluster, manifest, webhook_port, bundle, namespace):
+    with webhooks_served_locally(cluster, KUEUE, manifest, webhook_port, bundle, namespace):
         yield manager
         # Kueue's finalizers on what it manages are lifted by Kueue alone: delete all of it
         # while the manager and its webhooks serve.

@@ -68,7 +68,7 @@ def lws(
     manager = batch_operator(LWS, [f"--config={config}"], cluster.kubeconfig)
     manager.wait_ready(f"http://127.0.0.1:{health}/readyz")
     manifest = source / "config/webhook/manifests.yaml"
-    with webhooks_served_locally(cluster, manifest, webhook_port, bundle, namespace):
+    with webhooks_served_locally(cluster, LWS, manifest, webhook_port, bundle, namespace):
         yield manager
         cluster.kubectl("delete", LWS_RESOURCE, "--all", "-n", namespace)
 
