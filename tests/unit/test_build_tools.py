@@ -37,11 +37,15 @@ def component_dirs(cache: Path) -> dict[str, Path]:
         "e2e-scheduling": "KUBERNETES_VERSION",
         "mpi-operator": "MPI_OPERATOR_VERSION",
         "kuberay": "KUBERAY_VERSION",
+        "kueue": "KUEUE_VERSION",
+        "jobset": "JOBSET_VERSION",
+        "lws": "LWS_VERSION",
+        "trainer": "TRAINER_VERSION",
     }
     return {name: cache / f"{name}-{v[key]}" for name, key in keys.items()}
 
 
-ON_DEMAND = ("e2e-scheduling", "mpi-operator", "kuberay")
+ON_DEMAND = ("e2e-scheduling", "mpi-operator", "kuberay", "kueue", "jobset", "lws", "trainer")
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from scheduler_runtime.framework.interface import PluginBase
+from scheduler_runtime.framework.interface import Handle, PluginBase
 from scheduler_runtime.framework.podgroups import scheduling_group
 from scheduler_runtime.framework.podinfo import PodInfo
 from scheduler_runtime.framework.types import QueuedPodInfo
@@ -17,6 +17,11 @@ from scheduler_runtime.framework.types import QueuedPodInfo
 
 class PrioritySort(PluginBase[None]):
     name: ClassVar[str] = "PrioritySort"
+
+    def __init__(self, args: None, handle: Handle) -> None:
+        super().__init__(args, handle)
+        features = handle.features
+        self._groups_queued_as_one = features.generic_workload and features.since(1, 37)
 
     def less(self, first: QueuedPodInfo, second: QueuedPodInfo) -> bool:
         p1, p2 = self.priority(first.pod_info), self.priority(second.pod_info)
@@ -28,8 +33,8 @@ class PrioritySort(PluginBase[None]):
 
     def priority(self, pod: PodInfo) -> int:
         """The priority the pod is queued at: its group's, for a PodGroup member at 1.37."""
-        features, groups = self.handle.features, self.handle.pod_groups
-        if not (features.generic_workload and features.since(1, 37)) or groups is None:
+        groups = self.handle.pod_groups
+        if not self._groups_queued_as_one or groups is None:
             return pod.priority
         key = scheduling_group(pod.pod)
         policy = None if key is None else groups.policy(key)
