@@ -77,14 +77,6 @@ def placed_in_refused_group(min_count: int, scheduled: int, remaining: int) -> s
     return f"pod group is unschedulable, {group_refusal(min_count, scheduled, remaining)}"
 
 
-# For the suites of upstream's PodGroups: 1.35's workload API is the alpha v1alpha1 Workload,
-# which the runtime does not follow (docs/gangs.md).
-needs_pod_groups = pytest.mark.skipif(
-    not SERVES_POD_GROUPS,
-    reason=f"Kubernetes {CLUSTER_MINOR} serves no scheduling.k8s.io PodGroup to compare on",
-)
-
-
 def workload_cluster_name() -> str:
     """The gang cluster's name: the test cluster's, and a digest of the flags it runs with."""
     return gang_cluster_name(shared_cluster_name())

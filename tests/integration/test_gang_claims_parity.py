@@ -28,7 +28,6 @@ from gang_support import (
     cannot_satisfy,
     group_refusal,
     member,
-    needs_pod_groups,
     placed_in_refused_group,
     run_both,
     workload_pod_group,
@@ -41,8 +40,6 @@ WAITING = (
     "pod group is unschedulable, waiting for minCount pods from a gang to be scheduled, "
     "one or more plugins asked to wait and no plugin rejected pod"
 )
-
-pytestmark = needs_pod_groups
 
 
 @pytest.fixture(scope="session")

@@ -33,7 +33,6 @@ from gang_support import (
     group_refusal,
     lone_pod,
     member,
-    needs_pod_groups,
     placed_in_refused_group,
     run_both,
     workload_pod_group,
@@ -46,8 +45,6 @@ WAITING = (
     "one or more plugins asked to wait and no plugin rejected pod"
 )
 JOB_PODS = 4  # each Job's parallelism and completions
-
-pytestmark = needs_pod_groups
 
 
 def no_cpu(nodes: int) -> str:

@@ -28,20 +28,13 @@ from runtime_support import (
 
 from benchmarks.processes import stop_process
 from scheduler_runtime.config import ConfigError
-from scheduler_runtime.config.features import known, parse_feature_gates, version_key
+from scheduler_runtime.config.features import known, parse_feature_gates
 
 FEATURE = "RestartAllContainersOnContainerExits"
 GATE_OFF = (
     "NodeDeclaredFeatures=false,ExtendWebSocketsToKubelet=false,"
     "InPlacePodLevelResourcesVerticalScaling=false,InPlacePodVerticalScalingInitContainers=false,"
     "RestartAllContainersOnContainerExits=false"
-)
-
-# 1.35's API server keeps no status.declaredFeatures (NodeDeclaredFeatures is alpha and off
-# there), so no node can declare one.
-pytestmark = pytest.mark.skipif(
-    version_key(CLUSTER_MINOR) < (1, 36),
-    reason=f"Kubernetes {CLUSTER_MINOR} keeps no node's status.declaredFeatures",
 )
 
 
