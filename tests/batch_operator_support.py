@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 import yaml
-from cluster import Cluster, wait_for
+from cluster import Cluster, kwok_node, wait_for
 from coscheduling_support import (
     GROUP,
     ReferenceProcess,
@@ -194,6 +194,103 @@ def webhooks_served_locally(
             cluster.kubectl("delete", configuration["kind"], name, "--ignore-not-found")
 
 
+def local_configuration(
+    api_version: str,
+    webhook_port: int,
+    health: int,
+    cert_dir: Path | None = None,
+    **extra: Any,
+) -> dict[str, Any]:
+    """A kubebuilder operator's Configuration (its release's, `api_version`), made local: no
+    leader election, the webhook server on 127.0.0.1 with the test's certificate (read from
+    `cert_dir`, else controller-runtime's default directory), no metrics, health checks on a
+    port of the test's; `extra` keys added or replaced."""
+    webhook: dict[str, Any] = {"port": webhook_port, "host": "127.0.0.1"}
+    if cert_dir is not None:
+        webhook["certDir"] = str(cert_dir)
+    return {
+        "apiVersion": api_version,
+        "kind": "Configuration",
+        "leaderElection": {"leaderElect": False},
+        "webhook": webhook,
+        "metrics": {"bindAddress": "0"},
+        "health": {"healthProbeBindAddress": f"127.0.0.1:{health}"},
+        **extra,
+    }
+
+
+@contextlib.contextmanager
+def local_manager(
+    cluster: Cluster,
+    start: Callable[..., ReferenceProcess],
+    operator: Operator,
+    namespace: str,
+    workdir: Path,
+    *,
+    certs: Path,
+    configuration: Callable[[int, int], dict[str, Any]],
+    webhooks: Path,
+    args: Sequence[str] = (),
+    env: Mapping[str, str] | None = None,
+    etc: Mapping[str, Path] | None = None,
+) -> Iterator[ReferenceProcess]:
+    """The operator's manager (started by the batch_operator fixture's `start`) with the
+    Configuration `configuration(webhook port, health port)`, ready, its webhook server
+    serving a certificate made in `certs`, and its webhook configurations (the manifest
+    `webhooks`) installed while in the block."""
+    bundle = serving_certificate(certs)
+    webhook_port, health = free_port(), free_port()
+    config = workdir / f"{operator.name}.yaml"
+    config.write_text(yaml.safe_dump(configuration(webhook_port, health)))
+    manager = start(operator, [f"--config={config}", *args], cluster.kubeconfig, env, etc)
+    manager.wait_ready(f"http://127.0.0.1:{health}/readyz")
+    with webhooks_served_locally(cluster, operator, webhooks, webhook_port, bundle, namespace):
+        yield manager
+
+
+def condition(obj: Mapping[str, Any], kind: str) -> dict[str, Any]:
+    """The object's status condition of type `kind` ({} when it has none)."""
+    found = [c for c in (obj.get("status") or {}).get("conditions") or [] if c["type"] == kind]
+    return dict(found[0]) if found else {}
+
+
+def condition_status(obj: Mapping[str, Any], kind: str) -> str | None:
+    status = condition(obj, kind).get("status")
+    return None if status is None else str(status)
+
+
+BLOCK = "example.com/block"
+
+
+def two_blocks(
+    schedulable_nodes: Callable[..., list[str]], prefix: str, namespace: str, **node: Any
+) -> dict[str, str]:
+    """Four kwok nodes of 4 CPUs for the test (labelled batchops=<namespace>), two to a block
+    (the BLOCK label); node -> block."""
+    block_of = {f"{prefix}-{namespace}-{i}": f"b{i // 2}" for i in range(4)}
+    schedulable_nodes(
+        *(
+            kwok_node(name, cpu="4", labels={"batchops": namespace, BLOCK: block}, **node)
+            for name, block in block_of.items()
+        )
+    )
+    return block_of
+
+
+def blocks_of_groups(
+    placed: Mapping[str, str],
+    members: Mapping[str, Mapping[str, Any]],
+    group_label: str,
+    block_of: Mapping[str, str],
+) -> dict[str, set[str]]:
+    """The blocks each group's pods (by the pod label `group_label`) were placed in."""
+    blocks: dict[str, set[str]] = {}
+    for name, node in placed.items():
+        group = members[name]["metadata"]["labels"][group_label]
+        blocks.setdefault(group, set()).add(block_of[node])
+    return blocks
+
+
 def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -295,25 +392,21 @@ def jobset(
     source = JOBSET.source()
     apply_crds(cluster, sorted((source / "config/components/crd/bases").glob("*.yaml")))
     certs = tmp_path / "jobset-certs"
-    bundle = serving_certificate(certs)
-    webhook_port, health = free_port(), free_port()
-    config = tmp_path / "jobset.yaml"
-    config.write_text(
-        yaml.safe_dump(
-            {  # the release's Configuration, made local: no election, the test's certificate
-                "apiVersion": "config.jobset.x-k8s.io/v1alpha1",
-                "kind": "Configuration",
-                "leaderElection": {"leaderElect": False},
-                "internalCertManagement": {"enable": False},
-                "webhook": {"port": webhook_port, "host": "127.0.0.1", "certDir": str(certs)},
-                "metrics": {"bindAddress": "0"},
-                "health": {"healthProbeBindAddress": f"127.0.0.1:{health}"},
-            }
-        )
-    )
-    manager = batch_operator(JOBSET, [f"--config={config}"], cluster.kubeconfig)
-    manager.wait_ready(f"http://127.0.0.1:{health}/readyz")
-    manifest = source / "config/components/webhook/manifests.yaml"
-    with webhooks_served_locally(cluster, JOBSET, manifest, webhook_port, bundle, namespace):
+    with local_manager(
+        cluster,
+        batch_operator,
+        JOBSET,
+        namespace,
+        tmp_path,
+        certs=certs,
+        configuration=lambda webhook_port, health: local_configuration(
+            "config.jobset.x-k8s.io/v1alpha1",
+            webhook_port,
+            health,
+            certs,
+            internalCertManagement={"enable": False},
+        ),
+        webhooks=source / "config/components/webhook/manifests.yaml",
+    ) as manager:
         yield manager
         cluster.kubectl("delete", "jobsets.jobset.x-k8s.io", "--all", "-n", namespace)

@@ -16,12 +16,18 @@ from collections.abc import Callable
 from typing import Any
 
 import yaml
-from batch_operator_support import read, scheduled_by
-from cluster import Cluster, kwok_node, wait_for
+from batch_operator_support import (
+    BLOCK,
+    blocks_of_groups,
+    condition_status,
+    read,
+    scheduled_by,
+    two_blocks,
+)
+from cluster import Cluster, wait_for
 from coscheduling_support import ReferenceProcess
 from runtime_support import Pods, RuntimeProcess, scheduler_config
 
-BLOCK = "example.com/block"
 EXCLUSIVE = "alpha.jobset.sigs.k8s.io/exclusive-topology"
 JOB_KEY = "jobset.sigs.k8s.io/job-key"
 
@@ -64,11 +70,6 @@ def exclusive_jobset(name: str, scheduler: str, jobs: int, pods: int, ours: Any)
     }
 
 
-def condition(obj: dict[str, Any], kind: str) -> str | None:
-    found = [c for c in (obj.get("status") or {}).get("conditions") or [] if c["type"] == kind]
-    return str(found[0]["status"]) if found else None
-
-
 def test_each_child_job_is_placed_alone_in_a_block(
     cluster: Cluster,
     namespace: str,
@@ -78,10 +79,7 @@ def test_each_child_job_is_placed_alone_in_a_block(
     jobset: ReferenceProcess,
 ) -> None:
     ours = {"batchops": namespace}
-    block_of = {f"jobset-{namespace}-{i}": f"b{i // 2}" for i in range(4)}
-    schedulable_nodes(
-        *(kwok_node(name, cpu="4", labels={**ours, BLOCK: b}) for name, b in block_of.items())
-    )
+    block_of = two_blocks(schedulable_nodes, "jobset", namespace)
     scheduler = f"jobset-{namespace}"
     runtime = start_runtime(scheduler_config(scheduler), name=f"runtime-{scheduler}")
     instance = f"{scheduler}-{runtime.name}"
@@ -96,11 +94,9 @@ def test_each_child_job_is_placed_alone_in_a_block(
     )
     placed = pods.wait_placed(*members)
     events = pods.events()
-    blocks: dict[str, set[str]] = {}
-    for name, node in placed.items():
+    for name in placed:
         assert scheduled_by(events, name) == [(scheduler, instance)], name
-        job = members[name]["metadata"]["labels"][JOB_KEY]
-        blocks.setdefault(job, set()).add(block_of[node])
+    blocks = blocks_of_groups(placed, members, JOB_KEY, block_of)
     assert len(blocks) == 2, blocks
     assert all(len(used) == 1 for used in blocks.values()), blocks  # each Job in one block
     assert set.union(*blocks.values()) == {"b0", "b1"}, blocks  # and no block shared
@@ -119,7 +115,9 @@ def test_each_child_job_is_placed_alone_in_a_block(
     wait_for(
         "JobSet to report the JobSet Completed (kwok completes a Job's pods once they run)",
         lambda: (
-            condition(read(cluster, "jobsets.jobset.x-k8s.io", namespace, "train"), "Completed")
+            condition_status(
+                read(cluster, "jobsets.jobset.x-k8s.io", namespace, "train"), "Completed"
+            )
             == "True"
         ),
         timeout=120,

@@ -16,6 +16,7 @@ import yaml
 from batch_operator_support import (
     KUBERAY,
     apply_crds,
+    condition_status,
     group_pods,
     pod_group_phase,
     read,
@@ -73,11 +74,6 @@ def ray_cluster(name: str, workers: int, worker_cpu: str, node_selector: dict[st
             ],
         },
     }
-
-
-def condition(cluster: dict[str, Any], kind: str) -> str | None:
-    found = [c for c in cluster.get("status", {}).get("conditions") or [] if c["type"] == kind]
-    return str(found[0]["status"]) if found else None
 
 
 @pytest.fixture
@@ -155,7 +151,7 @@ def test_ray_clusters_are_placed_whole_or_held_whole(
         timeout=120,
     )
     small_cluster = read(cluster, "rayclusters.ray.io", namespace, "small")
-    assert condition(small_cluster, "RayClusterProvisioned") == "True"
+    assert condition_status(small_cluster, "RayClusterProvisioned") == "True"
     assert small_cluster["status"]["readyWorkerReplicas"] == 2
 
     settle(2)  # the big cluster had its chances to be placed in that time
@@ -163,4 +159,4 @@ def test_ray_clusters_are_placed_whole_or_held_whole(
     assert pod_group_phase(cluster, namespace, "big") == "Scheduling"
     big_cluster = read(cluster, "rayclusters.ray.io", namespace, "big")
     assert big_cluster.get("status", {}).get("state") != "ready"
-    assert condition(big_cluster, "RayClusterProvisioned") != "True"
+    assert condition_status(big_cluster, "RayClusterProvisioned") != "True"

@@ -16,26 +16,28 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 from batch_operator_support import (
+    BLOCK,
     KUEUE,
     apply_crds,
-    free_port,
+    condition,
+    local_configuration,
+    local_manager,
     read,
     scheduled_by,
-    serving_certificate,
-    webhooks_served_locally,
+    two_blocks,
 )
-from cluster import Cluster, kwok_node, wait_for
+from cluster import Cluster, wait_for
 from coscheduling_support import ReferenceProcess
 from runtime_support import Pods, RuntimeProcess, make_pod, scheduler_config
 from timing import settle
 
-BLOCK = "example.com/block"
 HOSTNAME = "kubernetes.io/hostname"
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 ADMISSION_GATE = "kueue.x-k8s.io/admission"
@@ -48,18 +50,16 @@ def manager_configuration(namespace: str, certs: Path, webhook_port: int, health
     """The release's default Configuration, made local: no leader election, no internal
     certificates (the test gives the webhook server its own), jobs and pods managed in the
     test's namespace only."""
-    return {
-        "apiVersion": "config.kueue.x-k8s.io/v1beta2",
-        "kind": "Configuration",
-        "namespace": "kueue-system",  # its own, which it may not manage
-        "health": {"healthProbeBindAddress": f"127.0.0.1:{health}"},
-        "metrics": {"bindAddress": "0"},
-        "webhook": {"port": webhook_port, "host": "127.0.0.1", "certDir": str(certs)},
-        "leaderElection": {"leaderElect": False},
-        "internalCertManagement": {"enable": False},
-        "managedJobsNamespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": namespace}},
-        "integrations": {"frameworks": ["batch/job", "pod"]},
-    }
+    return local_configuration(
+        "config.kueue.x-k8s.io/v1beta2",
+        webhook_port,
+        health,
+        certs,
+        namespace="kueue-system",  # its own, which it may not manage
+        internalCertManagement={"enable": False},
+        managedJobsNamespaceSelector={"matchLabels": {"kubernetes.io/metadata.name": namespace}},
+        integrations={"frameworks": ["batch/job", "pod"]},
+    )
 
 
 @pytest.fixture
@@ -72,22 +72,20 @@ def kueue(
     """Kueue's manager for the test's namespace, its webhooks answering."""
     source = KUEUE.source()
     apply_crds(cluster, sorted((source / "config/components/crd/bases").glob("*.yaml")))
-    bundle = serving_certificate(tmp_path / "certs")
-    webhook_port, health = free_port(), free_port()
-    config = tmp_path / "kueue.yaml"
-    config.write_text(
-        yaml.safe_dump(manager_configuration(namespace, tmp_path / "certs", webhook_port, health))
-    )
-    manager = batch_operator(
+    certs = tmp_path / "certs"
+    with local_manager(
+        cluster,
+        batch_operator,
         KUEUE,
-        [f"--config={config}", "--feature-gates=VisibilityOnDemand=false", "--zap-log-level=2"],
-        cluster.kubeconfig,
+        namespace,
+        tmp_path,
+        certs=certs,
+        configuration=partial(manager_configuration, namespace, certs),
+        webhooks=source / "config/components/webhook/manifests.yaml",
+        args=["--feature-gates=VisibilityOnDemand=false", "--zap-log-level=2"],
         # Without its internal certificates the release reads the metrics server's there.
-        etc={"/etc/kueue/metrics/certs": tmp_path / "certs"},
-    )
-    manager.wait_ready(f"http://127.0.0.1:{health}/readyz")
-    manifest = source / "config/components/webhook/manifests.yaml"
-    with webhooks_served_locally(cluster, KUEUE, manifest, webhook_port, bundle, namespace):
+        etc={"/etc/kueue/metrics/certs": certs},
+    ) as manager:
         yield manager
         # Kueue's finalizers on what it manages are lifted by Kueue alone: delete all of it
         # while the manager and its webhooks serve.
@@ -190,11 +188,6 @@ def workload_of(cluster: Cluster, namespace: str, job_name: str) -> dict[str, An
     return {}
 
 
-def condition(obj: dict[str, Any], kind: str) -> dict[str, Any]:
-    found = [c for c in (obj.get("status") or {}).get("conditions") or [] if c["type"] == kind]
-    return found[0] if found else {}
-
-
 def job_pods(pods: Pods, job_name: str) -> dict[str, dict[str, Any]]:
     return {
         name: pod
@@ -211,13 +204,7 @@ def test_kueue_admits_and_the_runtime_places_what_it_admitted(
     start_runtime: Callable[..., RuntimeProcess],
     kueue: ReferenceProcess,
 ) -> None:
-    block_of = {f"kueue-{namespace}-{i}": f"b{i // 2}" for i in range(4)}
-    schedulable_nodes(
-        *(
-            kwok_node(name, cpu="4", memory="16Gi", labels={"batchops": namespace, BLOCK: block})
-            for name, block in block_of.items()
-        )
-    )
+    block_of = two_blocks(schedulable_nodes, "kueue", namespace, memory="16Gi")
     scheduler = f"kueue-{namespace}"
     runtime = start_runtime(scheduler_config(scheduler), name=f"runtime-{scheduler}")
     instance = f"{scheduler}-{runtime.name}"

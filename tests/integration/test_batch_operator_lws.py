@@ -19,19 +19,21 @@ from typing import Any
 import pytest
 import yaml
 from batch_operator_support import (
+    BLOCK,
     LWS,
     apply_crds,
-    free_port,
+    blocks_of_groups,
+    condition_status,
+    local_configuration,
+    local_manager,
     read,
     scheduled_by,
-    serving_certificate,
-    webhooks_served_locally,
+    two_blocks,
 )
-from cluster import Cluster, kwok_node, wait_for
+from cluster import Cluster, wait_for
 from coscheduling_support import ReferenceProcess
 from runtime_support import Pods, RuntimeProcess, scheduler_config
 
-BLOCK = "example.com/block"
 EXCLUSIVE = "leaderworkerset.sigs.k8s.io/exclusive-topology"
 GROUP_KEY = "leaderworkerset.sigs.k8s.io/group-key"
 WORKER_INDEX = "leaderworkerset.sigs.k8s.io/worker-index"
@@ -49,26 +51,22 @@ def lws(
     source = LWS.source()
     apply_crds(cluster, sorted((source / "config/crd/bases").glob("*.yaml")))
     certs = tmp_path / "certs"
-    bundle = serving_certificate(certs)
-    webhook_port, health = free_port(), free_port()
-    config = tmp_path / "lws.yaml"
-    config.write_text(
-        yaml.safe_dump(
-            {  # the release's Configuration, made local: no election, the test's certificate
-                "apiVersion": "config.lws.x-k8s.io/v1alpha1",
-                "kind": "Configuration",
-                "leaderElection": {"leaderElect": False},
-                "internalCertManagement": {"enable": False},
-                "webhook": {"port": webhook_port, "host": "127.0.0.1", "certDir": str(certs)},
-                "metrics": {"bindAddress": "0"},
-                "health": {"healthProbeBindAddress": f"127.0.0.1:{health}"},
-            }
-        )
-    )
-    manager = batch_operator(LWS, [f"--config={config}"], cluster.kubeconfig)
-    manager.wait_ready(f"http://127.0.0.1:{health}/readyz")
-    manifest = source / "config/webhook/manifests.yaml"
-    with webhooks_served_locally(cluster, LWS, manifest, webhook_port, bundle, namespace):
+    with local_manager(
+        cluster,
+        batch_operator,
+        LWS,
+        namespace,
+        tmp_path,
+        certs=certs,
+        configuration=lambda webhook_port, health: local_configuration(
+            "config.lws.x-k8s.io/v1alpha1",
+            webhook_port,
+            health,
+            certs,
+            internalCertManagement={"enable": False},
+        ),
+        webhooks=source / "config/webhook/manifests.yaml",
+    ) as manager:
         yield manager
         cluster.kubectl("delete", LWS_RESOURCE, "--all", "-n", namespace)
 
@@ -97,11 +95,6 @@ def exclusive_lws(name: str, scheduler: str, groups: int, size: int, ours: Any) 
     }
 
 
-def condition(obj: dict[str, Any], kind: str) -> str | None:
-    found = [c for c in (obj.get("status") or {}).get("conditions") or [] if c["type"] == kind]
-    return str(found[0]["status"]) if found else None
-
-
 def test_each_group_is_placed_alone_in_a_block(
     cluster: Cluster,
     namespace: str,
@@ -111,10 +104,7 @@ def test_each_group_is_placed_alone_in_a_block(
     lws: ReferenceProcess,
 ) -> None:
     ours = {"batchops": namespace}
-    block_of = {f"lws-{namespace}-{i}": f"b{i // 2}" for i in range(4)}
-    schedulable_nodes(
-        *(kwok_node(name, cpu="4", labels={**ours, BLOCK: b}) for name, b in block_of.items())
-    )
+    block_of = two_blocks(schedulable_nodes, "lws", namespace)
     scheduler = f"lws-{namespace}"
     runtime = start_runtime(scheduler_config(scheduler), name=f"runtime-{scheduler}")
     instance = f"{scheduler}-{runtime.name}"
@@ -128,7 +118,6 @@ def test_each_group_is_placed_alone_in_a_block(
     )
     placed = pods.wait_placed(*members)
     events = pods.events()
-    blocks: dict[str, set[str]] = {}
     for name, node in placed.items():
         assert scheduled_by(events, name) == [(scheduler, instance)], name
         spec = members[name]["spec"]  # what LWS asked the scheduler to honour
@@ -138,14 +127,15 @@ def test_each_group_is_placed_alone_in_a_block(
             assert affinity["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
         else:
             assert spec["nodeSelector"][BLOCK] == block_of[node], name
-        group = members[name]["metadata"]["labels"][GROUP_KEY]
-        blocks.setdefault(group, set()).add(block_of[node])
+    blocks = blocks_of_groups(placed, members, GROUP_KEY, block_of)
     assert len(blocks) == 2, blocks
     assert all(len(used) == 1 for used in blocks.values()), blocks  # each group in one block
     assert set.union(*blocks.values()) == {"b0", "b1"}, blocks  # and no block shared
 
     wait_for(
         "LWS to report the LeaderWorkerSet Available",
-        lambda: condition(read(cluster, LWS_RESOURCE, namespace, "serve"), "Available") == "True",
+        lambda: (
+            condition_status(read(cluster, LWS_RESOURCE, namespace, "serve"), "Available") == "True"
+        ),
         timeout=120,
     )

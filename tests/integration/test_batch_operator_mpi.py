@@ -18,6 +18,7 @@ import yaml
 from batch_operator_support import (
     MPI_OPERATOR,
     apply_crds,
+    condition_status,
     group_pods,
     pod_group_phase,
     read,
@@ -65,11 +66,6 @@ def mpi_job(name: str, workers: int, worker_cpu: str, node_selector: dict[str, s
             },
         },
     }
-
-
-def condition(job: dict[str, Any], kind: str) -> str | None:
-    found = [c for c in job.get("status", {}).get("conditions") or [] if c["type"] == kind]
-    return str(found[0]["status"]) if found else None
 
 
 def port_in_use(port: int) -> bool:
@@ -159,7 +155,7 @@ def test_mpi_jobs_are_placed_whole_or_held_whole(
     wait_for(
         "the MPI operator to report the small MPIJob Succeeded",
         lambda: (
-            condition(read(cluster, "mpijobs.kubeflow.org", namespace, "small"), "Succeeded")
+            condition_status(read(cluster, "mpijobs.kubeflow.org", namespace, "small"), "Succeeded")
             == "True"
         ),
         timeout=120,
@@ -169,6 +165,6 @@ def test_mpi_jobs_are_placed_whole_or_held_whole(
     assert {name: pods.nodes()[name] for name in big} == dict.fromkeys(big)
     assert pod_group_phase(cluster, namespace, "big") == "Scheduling"
     big_job = read(cluster, "mpijobs.kubeflow.org", namespace, "big")
-    assert condition(big_job, "Created") == "True"
-    assert condition(big_job, "Running") != "True"
-    assert condition(big_job, "Succeeded") != "True"
+    assert condition_status(big_job, "Created") == "True"
+    assert condition_status(big_job, "Running") != "True"
+    assert condition_status(big_job, "Succeeded") != "True"

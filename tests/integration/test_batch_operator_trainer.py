@@ -19,15 +19,15 @@ import yaml
 from batch_operator_support import (
     TRAINER,
     apply_crds,
-    free_port,
+    condition_status,
     group_pods,
+    local_configuration,
+    local_manager,
     pod_group_phase,
     read,
     refused,
     scheduled_by,
-    serving_certificate,
     wait_members,
-    webhooks_served_locally,
 )
 from cluster import Cluster, kwok_node, wait_for
 from coscheduling_support import ReferenceProcess
@@ -51,28 +51,22 @@ def trainer(
     source = TRAINER.source()
     apply_crds(cluster, sorted((source / "manifests/base/crds").glob("trainer.*.yaml")))
     temporary = tmp_path / "trainer-tmp"
-    bundle = serving_certificate(temporary / "k8s-webhook-server/serving-certs")
-    webhook_port, health = free_port(), free_port()
-    config = tmp_path / "trainer.yaml"
-    config.write_text(
-        yaml.safe_dump(
-            {  # the release's Configuration, made local: no election, the test's certificate
-                "apiVersion": "config.trainer.kubeflow.org/v1alpha1",
-                "kind": "Configuration",
-                "leaderElection": {"leaderElect": False},
-                "certManagement": {"enable": False},
-                "webhook": {"port": webhook_port, "host": "127.0.0.1"},
-                "metrics": {"bindAddress": "0"},
-                "health": {"healthProbeBindAddress": f"127.0.0.1:{health}"},
-            }
-        )
-    )
-    manager = batch_operator(
-        TRAINER, [f"--config={config}"], cluster.kubeconfig, env={"TMPDIR": str(temporary)}
-    )
-    manager.wait_ready(f"http://127.0.0.1:{health}/readyz")
-    manifest = source / "manifests/base/webhook/manifests.yaml"
-    with webhooks_served_locally(cluster, TRAINER, manifest, webhook_port, bundle, namespace):
+    with local_manager(
+        cluster,
+        batch_operator,
+        TRAINER,
+        namespace,
+        tmp_path,
+        certs=temporary / "k8s-webhook-server/serving-certs",
+        configuration=lambda webhook_port, health: local_configuration(
+            "config.trainer.kubeflow.org/v1alpha1",
+            webhook_port,
+            health,
+            certManagement={"enable": False},
+        ),
+        webhooks=source / "manifests/base/webhook/manifests.yaml",
+        env={"TMPDIR": str(temporary)},
+    ) as manager:
         yield manager
         cluster.kubectl("delete", f"trainjobs.{TRAINER_GROUP}", "--all", "-n", namespace)
 
@@ -131,11 +125,6 @@ def train_job(name: str, nodes: int, cpu: str) -> dict[str, Any]:
     }
 
 
-def condition(obj: dict[str, Any], kind: str) -> str | None:
-    found = [c for c in (obj.get("status") or {}).get("conditions") or [] if c["type"] == kind]
-    return str(found[0]["status"]) if found else None
-
-
 def test_train_jobs_are_placed_whole_or_held_whole(
     cluster: Cluster,
     namespace: str,
@@ -180,7 +169,9 @@ def test_train_jobs_are_placed_whole_or_held_whole(
     wait_for(
         "Trainer to report the small TrainJob Complete",
         lambda: (
-            condition(read(cluster, f"trainjobs.{TRAINER_GROUP}", namespace, "small"), "Complete")
+            condition_status(
+                read(cluster, f"trainjobs.{TRAINER_GROUP}", namespace, "small"), "Complete"
+            )
             == "True"
         ),
         timeout=120,
@@ -190,4 +181,4 @@ def test_train_jobs_are_placed_whole_or_held_whole(
     assert {name: pods.nodes()[name] for name in big} == dict.fromkeys(big)
     assert pod_group_phase(cluster, namespace, "big") in ("Pending", "Scheduling")
     big_job = read(cluster, f"trainjobs.{TRAINER_GROUP}", namespace, "big")
-    assert condition(big_job, "Complete") != "True"
+    assert condition_status(big_job, "Complete") != "True"
