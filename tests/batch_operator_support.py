@@ -49,15 +49,7 @@ class Operator:
 
     def build(self) -> Path:
         """The directory holding its manager, built on first use (minutes, once per pin)."""
-        done = subprocess.run(
-            [str(TOOLS / "build-binaries.sh"), self.name],
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-        if done.returncode != 0:
-            raise RuntimeError(f"building {self.name} failed:\n{done.stderr[-4000:]}")
-        return Path(done.stdout.strip().splitlines()[-1])
+        return built(self.name)
 
     def source(self) -> Path:
         """The release's files in the Go module cache (its CRDs are read from there)."""
@@ -71,6 +63,19 @@ class Operator:
         return Path(json.loads(done.stdout)["Dir"])
 
 
+def built(component: str) -> Path:
+    """The cache directory of a tools/build-binaries.sh component, built on first use."""
+    done = subprocess.run(
+        [str(TOOLS / "build-binaries.sh"), component],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"building {component} failed:\n{done.stderr[-4000:]}")
+    return Path(done.stdout.strip().splitlines()[-1])
+
+
 MPI_OPERATOR = Operator(
     "mpi-operator", "MPI_OPERATOR_VERSION", "github.com/kubeflow/mpi-operator", "mpi-operator"
 )
@@ -82,6 +87,12 @@ JOBSET = Operator("jobset", "JOBSET_VERSION", "sigs.k8s.io/jobset", "jobset")
 LWS = Operator("lws", "LWS_VERSION", "sigs.k8s.io/lws", "lws")
 TRAINER = Operator(
     "trainer", "TRAINER_VERSION", "github.com/kubeflow/trainer/v2", "trainer-controller-manager"
+)
+SPARK_OPERATOR = Operator(
+    "spark-operator",
+    "SPARK_OPERATOR_VERSION",
+    "github.com/kubeflow/spark-operator/v2",
+    "spark-operator",
 )
 
 
@@ -101,14 +112,17 @@ def start_manager(
     kubeconfig: Path,
     env: Mapping[str, str] | None = None,
     etc: Mapping[str, Path] | None = None,
+    role: str = "",
 ) -> ReferenceProcess:
     """The operator's manager as a local process with the cluster's admin kubeconfig; `etc`:
-    directories it reads at fixed paths under /etc (see with_private_etc)."""
+    directories it reads at fixed paths under /etc (see with_private_etc); `role` names one
+    of several processes of the operator (its log is named after it)."""
+    name = f"{operator.name}-{role}" if role else operator.name
     command = [str(operator.build() / operator.binary), *args]
     if etc:
-        command = with_private_etc(command, etc, workdir / f"{operator.name}-etc")
+        command = with_private_etc(command, etc, workdir / f"{name}-etc")
     return ReferenceProcess(
-        operator.name, command, workdir, env={"KUBECONFIG": str(kubeconfig), **(env or {})}
+        name, command, workdir, env={"KUBECONFIG": str(kubeconfig), **(env or {})}
     )
 
 
@@ -152,24 +166,35 @@ def serving_certificate(directory: Path) -> bytes:
     return chain
 
 
+def local_webhook_name(operator: Operator, namespace: str, name: str) -> str:
+    """The name local_webhooks gives the release's webhook configuration `name`."""
+    return f"{namespace}-{operator.name}-{name}"
+
+
 def local_webhooks(
-    operator: Operator, manifest: Path, port: int, ca_bundle: bytes, namespace: str
+    operator: Operator,
+    manifest: Path,
+    port: int,
+    ca_bundle: bytes | None,
+    namespace: str,
+    host: str = "127.0.0.1",
 ) -> list[dict[str, Any]]:
     """The operator's webhook configurations (its release's kubebuilder manifest), served by
     its manager as a local process, as controller-runtime's envtest installs them: each
-    webhook calls https://127.0.0.1:PORT at its service's path, trusting `ca_bundle`; the
-    configurations are named after the test and the operator (kubebuilder names every
-    operator's alike), and namespaced objects are sent to them only
-    from the test's namespace (the manager is the test's alone)."""
-    bundle = base64.b64encode(ca_bundle).decode()
+    webhook calls https://HOST:PORT at its service's path, trusting `ca_bundle` (None: the
+    operator injects its own CA, as its chart leaves it to); the configurations are named
+    after the test and the operator (kubebuilder names every operator's alike), and
+    namespaced objects are sent to them only from the test's namespace (the manager is the
+    test's alone)."""
+    trust = {} if ca_bundle is None else {"caBundle": base64.b64encode(ca_bundle).decode()}
     configurations = [c for c in yaml.safe_load_all(manifest.read_text()) if c]
     only_ours = {"matchLabels": {"kubernetes.io/metadata.name": namespace}}
     for configuration in configurations:
-        name = f"{namespace}-{operator.name}-{configuration['metadata']['name']}"
+        name = local_webhook_name(operator, namespace, configuration["metadata"]["name"])
         configuration["metadata"] = {"name": name}
         for webhook in configuration["webhooks"]:
             path = webhook["clientConfig"]["service"]["path"]
-            webhook["clientConfig"] = {"url": f"https://127.0.0.1:{port}{path}", "caBundle": bundle}
+            webhook["clientConfig"] = {"url": f"https://{host}:{port}{path}", **trust}
             webhook["namespaceSelector"] = only_ours
     return configurations
 
@@ -180,11 +205,15 @@ def webhooks_served_locally(
     operator: Operator,
     manifest: Path,
     port: int,
-    ca_bundle: bytes,
+    ca_bundle: bytes | None,
     namespace: str,
+    host: str = "127.0.0.1",
+    adjust: Callable[[list[dict[str, Any]]], None] = lambda _: None,
 ) -> Iterator[None]:
-    """The operator's webhook configurations (local_webhooks) installed while in the block."""
-    configurations = local_webhooks(operator, manifest, port, ca_bundle, namespace)
+    """The operator's webhook configurations (local_webhooks, then `adjust`ed) installed
+    while in the block."""
+    configurations = local_webhooks(operator, manifest, port, ca_bundle, namespace, host)
+    adjust(configurations)
     cluster.kubectl("apply", "-f", "-", input=yaml.safe_dump_all(configurations))
     try:
         yield
@@ -309,8 +338,9 @@ def batch_operator(tmp_path: Path) -> Iterator[Callable[..., ReferenceProcess]]:
         kubeconfig: Path,
         env: Mapping[str, str] | None = None,
         etc: Mapping[str, Path] | None = None,
+        role: str = "",
     ) -> ReferenceProcess:
-        manager = start_manager(operator, args, tmp_path, kubeconfig, env, etc)
+        manager = start_manager(operator, args, tmp_path, kubeconfig, env, etc, role)
         started.append(manager)
         return manager
 

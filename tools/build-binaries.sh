@@ -17,6 +17,9 @@
 #   jobset              JobSet's manager
 #   lws                 LeaderWorkerSet's manager
 #   trainer             Kubeflow Trainer's controller manager
+#   spark-operator      Kubeflow's Spark operator (its controller and webhook, one binary)
+#   spark               Apache Spark's distribution, for spark-submit (the Spark operator's
+#                       controller runs it); from its PyPI release, and Debian's Java runtime
 #   build-binaries.sh [COMPONENT|GROUP...]   builds what is missing; prints the directories
 #   build-binaries.sh --list                 the components, one a line
 # Each component lives in a directory named after its pinned version, so a cached build is
@@ -32,7 +35,7 @@ source "$here/progress.sh"
 # Every component, in the order their directories are printed (tools/cluster.sh and the tests
 # read the first three by position).
 components=(kubernetes etcd kwok prometheus helm scheduler-plugins e2e-scheduling mpi-operator kuberay
-  kueue jobset lws trainer)
+  kueue jobset lws trainer spark-operator spark)
 declare -A groups=([control-plane]="kubernetes etcd kwok" [all]="${components[*]:0:6}")
 # KUBE_VERSION runs another Kubernetes release than the pinned one (the version matrix, the
 # upgrade kit); it is built into its own cache directory like the pinned one.
@@ -54,6 +57,8 @@ dir_kueue=$cache/kueue-$KUEUE_VERSION
 dir_jobset=$cache/jobset-$JOBSET_VERSION
 dir_lws=$cache/lws-$LWS_VERSION
 dir_trainer=$cache/trainer-$TRAINER_VERSION
+dir_spark_operator=$cache/spark-operator-$SPARK_OPERATOR_VERSION
+dir_spark=$cache/spark-$SPARK_VERSION
 
 # The components the arguments name (every one without arguments), in the printed order.
 declare -A wanted=()
@@ -311,6 +316,30 @@ build_trainer() {
   progress_begin trainer "building trainer $TRAINER_VERSION" "$dir_trainer"
   build_operator trainer "$dir_trainer" github.com/kubeflow/trainer/v2 \
     github.com/kubeflow/trainer/v2/cmd/trainer-controller-manager trainer-controller-manager
+}
+
+build_spark_operator() {
+  cached "$dir_spark_operator" "spark-operator $SPARK_OPERATOR_VERSION" && return
+  progress_begin spark-operator "building spark-operator $SPARK_OPERATOR_VERSION" "$dir_spark_operator"
+  build_operator spark-operator "$dir_spark_operator" github.com/kubeflow/spark-operator/v2 \
+    github.com/kubeflow/spark-operator/v2/cmd/operator spark-operator
+}
+
+# Spark's distribution as its PyPI release (pyspark's sdist) carries it under deps/: bin/ and
+# jars/ are a SPARK_HOME, whose spark-submit runs on Debian's Java runtime.
+build_spark() {
+  local out=$dir_spark archive
+  cached "$out" "spark $SPARK_VERSION" && return
+  progress_begin spark "fetching spark $SPARK_VERSION" "$out"
+  "$here/host-packages.sh" java
+  rm -rf "$out" && mkdir -p "$out"
+  archive="$out/pyspark-$SPARK_VERSION.tar.gz"
+  curl -fsSL --retry 3 -o "$archive" "$SPARK_DIST_URL"
+  echo "$SPARK_DIST_SHA256  $archive" | sha256sum --check --quiet
+  tar -xzf "$archive" -C "$out" --strip-components=2 "pyspark-$SPARK_VERSION/deps/bin" \
+    "pyspark-$SPARK_VERSION/deps/jars"
+  rm "$archive"
+  finish "$out"
 }
 
 for c in "${components[@]}"; do
