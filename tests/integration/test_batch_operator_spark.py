@@ -33,6 +33,7 @@ from batch_operator_support import (
 )
 from cluster import Cluster, kwok_node, wait_for
 from coscheduling_support import GROUP, ReferenceProcess
+from kubernetes.utils import parse_quantity
 from runtime_support import Pods, RuntimeProcess
 from timing import settle
 
@@ -155,11 +156,7 @@ def spark_operator(
 def cluster_cpus(cluster: Cluster) -> int:
     """Every node's allocatable CPUs, whole."""
     nodes = yaml.safe_load(cluster.kubectl("get", "nodes", "-o", "yaml").stdout)["items"]
-    millis = 0
-    for node in nodes:
-        cpu = str(node["status"]["allocatable"]["cpu"])
-        millis += int(cpu[:-1]) if cpu.endswith("m") else int(cpu) * 1000
-    return millis // 1000
+    return int(sum(parse_quantity(node["status"]["allocatable"]["cpu"]) for node in nodes))
 
 
 def application_state(cluster: Cluster, namespace: str, name: str) -> str | None:
