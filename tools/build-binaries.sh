@@ -331,7 +331,7 @@ build_spark() {
   local out=$dir_spark archive
   cached "$out" "spark $SPARK_VERSION" && return
   progress_begin spark "fetching spark $SPARK_VERSION" "$out"
-  "$here/host-packages.sh" java
+  "$here/host-packages.sh" spark
   rm -rf "$out" && mkdir -p "$out"
   archive="$out/pyspark-$SPARK_VERSION.tar.gz"
   curl -fsSL --retry 3 -o "$archive" "$SPARK_DIST_URL"

@@ -3,7 +3,8 @@
 #   host-packages.sh images   image builds: podman, buildah, mmdebstrap, catatonit
 #   host-packages.sh node     a real node: containerd, runc, CNI plugins, iptables
 #   host-packages.sh instructions   the instruction guard (make instructions): valgrind
-#   host-packages.sh java   Spark's spark-submit (the Spark operator's tests): a Java runtime
+#   host-packages.sh spark  Spark's distribution (the Spark operator's tests): curl to fetch it,
+#                           a Java runtime for its spark-submit
 # Needs root and apt-get; elsewhere it names what is missing and fails.
 set -euo pipefail
 
@@ -12,14 +13,14 @@ declare -A images=([podman]=podman [buildah]=buildah [mmdebstrap]=mmdebstrap
 declare -A node=([containerd]=containerd [runc]=runc [/usr/lib/cni/bridge]=containernetworking-plugins
   [iptables]=iptables [conntrack]=conntrack [ip]=iproute2 [openssl]=openssl [mountpoint]=util-linux)
 declare -A instructions=([valgrind]=valgrind [callgrind_annotate]=valgrind)
-declare -A java=([java]=openjdk-17-jre-headless)
+declare -A spark=([curl]=curl [java]=openjdk-17-jre-headless)
 
 case ${1:-} in
   images) declare -n wanted=images ;;
   node) declare -n wanted=node ;;
   instructions) declare -n wanted=instructions ;;
-  java) declare -n wanted=java ;;
-  *) echo "usage: host-packages.sh images|node|instructions|java" >&2; exit 2 ;;
+  spark) declare -n wanted=spark ;;
+  *) echo "usage: host-packages.sh images|node|instructions|spark" >&2; exit 2 ;;
 esac
 
 missing=()

@@ -41,11 +41,23 @@ def component_dirs(cache: Path) -> dict[str, Path]:
         "jobset": "JOBSET_VERSION",
         "lws": "LWS_VERSION",
         "trainer": "TRAINER_VERSION",
+        "spark-operator": "SPARK_OPERATOR_VERSION",
+        "spark": "SPARK_VERSION",
     }
     return {name: cache / f"{name}-{v[key]}" for name, key in keys.items()}
 
 
-ON_DEMAND = ("e2e-scheduling", "mpi-operator", "kuberay", "kueue", "jobset", "lws", "trainer")
+ON_DEMAND = (
+    "e2e-scheduling",
+    "mpi-operator",
+    "kuberay",
+    "kueue",
+    "jobset",
+    "lws",
+    "trainer",
+    "spark-operator",
+    "spark",
+)
 
 
 @pytest.fixture
