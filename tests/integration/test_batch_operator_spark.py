@@ -123,11 +123,13 @@ def spark_operator(
         host="localhost",
         adjust=pod_webhook_selects_launched_pods(source),
     ):
-        for kind, name in names.items():
-            wait_for(
-                f"the Spark operator's webhook to inject its CA into {name}",
-                lambda: ca_injected(cluster, f"{kind}webhookconfiguration", name),  # noqa: B023
-            )
+        wait_for(
+            f"the Spark operator's webhook to inject its CA into {sorted(names.values())}",
+            lambda: all(
+                ca_injected(cluster, f"{kind}webhookconfiguration", name)
+                for kind, name in names.items()
+            ),
+        )
         server = urlsplit(cluster.api.configuration.host)
         controller = batch_operator(
             SPARK_OPERATOR,
