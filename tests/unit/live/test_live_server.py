@@ -259,7 +259,7 @@ def test_half_sent_requests_hold_no_threads_and_are_dropped_after_the_read_timeo
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     if soft < 2100:
         resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, 4096), hard))
-    running = serve(tmp_path, Limits(read_timeout=4.0, max_connections=1000))
+    running = serve(tmp_path, Limits(read_timeout=10.0, max_connections=1000))
     server = running.server
     sockets: list[socket.socket] = []
     try:
@@ -274,15 +274,17 @@ def test_half_sent_requests_hold_no_threads_and_are_dropped_after_the_read_timeo
         assert running.get("/readyz") == (200, "ok")
         assert running.get("/metrics", token="reader")[0] == 200
         answered_in = time.monotonic() - started
+        still_held = server.connections
         print(
             f"threads before {before}, with {held} half-sent requests {during}; "
             f"three requests answered in {answered_in * 1000:.0f} ms"
         )
         assert held
         assert during - before <= 4  # at most the worker threads, never one per connection
-        assert answered_in < 2
+        # Answered while all 500 were still held: nothing waited for them to be dropped.
+        assert still_held >= 500
         # Past the read timeout every one is answered 408 and closed.
-        answers = [read_all(sock, timeout=8) for sock in sockets]
+        answers = [read_all(sock, timeout=15) for sock in sockets]
         assert all(answer.startswith(b"HTTP/1.1 408 ") for answer in answers)
         assert wait_until(lambda: server.connections == 0, 2)
     finally:
