@@ -399,9 +399,13 @@ def format_parity(results: Sequence[ParityResult]) -> list[str]:
     return lines
 
 
-def format_report(version: str, known: str, steps: Sequence[Step]) -> str:
+def format_report(
+    version: str, known: str, steps: Sequence[Step], replaces: Sequence[str] = ()
+) -> str:
     """The whole report: one section a step, with its time, and the timings at the end."""
-    out = [f"Kubernetes {version} against {known}, the newest release the runtime knows", ""]
+    out = [f"Kubernetes {version} against {known}, the newest release the runtime knows"]
+    out += [f"built with {replace.replace('=', ' replaced by ', 1)}" for replace in replaces]
+    out.append("")
     for step in steps:
         out.append(f"== {step.title} ({step.seconds:.0f} s)")
         out += step.lines
@@ -435,10 +439,10 @@ def _run(command: Sequence[str], env: Mapping[str, str], log: Path) -> None:
         )
 
 
-def build(version: str, env: Mapping[str, str], scratch: Path) -> list[str]:
-    log = scratch / "build.log"
+def build(env: Mapping[str, str], log: Path, *components: str) -> list[str]:
+    """tools/build-binaries.sh for `env` (KUBE_VERSION, SCHEDULER_VERSION, GO_REPLACES)."""
     try:
-        _run([str(TOOLS / "build-binaries.sh")], env, log)
+        _run([str(TOOLS / "build-binaries.sh"), *components], env, log)
     except KitError:
         missing = unavailable_modules(log.read_text(errors="replace"))
         if missing:
@@ -446,7 +450,17 @@ def build(version: str, env: Mapping[str, str], scratch: Path) -> list[str]:
                 f"the Go module proxy does not serve {', '.join(missing)} (see {log})"
             ) from None
         raise
-    return [f"binaries of {version} built (log: {log})"]
+    return [f"built (log: {log})"]
+
+
+def judge_env(
+    env: Mapping[str, str], version: str, known_release: str, whole: bool
+) -> dict[str, str]:
+    """Where the release is judged: on a control plane of its own when its binaries were
+    built (`whole`), else its kube-scheduler on the known release's control plane."""
+    if whole:
+        return {**env, "KUBE_VERSION": version}
+    return {**env, "KUBE_VERSION": known_release, "SCHEDULER_VERSION": version}
 
 
 # go's words for a module version the proxy refuses (403/404/410).
@@ -537,9 +551,13 @@ def api_versions(kubeconfig: str, kubectl: Path) -> APIVersions:
     return APIVersions(served)
 
 
-def cluster_name(version: str) -> str:
-    """The kit's own cluster for a release (never the tests' shared ones)."""
-    return "upkit-" + version.removeprefix("v").replace(".", "-")
+def cluster_name(version: str, scheduler: str | None = None) -> str:
+    """The kit's own cluster for a release (never the tests' shared ones); with another
+    release's kube-scheduler, named after both."""
+    name = "upkit-" + version.removeprefix("v").replace(".", "-")
+    if scheduler is not None and scheduler != version:
+        name += "-ks-" + scheduler.removeprefix("v").replace(".", "-")
+    return name
 
 
 def _cluster(release: str, env: Mapping[str, str], *args: str) -> str:
@@ -570,13 +588,15 @@ def discovery(version: str, known_release: str, env: Mapping[str, str], keep: bo
     return format_api_versions(old, found[version])
 
 
-def parity(version: str, env: Mapping[str, str], suites: Sequence[str], scratch: Path) -> list[str]:
-    """The parity suites against a cluster of `version`; one line a failure. The suites keep
-    their clusters (KEEP_CLUSTER=1: the results are read before anything waits on the
-    binaries' lock) and the kit deletes them after."""
+def parity(env: Mapping[str, str], suites: Sequence[str], scratch: Path) -> list[str]:
+    """The parity suites against a cluster of env's KUBE_VERSION (and SCHEDULER_VERSION's
+    kube-scheduler); one line a failure. The suites keep their clusters (KEEP_CLUSTER=1: the
+    results are read before anything waits on the binaries' lock) and the kit deletes them
+    after."""
     junit = scratch / "parity.xml"
-    name = cluster_name(version)
-    suite_env = {**env, "KUBE_VERSION": version, "TEST_CLUSTER_NAME": name, "KEEP_CLUSTER": "1"}
+    version = env["KUBE_VERSION"]
+    name = cluster_name(version, env.get("SCHEDULER_VERSION"))
+    suite_env = {**env, "TEST_CLUSTER_NAME": name, "KEEP_CLUSTER": "1"}
     command = [str(REPO / ".venv" / "bin" / "pytest"), "-vv", "-p", "no:cacheprovider"]
     command += [*suites, f"--junitxml={junit}"]
     log = scratch / "parity.log"
@@ -603,11 +623,21 @@ def run(args: argparse.Namespace) -> str:
     known_release = RELEASE[known_minor]
     scratch = Path(args.scratch or tempfile.mkdtemp(prefix=f"upgrade-kit-{version}-"))
     scratch.mkdir(parents=True, exist_ok=True)
-    env = {**os.environ, "KUBE_VERSION": version}
-    env.setdefault("GOTOOLCHAIN", "auto")  # a newer release's go directive fetches its Go
     replaces = tuple(args.replace)
+    env = {**os.environ, "KUBE_VERSION": version, "GO_REPLACES": " ".join(replaces)}
+    env.setdefault("GOTOOLCHAIN", "auto")  # a newer release's go directive fetches its Go
     steps: list[Step] = []
-    built = _step(steps, "binaries", lambda: build(version, env, scratch)) if args.build else None
+    judged: dict[str, str] | None = None  # where the API versions and parity steps run
+    if args.build:
+        whole = _step(steps, "binaries", lambda: build(env, scratch / "build.log"))
+        if not whole.error:
+            judged = judge_env(env, version, known_release, whole=True)
+        else:
+            beside = judge_env(env, version, known_release, whole=False)
+            log = scratch / "build-kube-scheduler.log"
+            title = f"kube-scheduler {version} beside the control plane of {known_release}"
+            alone = _step(steps, title, lambda: build(beside, log, "control-plane"))
+            judged = None if alone.error else beside
     sources: dict[str, Path] = {}
 
     def gates() -> list[str]:
@@ -633,14 +663,16 @@ def run(args: argparse.Namespace) -> str:
             )
         ),
     )
-    if built is not None and not built.error:
+    if judged is not None and "SCHEDULER_VERSION" not in judged:
         keep = bool(args.parity)
         _step(steps, "API versions", lambda: discovery(version, known_release, env, keep))
-        if args.parity:
-            _step(steps, "parity", lambda: parity(version, env, args.suite, scratch))
-    elif args.build:
+    elif judged is not None:
+        steps.append(Step("API versions", error=f"the API server of {version} was not built"))
+    if judged is not None and args.parity:
+        _step(steps, "parity", lambda: parity(judged, args.suite, scratch))
+    elif args.build and judged is None:
         steps.append(Step("API versions and parity", error="the binaries were not built"))
-    return format_report(version, known_release, steps)
+    return format_report(version, known_release, steps, replaces)
 
 
 def version_module(version: str) -> str:

@@ -40,11 +40,20 @@ declare -A groups=([control-plane]="kubernetes etcd kwok" [all]="${components[*]
 # KUBE_VERSION runs another Kubernetes release than the pinned one (the version matrix, the
 # upgrade kit); it is built into its own cache directory like the pinned one.
 KUBERNETES_VERSION=${KUBE_VERSION:-$KUBERNETES_VERSION}
+# SCHEDULER_VERSION puts another release's kube-scheduler beside that control plane: the upgrade
+# kit's judge when a new release's control plane cannot be built yet. GO_REPLACES
+# ("MODULE=MODULE@VERSION ...") builds a release with a module version the Go module proxy
+# serves in place of one it refuses.
+SCHEDULER_VERSION=${SCHEDULER_VERSION:-$KUBERNETES_VERSION}
+GO_REPLACES=${GO_REPLACES:-}
 cache=${SCHEDULER_OPERATOR_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/scheduler-operator}
 export CGO_ENABLED=0 GOFLAGS=-trimpath GOTOOLCHAIN=${GOTOOLCHAIN:-auto}
 
 # Where each component is built: a directory per pinned version.
 dir_kubernetes=$cache/kubernetes-$KUBERNETES_VERSION
+if [ "$SCHEDULER_VERSION" != "$KUBERNETES_VERSION" ]; then
+  dir_kubernetes+=+kube-scheduler-$SCHEDULER_VERSION
+fi
 dir_etcd=$cache/etcd-$ETCD_VERSION
 dir_kwok=$cache/kwok-$KWOK_VERSION
 dir_prometheus=$cache/prometheus-$PROMETHEUS_VERSION
@@ -116,6 +125,18 @@ cached() {
   progress_cached "$2" "$1"
 }
 
+# replaced_alike DIR: whether a Kubernetes build in DIR was made with the GO_REPLACES of now
+# (DIR/.replaces records them); one made otherwise is made anew.
+replaced_alike() {
+  [ "$(cat "$1/.replaces" 2>/dev/null)" = "$GO_REPLACES" ] || rm -f "$1/.complete"
+}
+
+# finish_replaced DIR: finish, recording the GO_REPLACES the build was made with.
+finish_replaced() {
+  if [ -n "$GO_REPLACES" ]; then echo "$GO_REPLACES" >"$1/.replaces"; else rm -f "$1/.replaces"; fi
+  finish "$1"
+}
+
 # kubernetes_module DIR NAME VERSION: a wrapper module requiring k8s.io/kubernetes VERSION.
 # k8s.io/kubernetes points its staging modules at ./staging; a dependent module must replace
 # each of them with the published v0.<minor>.<patch> release instead.
@@ -128,17 +149,24 @@ kubernetes_module() {
     echo "require k8s.io/kubernetes $v"
     echo "replace ("
     sed -n 's#^\s*\(k8s.io/[a-z0-9-]*\) => ./staging/.*#\t\1 => \1 v0.'"$minor"'#p' "$staging"
+    local replace target
+    for replace in $GO_REPLACES; do
+      target=${replace#*=}
+      printf '\t%s => %s %s\n' "${replace%%=*}" "${target%@*}" "${target##*@}"
+    done
     echo ")"
   } >>"$mod/go.mod"
 }
 
 build_kubernetes() {
+  [ "$SCHEDULER_VERSION" != "$KUBERNETES_VERSION" ] && { build_kube_scheduler_beside; return; }
   local out=$dir_kubernetes v=$KUBERNETES_VERSION
   # The control plane, kubectl, and what a real node runs (kubelet, kube-proxy). A cache
   # missing some of them builds just those.
   local cmds=(kube-apiserver kube-controller-manager kube-scheduler kubectl kubelet kube-proxy)
   local missing=() cmd
   for cmd in "${cmds[@]}"; do [ -x "$out/$cmd" ] || missing+=("$cmd"); done
+  [ -d "$out" ] && replaced_alike "$out"
   [ ${#missing[@]} -eq 0 ] && cached "$out" "Kubernetes $v binaries" && return
   [ -z "$lock_held" ] && { hold_build_lock; build_kubernetes; return; }
   rm -f "$out/.complete"
@@ -148,7 +176,26 @@ build_kubernetes() {
   local pkgs=("${missing[@]/#/k8s.io/kubernetes/cmd/}")
   (cd "$mod" && quiet go get -tool "${pkgs[@]/%/@$v}")
   (cd "$mod" && go build -ldflags "$(kube_version_ldflags "$v")" -o "$out/" "${pkgs[@]}")
-  finish "$out"
+  finish_replaced "$out"
+}
+
+# SCHEDULER_VERSION's kube-scheduler, with the control plane of KUBERNETES_VERSION (built into
+# its own directory, without GO_REPLACES) linked beside it.
+build_kube_scheduler_beside() {
+  local out=$dir_kubernetes v=$SCHEDULER_VERSION base=$cache/kubernetes-$KUBERNETES_VERSION
+  [ -d "$out" ] && replaced_alike "$out"
+  cached "$out" "kube-scheduler $v beside Kubernetes $KUBERNETES_VERSION" && return
+  dir_kubernetes=$base SCHEDULER_VERSION=$KUBERNETES_VERSION GO_REPLACES= build_kubernetes
+  progress_begin kube-scheduler "building kube-scheduler $v to run beside Kubernetes $KUBERNETES_VERSION" "$out"
+  rm -rf "$out" && mkdir -p "$out"
+  local cmd
+  for cmd in kube-apiserver kube-controller-manager kubectl kubelet kube-proxy; do
+    ln -s "$base/$cmd" "$out/$cmd"
+  done
+  kubernetes_module "$out/src" local.build/kube-scheduler "$v"
+  (cd "$out/src" && quiet go get -tool "k8s.io/kubernetes/cmd/kube-scheduler@$v" &&
+    go build -ldflags "$(kube_version_ldflags "$v")" -o "$out/" k8s.io/kubernetes/cmd/kube-scheduler)
+  finish_replaced "$out"
 }
 
 # kube_version_ldflags VERSION: linker flags that stamp a binary as Kubernetes VERSION. Its

@@ -11,8 +11,9 @@
 #   cluster.sh kwokctl ARGS...    run the pinned kwokctl against the project's clusters
 #   cluster.sh bin [COMPONENT...] the directories of build-binaries.sh's components (default:
 #                                 every one, built when missing; the first is Kubernetes')
-# KUBE_VERSION=v1.MM.P runs that Kubernetes release instead of the pinned one; a cluster made
-# with another release is made anew.
+# KUBE_VERSION=v1.MM.P runs that Kubernetes release instead of the pinned one, and
+# SCHEDULER_VERSION another release's kube-scheduler on it (build-binaries.sh, SCHEDULER_VERSION); a cluster
+# made with other binaries is made anew.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)

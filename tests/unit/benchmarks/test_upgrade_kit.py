@@ -15,6 +15,7 @@ from benchmarks.upgrade_kit import (
     PluginDiff,
     Step,
     _feature_gates_tool,
+    cluster_name,
     diff_gates,
     diff_sources,
     format_api_versions,
@@ -22,6 +23,7 @@ from benchmarks.upgrade_kit import (
     format_parity,
     format_plugins,
     format_report,
+    judge_env,
     kit_clusters,
     load_table,
     main,
@@ -200,6 +202,11 @@ def test_report_has_a_section_and_a_time_per_step() -> None:
     )
 
 
+def test_the_report_names_each_module_replaced() -> None:
+    replaced = format_report("v1.38.0", "v1.37.2", [], ["a/v7=a/v7@v7.0.0"])
+    assert replaced.splitlines()[1] == "built with a/v7 replaced by a/v7@v7.0.0"
+
+
 def test_a_version_that_is_not_a_release_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit):
         main(["1.38"])
@@ -244,3 +251,24 @@ def test_a_failure_is_summed_up_by_the_first_item_pytest_says_differs() -> None:
     )
     failed = [result for result in parse_junit(junit) if result.outcome == "failed"]
     assert failed[0].first_line == "'p-008: upstream refused with \"0/50\"'"
+
+
+def test_a_release_whose_control_plane_is_built_is_judged_on_its_own() -> None:
+    env = {"KUBE_VERSION": "v1.38.0", "GO_REPLACES": ""}
+    assert judge_env(env, "v1.38.0", "v1.37.2", whole=True) == env
+    assert cluster_name("v1.38.0") == cluster_name("v1.38.0", "v1.38.0") == "upkit-1-38-0"
+
+
+def test_else_its_kube_scheduler_is_judged_on_the_known_control_plane() -> None:
+    """The new kube-scheduler beside the known release's API server: the cluster is named after
+    both, so it is never taken for a cluster of either release alone."""
+    env = {"KUBE_VERSION": "v1.38.0-beta.0", "GO_REPLACES": "a=b@v1"}
+    beside = judge_env(env, "v1.38.0-beta.0", "v1.37.2", whole=False)
+    assert beside == {
+        "KUBE_VERSION": "v1.37.2",
+        "SCHEDULER_VERSION": "v1.38.0-beta.0",
+        "GO_REPLACES": "a=b@v1",
+    }
+    name = cluster_name("v1.37.2", "v1.38.0-beta.0")
+    assert name == "upkit-1-37-2-ks-1-38-0-beta-0"
+    assert kit_clusters([name, "upkit-1-37-2"], name) == [name]
