@@ -125,8 +125,8 @@ cached() {
   progress_cached "$2" "$1"
 }
 
-# replaced_alike DIR: whether a Kubernetes build in DIR was made with the GO_REPLACES of now
-# (DIR/.replaces records them); one made otherwise is made anew.
+# replaced_alike DIR: a Kubernetes build in DIR made with other GO_REPLACES than now's
+# (DIR/.replaces records them) is no longer complete, so it is made anew.
 replaced_alike() {
   [ "$(cat "$1/.replaces" 2>/dev/null)" = "$GO_REPLACES" ] || rm -f "$1/.complete"
 }
@@ -166,7 +166,7 @@ build_kubernetes() {
   local cmds=(kube-apiserver kube-controller-manager kube-scheduler kubectl kubelet kube-proxy)
   local missing=() cmd
   for cmd in "${cmds[@]}"; do [ -x "$out/$cmd" ] || missing+=("$cmd"); done
-  [ -d "$out" ] && replaced_alike "$out"
+  replaced_alike "$out"
   [ ${#missing[@]} -eq 0 ] && cached "$out" "Kubernetes $v binaries" && return
   [ -z "$lock_held" ] && { hold_build_lock; build_kubernetes; return; }
   rm -f "$out/.complete"
@@ -183,7 +183,7 @@ build_kubernetes() {
 # its own directory, without GO_REPLACES) linked beside it.
 build_kube_scheduler_beside() {
   local out=$dir_kubernetes v=$SCHEDULER_VERSION base=$cache/kubernetes-$KUBERNETES_VERSION
-  [ -d "$out" ] && replaced_alike "$out"
+  replaced_alike "$out"
   cached "$out" "kube-scheduler $v beside Kubernetes $KUBERNETES_VERSION" && return
   dir_kubernetes=$base SCHEDULER_VERSION=$KUBERNETES_VERSION GO_REPLACES= build_kubernetes
   progress_begin kube-scheduler "building kube-scheduler $v to run beside Kubernetes $KUBERNETES_VERSION" "$out"

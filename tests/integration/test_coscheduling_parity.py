@@ -298,8 +298,8 @@ def test_a_gang_short_of_room_waits_at_permit_in_the_reference_but_holds_nothing
         def unplaced() -> str | None:
             """The member told the nodes are full (a member tried before all ten existed is
             first told Coscheduling's PreFilter refusal, and the room left only later)."""
-            told = run.outcome().messages.items()
-            return next((name for name, message in told if "Insufficient cpu" in message), None)
+            messages = run.outcome().messages.items()
+            return next((name for name, message in messages if "Insufficient cpu" in message), None)
 
         left = wait_for("a member to be told there is no room", unplaced, timeout=60)
         if run.scheduler == names["upstream"]:
