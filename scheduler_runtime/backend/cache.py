@@ -28,10 +28,23 @@ Change = tuple[dict[str, Any] | None, dict[str, Any]]
 def bound_pod_fingerprint(pod: dict[str, Any]) -> tuple[Any, ...]:
     """What plugins read of a bound pod: kwok's and the kubelet's status updates (phase,
     readiness, IPs) leave it unchanged and so cost nothing; a DisruptionTarget condition
-    (preemption checks it) counts."""
-    conditions = (pod.get("status") or {}).get("conditions") or ()
-    disruption = [c for c in conditions if c.get("type") == "DisruptionTarget"]
-    return (*pod_identity(pod), disruption)
+    (preemption checks it) counts, and so does what in-place resizing has given the
+    containers (their statuses' resources and a PodResizePending condition), which the
+    pod's requests are computed from."""
+    status = pod.get("status") or {}
+    conditions = [
+        c for c in status.get("conditions") or () if c.get("type") in _READ_POD_CONDITIONS
+    ]
+    resized = [
+        (s.get("name"), s.get("resources"), s.get("allocatedResources"))
+        for group in ("containerStatuses", "initContainerStatuses")
+        for s in status.get(group) or ()
+        if s.get("resources") is not None
+    ]
+    return (*pod_identity(pod), conditions, resized)
+
+
+_READ_POD_CONDITIONS = ("DisruptionTarget", "PodResizePending")
 
 
 def node_fingerprint(node: dict[str, Any]) -> tuple[Any, ...]:

@@ -9,7 +9,7 @@ say it could help them (queueing hints)."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import Any, Protocol
 
 from scheduler_runtime.backend.cache import Cache
@@ -57,14 +57,78 @@ class KindStore(Protocol):
     def delete(self, kind: str, item: dict[str, Any]) -> None: ...
 
 
-def trimmed(item: dict[str, Any]) -> dict[str, Any]:
-    """The object without metadata.managedFields, which nothing in scheduling reads (often
-    the largest part of an object the API server sends), as kube-scheduler's pod informer
-    drops them; changed in place, as the object is the caller's fresh copy."""
+# What nothing in scheduling reads of a pod, dropped on arrival with managedFields: a Python
+# dict costs about twice what Go's struct does, and the bound pods are most of the cache. The
+# service account's projected token volume alone is a quarter of a running pod's objects.
+LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
+UNREAD_CONTAINER_FIELDS = frozenset(
+    {
+        "args",
+        "command",
+        "env",
+        "envFrom",
+        "imagePullPolicy",
+        "lifecycle",
+        "livenessProbe",
+        "readinessProbe",
+        "startupProbe",
+        "stdin",
+        "stdinOnce",
+        "terminationMessagePath",
+        "terminationMessagePolicy",
+        "tty",
+        "volumeMounts",
+        "workingDir",
+    }
+)
+UNREAD_VOLUME_SOURCES = frozenset({"configMap", "downwardAPI", "emptyDir", "projected", "secret"})
+# Of the kubelet's container statuses, what in-place resizing has given each container.
+READ_CONTAINER_STATUS_FIELDS = frozenset({"name", "resources", "allocatedResources"})
+CONTAINER_GROUPS = ("containers", "initContainers", "ephemeralContainers")
+STATUS_GROUPS = ("containerStatuses", "initContainerStatuses", "ephemeralContainerStatuses")
+
+
+def trimmed(kind: str, item: dict[str, Any]) -> dict[str, Any]:
+    """The object without what nothing in scheduling reads: metadata.managedFields (often the
+    largest part of an object the API server sends), as kube-scheduler's pod informer drops
+    them, and of a pod the fields above. Changed in place, as the object is the caller's
+    fresh copy."""
     metadata = item.get("metadata")
     if isinstance(metadata, dict):
         metadata.pop("managedFields", None)
+        if kind == PODS and isinstance(annotations := metadata.get("annotations"), dict):
+            annotations.pop(LAST_APPLIED, None)
+    if kind == PODS:
+        _trim_pod(item)
     return item
+
+
+def _trim_pod(pod: dict[str, Any]) -> None:
+    spec = pod.get("spec")
+    if isinstance(spec, dict):
+        for group in CONTAINER_GROUPS:
+            if containers := spec.get(group):
+                _drop_fields(containers, UNREAD_CONTAINER_FIELDS.intersection)
+        volumes = spec.get("volumes")
+        if isinstance(volumes, list):
+            spec["volumes"] = [
+                v for v in volumes if not isinstance(v, dict) or UNREAD_VOLUME_SOURCES.isdisjoint(v)
+            ]
+    status = pod.get("status")
+    if isinstance(status, dict):
+        for group in STATUS_GROUPS:
+            if statuses := status.get(group):
+                _drop_fields(statuses, lambda item: item.keys() - READ_CONTAINER_STATUS_FIELDS)
+
+
+def _drop_fields(items: Any, unread: Callable[[dict[str, Any]], Iterable[str]]) -> None:
+    """Drops the `unread` fields of each dict of a list (an API object's lists hold dicts; a
+    state file's may hold anything)."""
+    if isinstance(items, list):
+        for item in items:
+            if isinstance(item, dict):
+                for field in unread(item):
+                    del item[field]
 
 
 def is_terminal(pod: dict[str, Any]) -> bool:
@@ -105,7 +169,7 @@ class EventHandlers:
     # ----- the Store
 
     def replace(self, kind: str, items: list[dict[str, Any]]) -> None:
-        items = [trimmed(item) for item in items]
+        items = [trimmed(kind, item) for item in items]
         if (store := self.stores.get(kind)) is not None:
             store.replace(kind, items)
             return
@@ -120,7 +184,7 @@ class EventHandlers:
                 self._replace_objects(kind, items)
 
     def upsert(self, kind: str, item: dict[str, Any]) -> None:
-        trimmed(item)
+        trimmed(kind, item)
         if (store := self.stores.get(kind)) is not None:
             store.upsert(kind, item)
             return

@@ -3,6 +3,8 @@ snapshot, the queue and the nominator, assumed pods, and the other objects plugi
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from backend_support import OURS, backend_of, node, pod
 
@@ -248,3 +250,81 @@ def test_managed_fields_are_not_kept_of_any_object(
     ]
     assert all(obj is not None and "managedFields" not in obj["metadata"] for obj in kept)
     assert cpu_requested(backend, "n1") == 0  # the bound pod counted until removed
+
+
+def running_pod_as_the_kubelet_reports_it(name: str, node_name: str) -> dict[str, Any]:
+    """A pod as a Deployment, the admission chain and the kubelet leave it."""
+    made = pod(name, node_name, phase="Running")
+    made["metadata"]["annotations"] = {
+        "kubectl.kubernetes.io/last-applied-configuration": '{"kind": "Pod"}',
+        "team": "a",
+    }
+    container = made["spec"]["containers"][0]
+    container.update(
+        env=[{"name": "A", "value": "1"}],
+        command=["sleep"],
+        volumeMounts=[{"name": "kube-api-access-x", "mountPath": "/var/run/secrets"}],
+        livenessProbe={"exec": {"command": ["true"]}},
+        terminationMessagePath="/dev/termination-log",
+        imagePullPolicy="IfNotPresent",
+        ports=[{"containerPort": 80, "hostPort": 8080}],
+        restartPolicyRules=[{"action": "RestartAllContainers"}],
+    )
+    made["spec"]["volumes"] = [
+        {"name": "kube-api-access-x", "projected": {"sources": [{"serviceAccountToken": {}}]}},
+        {"name": "cache", "emptyDir": {}},
+        {"name": "data", "persistentVolumeClaim": {"claimName": "data"}},
+    ]
+    made["status"]["containerStatuses"] = [
+        {
+            "name": "c",
+            "image": "busybox",
+            "imageID": "sha256:0",
+            "ready": True,
+            "restartCount": 0,
+            "state": {"running": {"startedAt": "2026-01-01T00:00:00Z"}},
+            "resources": {"requests": {"cpu": "2"}},
+            "allocatedResources": {"cpu": "2"},
+        }
+    ]
+    return made
+
+
+def test_what_no_plugin_reads_of_a_pod_is_not_kept(backend: Backend) -> None:
+    backend.events.upsert(PODS, running_pod_as_the_kubelet_reports_it("web", "n1"))
+    kept = backend.cache.remove_pod("uid-web")
+    assert kept is not None
+    assert kept["metadata"]["annotations"] == {"team": "a"}
+    assert kept["spec"]["containers"] == [
+        {
+            "name": "c",
+            "resources": {"requests": {"cpu": "1"}},
+            "ports": [{"containerPort": 80, "hostPort": 8080}],
+            "restartPolicyRules": [{"action": "RestartAllContainers"}],
+        }
+    ]
+    assert kept["spec"]["volumes"] == [
+        {"name": "data", "persistentVolumeClaim": {"claimName": "data"}}
+    ]
+    assert kept["status"]["containerStatuses"] == [
+        {"name": "c", "resources": {"requests": {"cpu": "2"}}, "allocatedResources": {"cpu": "2"}}
+    ]
+
+
+def test_a_bound_pod_resized_in_place_counts_what_its_containers_were_given(
+    backend: Backend,
+) -> None:
+    """Scaled down, the kubelet reports the smaller resources after the spec changed: the pod
+    counts at the larger of the two until then, and at the new size from then on."""
+    backend.events.upsert(PODS, running_pod_as_the_kubelet_reports_it("web", "n1"))
+    assert cpu_requested(backend, "n1") == 2000  # the status's 2 CPUs over the spec's 1
+    generation = backend.snapshot.generation
+    restarted = running_pod_as_the_kubelet_reports_it("web", "n1")
+    restarted["status"]["containerStatuses"][0]["restartCount"] = 1
+    backend.events.upsert(PODS, restarted)
+    assert backend.snapshot.generation == generation  # nothing that is counted changed
+    resized = running_pod_as_the_kubelet_reports_it("web", "n1")
+    resized["status"]["containerStatuses"][0]["resources"] = {"requests": {"cpu": "1"}}
+    resized["status"]["containerStatuses"][0]["allocatedResources"] = {"cpu": "1"}
+    backend.events.upsert(PODS, resized)
+    assert cpu_requested(backend, "n1") == 1000
