@@ -9,8 +9,9 @@ list is dropped before each reading, so what is counted is what the scheduler ho
   simulation's own per-pod report, its placements, is left out).
 
 The objects carry metadata.managedFields as an API server writes them (the creating client's
-entry, and the kubelet's for a running pod's status): a watch delivers them, so what is kept of
-them counts.
+entry, and the kubelet's for a running pod's status), and a bound pod what the admission chain
+and a kubelet add (the service account's token volume, default tolerations, the running
+status): a watch delivers them, so what is kept of them counts.
 
 `python -m benchmarks.memory` (or `make memory`) prints bytes per node and per pod at 500 and
 5,000 nodes and, with `--top N`, where each part's bytes were allocated."""
@@ -79,7 +80,8 @@ def served(obj: dict[str, Any], manager: str) -> dict[str, Any]:
 
 
 def bound_pods(nodes: int, count: int) -> list[dict[str, Any]]:
-    """`count` basic pods already bound round-robin over the nodes, running."""
+    """`count` basic pods already bound round-robin over the nodes, running, each as the
+    admission chain and a kubelet (kwok's) leave it."""
     listed = workloads.pods("basic", count, simulated.SCHEDULER_NAME)
     for index, pod in enumerate(listed):
         pod["metadata"]["name"] = f"bound-{index:06d}"
@@ -89,11 +91,95 @@ def bound_pods(nodes: int, count: int) -> list[dict[str, Any]]:
             "creationTimestamp": simulated.CREATED,
         }
         pod["spec"]["nodeName"] = workloads.node_name(index % nodes)
-        pod["status"] = {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}
+        admitted(pod, f"{index:05x}")
         served(pod, "kube-controller-manager")
+        pod["status"] = running_status(pod, index)
         status = managed_fields("kubelet", _fields({"status": pod["status"]}), "status")
         pod["metadata"]["managedFields"].append(status)
     return listed
+
+
+def admitted(pod: dict[str, Any], suffix: str) -> None:
+    """What the API server's defaults and admission add to a pod: the service account's token
+    volume and its mount, the default tolerations, the containers' and the pod's defaults."""
+    volume = f"kube-api-access-{suffix}"
+    spec = pod["spec"]
+    for container in spec["containers"]:
+        container |= {
+            "imagePullPolicy": "IfNotPresent",
+            "terminationMessagePath": "/dev/termination-log",
+            "terminationMessagePolicy": "File",
+            "volumeMounts": [
+                {
+                    "mountPath": "/var/run/secrets/kubernetes.io/serviceaccount",
+                    "name": volume,
+                    "readOnly": True,
+                }
+            ],
+        }
+    spec |= {
+        "dnsPolicy": "ClusterFirst",
+        "enableServiceLinks": True,
+        "preemptionPolicy": "PreemptLowerPriority",
+        "priority": 0,
+        "restartPolicy": "Always",
+        "securityContext": {},
+        "serviceAccount": "default",
+        "serviceAccountName": "default",
+        "tolerations": [
+            {"effect": "NoExecute", "key": key, "operator": "Exists", "tolerationSeconds": 300}
+            for key in ("node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable")
+        ],
+        "volumes": [{"name": volume, "projected": _TOKEN_VOLUME}],
+    }
+
+
+_TOKEN_VOLUME = {
+    "defaultMode": 420,
+    "sources": [
+        {"serviceAccountToken": {"expirationSeconds": 3607, "path": "token"}},
+        {"configMap": {"items": [{"key": "ca.crt", "path": "ca.crt"}], "name": "kube-root-ca.crt"}},
+        {
+            "downwardAPI": {
+                "items": [
+                    {
+                        "fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.namespace"},
+                        "path": "namespace",
+                    }
+                ]
+            }
+        },
+    ],
+}
+
+
+def running_status(pod: dict[str, Any], index: int) -> dict[str, Any]:
+    """The status a kubelet (kwok's) reports for a running pod."""
+    started = simulated.CREATED
+    ip = f"10.{index >> 16 & 255}.{index >> 8 & 255}.{index & 255}"
+    return {
+        "conditions": [
+            {"lastProbeTime": None, "lastTransitionTime": started, "status": "True", "type": t}
+            for t in ("Initialized", "Ready", "ContainersReady", "PodScheduled")
+        ],
+        "containerStatuses": [
+            {
+                "image": container["image"],
+                "imageID": "",
+                "lastState": {},
+                "name": container["name"],
+                "ready": True,
+                "restartCount": 0,
+                "state": {"running": {"startedAt": started}},
+            }
+            for container in pod["spec"]["containers"]
+        ],
+        "phase": "Running",
+        "podIP": ip,
+        "podIPs": [{"ip": ip}],
+        "qosClass": "Burstable",
+        "startTime": started,
+    }
 
 
 def simulation() -> Simulation:

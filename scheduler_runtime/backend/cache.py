@@ -153,13 +153,23 @@ class Cache:
             self._bound[pod_id] = (fingerprint, pod)
             if assumed is not None and bound_pod_fingerprint(assumed.pod) == fingerprint:
                 # Bound as it was assumed (the watch's copy of it): it counts as it is.
+                self._take_newer_copy(pod_id, pod)
                 return None, pod
             if assumed is None and previous is not None:
                 before = previous[0] or bound_pod_fingerprint(previous[1])
                 if before == fingerprint:
+                    self._take_newer_copy(pod_id, pod)
                     return None
             self.snapshot.add_pod(pod_info(pod))
             return (None if previous is None else previous[1]), pod
+
+    def _take_newer_copy(self, pod_id: str, pod: dict[str, Any]) -> None:
+        """The counted pod becomes the watch's newer copy, whose counted fields are the same:
+        what plugins read beyond them (its start time, for preemption) is current, and one
+        copy of the pod is kept, not two."""
+        counted = self.snapshot.pod(pod_id)
+        if counted is not None:
+            counted.pod = pod
 
     def remove_pod(self, pod_id: str) -> dict[str, Any] | None:
         """Drops a bound or assumed pod; the pod as it counted, or None when it did not."""

@@ -9,7 +9,7 @@ say it could help them (queueing hints)."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from typing import Any, Protocol
 
 from scheduler_runtime.backend.cache import Cache
@@ -58,9 +58,27 @@ class KindStore(Protocol):
 
 
 # What nothing in scheduling reads of a pod, dropped on arrival with managedFields: a Python
-# dict costs about twice what Go's struct does, and the bound pods are most of the cache. The
-# service account's projected token volume alone is a quarter of a running pod's objects.
-LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
+# dict costs about twice what Go's struct does, and the bound pods are most of the cache (the
+# service account's projected token volume alone was a quarter of a running pod's objects).
+# Dicts are rebuilt rather than emptied, as a dict keeps its size when keys are deleted.
+LAST_APPLIED = frozenset({"kubectl.kubernetes.io/last-applied-configuration"})
+UNREAD_SPEC_FIELDS = frozenset(
+    {
+        "automountServiceAccountToken",
+        "dnsConfig",
+        "dnsPolicy",
+        "enableServiceLinks",
+        "hostAliases",
+        "hostname",
+        "imagePullSecrets",
+        "readinessGates",
+        "serviceAccount",
+        "serviceAccountName",
+        "setHostnameAsFQDN",
+        "subdomain",
+        "terminationGracePeriodSeconds",
+    }
+)
 UNREAD_CONTAINER_FIELDS = frozenset(
     {
         "args",
@@ -82,10 +100,14 @@ UNREAD_CONTAINER_FIELDS = frozenset(
     }
 )
 UNREAD_VOLUME_SOURCES = frozenset({"configMap", "downwardAPI", "emptyDir", "projected", "secret"})
-# Of the kubelet's container statuses, what in-place resizing has given each container.
+UNREAD_STATUS_FIELDS = frozenset({"hostIP", "hostIPs", "podIP", "podIPs"})
+# Preemption reads DisruptionTarget, in-place resizing PodResizePending, the status writer
+# PodScheduled; of the kubelet's container statuses, what resizing has given each container.
+READ_POD_CONDITIONS = frozenset({"DisruptionTarget", "PodResizePending", "PodScheduled"})
 READ_CONTAINER_STATUS_FIELDS = frozenset({"name", "resources", "allocatedResources"})
 CONTAINER_GROUPS = ("containers", "initContainers", "ephemeralContainers")
 STATUS_GROUPS = ("containerStatuses", "initContainerStatuses", "ephemeralContainerStatuses")
+MANAGED_FIELDS = frozenset({"managedFields"})
 
 
 def trimmed(kind: str, item: dict[str, Any]) -> dict[str, Any]:
@@ -93,42 +115,51 @@ def trimmed(kind: str, item: dict[str, Any]) -> dict[str, Any]:
     largest part of an object the API server sends), as kube-scheduler's pod informer drops
     them, and of a pod the fields above. Changed in place, as the object is the caller's
     fresh copy."""
-    metadata = item.get("metadata")
-    if isinstance(metadata, dict):
-        metadata.pop("managedFields", None)
+    if isinstance(metadata := item.get("metadata"), dict):
+        metadata = item["metadata"] = _without(metadata, MANAGED_FIELDS)
         if kind == PODS and isinstance(annotations := metadata.get("annotations"), dict):
-            annotations.pop(LAST_APPLIED, None)
+            metadata["annotations"] = _without(annotations, LAST_APPLIED)
     if kind == PODS:
         _trim_pod(item)
     return item
 
 
 def _trim_pod(pod: dict[str, Any]) -> None:
-    spec = pod.get("spec")
-    if isinstance(spec, dict):
+    if isinstance(spec := pod.get("spec"), dict):
+        spec = pod["spec"] = _without(spec, UNREAD_SPEC_FIELDS)
         for group in CONTAINER_GROUPS:
-            if containers := spec.get(group):
-                _drop_fields(containers, UNREAD_CONTAINER_FIELDS.intersection)
-        volumes = spec.get("volumes")
-        if isinstance(volumes, list):
+            if isinstance(containers := spec.get(group), list):
+                spec[group] = [_without(c, UNREAD_CONTAINER_FIELDS) for c in containers]
+        if isinstance(volumes := spec.get("volumes"), list):
             spec["volumes"] = [
                 v for v in volumes if not isinstance(v, dict) or UNREAD_VOLUME_SOURCES.isdisjoint(v)
             ]
-    status = pod.get("status")
-    if isinstance(status, dict):
+    if isinstance(status := pod.get("status"), dict):
+        status = pod["status"] = _without(status, UNREAD_STATUS_FIELDS)
         for group in STATUS_GROUPS:
-            if statuses := status.get(group):
-                _drop_fields(statuses, lambda item: item.keys() - READ_CONTAINER_STATUS_FIELDS)
+            if isinstance(statuses := status.get(group), list):
+                status[group] = [_only(s, READ_CONTAINER_STATUS_FIELDS) for s in statuses]
+        if isinstance(conditions := status.get("conditions"), list):
+            status["conditions"] = [
+                c
+                for c in conditions
+                if not isinstance(c, dict) or c.get("type") in READ_POD_CONDITIONS
+            ]
 
 
-def _drop_fields(items: Any, unread: Callable[[dict[str, Any]], Iterable[str]]) -> None:
-    """Drops the `unread` fields of each dict of a list (an API object's lists hold dicts; a
-    state file's may hold anything)."""
-    if isinstance(items, list):
-        for item in items:
-            if isinstance(item, dict):
-                for field in unread(item):
-                    del item[field]
+def _without(item: Any, unread: frozenset[str]) -> Any:
+    """A dict without its `unread` keys (itself when it has none); anything else as it is (a
+    state file's objects may hold anything where an API object holds a dict)."""
+    if not isinstance(item, dict) or unread.isdisjoint(item):
+        return item
+    return {key: value for key, value in item.items() if key not in unread}
+
+
+def _only(item: Any, read: frozenset[str]) -> Any:
+    """A dict of only its `read` keys (itself when it has no others); anything else as it is."""
+    if not isinstance(item, dict) or read.issuperset(item):
+        return item
+    return {key: value for key, value in item.items() if key in read}
 
 
 def is_terminal(pod: dict[str, Any]) -> bool:

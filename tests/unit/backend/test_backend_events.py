@@ -270,6 +270,15 @@ def running_pod_as_the_kubelet_reports_it(name: str, node_name: str) -> dict[str
         ports=[{"containerPort": 80, "hostPort": 8080}],
         restartPolicyRules=[{"action": "RestartAllContainers"}],
     )
+    made["spec"] |= {"serviceAccountName": "default", "dnsPolicy": "ClusterFirst", "priority": 5}
+    made["status"] |= {
+        "podIP": "10.0.0.1",
+        "qosClass": "Burstable",
+        "conditions": [
+            {"type": "Ready", "status": "True"},
+            {"type": "DisruptionTarget", "status": "True", "reason": "PreemptionByScheduler"},
+        ],
+    }
     made["spec"]["volumes"] = [
         {"name": "kube-api-access-x", "projected": {"sources": [{"serviceAccountToken": {}}]}},
         {"name": "cache", "emptyDir": {}},
@@ -306,6 +315,14 @@ def test_what_no_plugin_reads_of_a_pod_is_not_kept(backend: Backend) -> None:
     assert kept["spec"]["volumes"] == [
         {"name": "data", "persistentVolumeClaim": {"claimName": "data"}}
     ]
+    assert "serviceAccountName" not in kept["spec"]
+    assert "dnsPolicy" not in kept["spec"]
+    assert kept["spec"]["priority"] == 5
+    assert kept["status"]["conditions"] == [
+        {"type": "DisruptionTarget", "status": "True", "reason": "PreemptionByScheduler"}
+    ]
+    assert "podIP" not in kept["status"]
+    assert kept["status"]["qosClass"] == "Burstable"
     assert kept["status"]["containerStatuses"] == [
         {"name": "c", "resources": {"requests": {"cpu": "2"}}, "allocatedResources": {"cpu": "2"}}
     ]
@@ -328,3 +345,19 @@ def test_a_bound_pod_resized_in_place_counts_what_its_containers_were_given(
     resized["status"]["containerStatuses"][0]["allocatedResources"] = {"cpu": "1"}
     backend.events.upsert(PODS, resized)
     assert cpu_requested(backend, "n1") == 1000
+
+
+def test_a_bound_pod_reads_as_the_watch_last_sent_it_without_being_counted_again(
+    backend: Backend,
+) -> None:
+    """Its start time, which preemption orders victims by, comes with the kubelet's update."""
+    backend.events.upsert(PODS, pod("web", "n1"))
+    generation = backend.snapshot.generation
+    running = pod("web", "n1", phase="Running")
+    running["status"]["startTime"] = "2026-01-01T00:00:01Z"
+    backend.events.upsert(PODS, running)
+    assert backend.snapshot.generation == generation
+    counted = backend.snapshot.pod("uid-web")
+    assert counted is not None
+    assert counted.pod is running
+    assert counted.pod["status"]["startTime"] == "2026-01-01T00:00:01Z"

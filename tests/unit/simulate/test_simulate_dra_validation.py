@@ -297,7 +297,7 @@ BUILDERS = {
 }
 REFUSAL = re.compile(
     r"error: (.*: document 0 items\[\d\]: )?"
-    r"(ResourceClaim|ResourceClaimTemplate|DeviceClass|ResourceSlice|Pod) [^ ]+: "
+    r"(ResourceClaim|ResourceClaimTemplate|DeviceClass|ResourceSlice|Pod) .*?: "  # any name
     r"\[?(apiVersion|metadata|spec|status)[^ ]*(: | must be)"
 )
 
