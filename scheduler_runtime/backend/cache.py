@@ -32,9 +32,7 @@ def bound_pod_fingerprint(pod: dict[str, Any]) -> tuple[Any, ...]:
     containers (their statuses' resources and a PodResizePending condition), which the
     pod's requests are computed from."""
     status = pod.get("status") or {}
-    conditions = [
-        c for c in status.get("conditions") or () if c.get("type") in _READ_POD_CONDITIONS
-    ]
+    conditions = [c for c in status.get("conditions") or () if c.get("type") in _COUNTED_CONDITIONS]
     resized = [
         (s.get("name"), s.get("resources"), s.get("allocatedResources"))
         for group in ("containerStatuses", "initContainerStatuses")
@@ -44,7 +42,8 @@ def bound_pod_fingerprint(pod: dict[str, Any]) -> tuple[Any, ...]:
     return (*pod_identity(pod), conditions, resized)
 
 
-_READ_POD_CONDITIONS = ("DisruptionTarget", "PodResizePending")
+# The conditions of a bound pod that change how it counts or how preemption treats it.
+_COUNTED_CONDITIONS = ("DisruptionTarget", "PodResizePending")
 
 
 def node_fingerprint(node: dict[str, Any]) -> tuple[Any, ...]:
