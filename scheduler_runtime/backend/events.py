@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Collection, Mapping
+from collections.abc import Set as AbstractSet
 from typing import Any, Protocol
 
 from scheduler_runtime.backend.cache import Cache
@@ -147,7 +148,7 @@ def _trim_pod(pod: dict[str, Any]) -> None:
             ]
 
 
-def _without(item: Any, unread: frozenset[str]) -> Any:
+def _without(item: Any, unread: AbstractSet[str]) -> Any:
     """A dict without its `unread` keys (itself when it has none); anything else as it is (a
     state file's objects may hold anything where an API object holds a dict)."""
     if not isinstance(item, dict) or unread.isdisjoint(item):
@@ -155,11 +156,9 @@ def _without(item: Any, unread: frozenset[str]) -> Any:
     return {key: value for key, value in item.items() if key not in unread}
 
 
-def _only(item: Any, read: frozenset[str]) -> Any:
+def _only(item: Any, read: AbstractSet[str]) -> Any:
     """A dict of only its `read` keys (itself when it has no others); anything else as it is."""
-    if not isinstance(item, dict) or read.issuperset(item):
-        return item
-    return {key: value for key, value in item.items() if key in read}
+    return _without(item, item.keys() - read) if isinstance(item, dict) else item
 
 
 def is_terminal(pod: dict[str, Any]) -> bool:
