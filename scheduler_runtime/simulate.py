@@ -8,6 +8,7 @@ from __future__ import annotations
 import random
 import uuid
 from collections.abc import Iterable, Iterator, Mapping
+from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -44,6 +45,15 @@ from scheduler_runtime.framework.status import Code, Status
 from scheduler_runtime.framework.types import ScheduleResult
 
 CLAIM_TEMPLATE = "ResourceClaimTemplate"
+
+
+_ANSWERED: Future[None] = Future()
+_ANSWERED.set_result(None)  # a done future never changes: one serves every binding
+
+
+def answered_at_once(_pod: PodInfo, _node: str) -> Future[None]:
+    """The binding's answer, at once: simulate writes to no API."""
+    return _ANSWERED
 
 
 class StateError(ValueError):
@@ -239,7 +249,7 @@ class Simulation:
         self.claim_templates: dict[str, dict[str, Any]] = {}
         handle = Handle(
             snapshot=self.backend.snapshot,
-            binder=lambda pod, node: None,  # the binding is applied once the cycle succeeds
+            binder=answered_at_once,  # the binding is applied once the cycle succeeds
             nominator=self.backend.nominator,
             rng=self.rng,
             parallelism=config.parallelism,

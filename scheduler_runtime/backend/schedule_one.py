@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import json
 import logging
 import time
@@ -51,6 +52,10 @@ def fields(**values: Any) -> str:
     )
 
 
+def nothing() -> None:
+    return None
+
+
 @dataclass(slots=True)
 class Attempt:
     """One pod's way through a scheduling and binding cycle. `pod` is the pod as the
@@ -66,6 +71,11 @@ class Attempt:
     assumed: bool = False
     nomination: str | None = None  # from postFilter; "" withdraws an earlier nomination
     expected: str = ""  # the node written as its nominated node before it waited at Permit
+    pre_flight: Status = SUCCESS  # PreBindPreFlight's, run before the binding cycle
+    # Nothing to wait for but the binding's answer: the cycle is bind_at_once, which returns
+    # once the binding is sent and calls `ended` when it has ended, on the answer's thread.
+    binds_at_once: bool = False
+    ended: Callable[[], None] = field(default=nothing)
     why: dict[str, Any] = field(default_factory=dict)  # for the pod's log line
     explanation: Explanation | None = None
 
@@ -131,7 +141,7 @@ def ignore_bug(_where: str) -> None:
     return None
 
 
-# Runs a binding cycle: now (simulate) or elsewhere (live: a thread pool).
+# Runs a binding cycle that may wait: now (simulate) or elsewhere (live: a thread of its own).
 BindingStarter = Callable[[BindingCycle, Attempt], None]
 
 
@@ -194,9 +204,13 @@ class ScheduleOne:
         self._start_binding(attempt)
 
     def _start_binding(self, attempt: Attempt) -> None:
-        """Hands the binding cycle over; should that fail, the pod is not left assumed."""
+        """Runs PreBindPreFlight, then hands the binding cycle over: bind_at_once for a pod
+        with nothing to wait for but the API's answer (it needs no thread of its own), the
+        whole binding_cycle for any other; should that fail, the pod is not left assumed."""
         try:
-            self.start_binding(self.binding_cycle, attempt)
+            attempt.binds_at_once = self._pre_flight(attempt)
+            cycle = self.bind_at_once if attempt.binds_at_once else self.binding_cycle
+            self.start_binding(cycle, attempt)
         except Exception as bug:
             try:
                 self._bug("binding_start", attempt, bug)
@@ -314,42 +328,92 @@ class ScheduleOne:
         finally:
             self.sink.failed(attempt, status)
 
+    def _pre_flight(self, attempt: Attempt) -> bool:
+        """RunPreBindPreFlights (its plugins only say whether PreBind will have work), and
+        the nominated node written for a pod that will wait: whether the binding cycle has
+        nothing to wait for but the binding's answer (binds_at_once)."""
+        pod, framework, state = attempt.pod, attempt.framework, attempt.state
+        try:
+            status = framework.run_pre_bind_pre_flight(state, pod, attempt.node)
+        except self._binding_errors as error:
+            status = Status.as_error(error)
+        attempt.pre_flight = status
+        if not (status.is_success or status.is_skip):
+            return False
+        self._expecting(attempt, prebinds=status.is_success)
+        return status.is_skip and framework.binds_at_once(state, pod)
+
     def binding_cycle(self, attempt: Attempt) -> None:
         """WaitOnPermit, PreBind, Bind, then PostBind, or the failure: unreserve, forget,
         requeue. Whatever is raised on the way, the pod does not stay in flight: the cleanup
         runs, and a bug is logged with the pod and counted."""
         status: Status | None = None
         try:
-            status = self._wait_prebind_bind(attempt)
+            status = self._before_bind(attempt)
+            if status.is_success:
+                status = self._bound(attempt.framework.run_bind(*self._binding(attempt)))
+        except self._binding_errors as error:
+            status = Status.as_error(error)
         except Exception as bug:  # the pod must not stay in flight forever
             self._bug("binding_cycle", attempt, bug)
             status = Status.as_error(bug)
         finally:
-            try:
-                self._end_binding(attempt, status or Status(Code.ERROR, ("binding interrupted",)))
-            except Exception as bug:
-                self._bug("binding_cleanup", attempt, bug)
+            self._end_cycle(attempt, status)
 
-    def _wait_prebind_bind(self, attempt: Attempt) -> Status:
-        pod, framework, state, node = attempt.pod, attempt.framework, attempt.state, attempt.node
+    def bind_at_once(self, attempt: Attempt) -> None:
+        """The binding cycle of a pod with nothing to wait for: the binding is sent, and the
+        cycle ends (PostBind, or the failure) on the thread that receives the answer."""
+        status: Status | None = None
         try:
-            status = framework.run_pre_bind_pre_flight(state, pod, node)
-            if status.is_success or status.is_skip:
-                self._expecting(attempt, prebinds=status.is_success)
-                status = located(framework.wait_on_permit(pod), "Permit")
-            else:
-                framework.waiting_pods.remove(pod.uid)  # nothing will wait for it now
-            if status.is_rejected:
-                status = permit_rejection(attempt, status)
+            status = self._before_bind(attempt)  # passes at once: nothing waits, nothing runs
             if status.is_success:
-                status = located(framework.run_pre_bind(state, pod, node), "PreBind")
-            if status.is_success:
-                status = located(framework.run_bind(state, pod, node), "Bind")
-                if status.is_skip:
-                    status = Status(Code.ERROR, ("no bind plugin bound the pod",))
+                answered = functools.partial(self._answered, attempt)
+                attempt.framework.run_bind_async(*self._binding(attempt), answered)
+                return
         except self._binding_errors as error:
             status = Status.as_error(error)
+        except Exception as bug:
+            self._bug("binding_cycle", attempt, bug)
+            status = Status.as_error(bug)
+        self._end_cycle(attempt, status)
+
+    def _answered(self, attempt: Attempt, status: Status) -> None:
+        self._end_cycle(attempt, self._bound(status))
+
+    @staticmethod
+    def _binding(attempt: Attempt) -> tuple[CycleState, PodInfo, str]:
+        return attempt.state, attempt.pod, attempt.node
+
+    def _before_bind(self, attempt: Attempt) -> Status:
+        """WaitOnPermit and PreBind, after the pre-flight."""
+        pod, framework, state, node = attempt.pod, attempt.framework, attempt.state, attempt.node
+        status = attempt.pre_flight
+        if status.is_success or status.is_skip:
+            status = located(framework.wait_on_permit(pod), "Permit")
+        else:
+            framework.waiting_pods.remove(pod.uid)  # nothing will wait for it now
+        if status.is_rejected:
+            status = permit_rejection(attempt, status)
+        if status.is_success:
+            status = located(framework.run_pre_bind(state, pod, node), "PreBind")
         return status
+
+    @staticmethod
+    def _bound(status: Status) -> Status:
+        """The Bind extension point's status, as the binding cycle reads it."""
+        if status.is_skip:
+            return Status(Code.ERROR, ("no bind plugin bound the pod",))
+        return located(status, "Bind")
+
+    def _end_cycle(self, attempt: Attempt, status: Status | None) -> None:
+        """The binding cycle's end, whatever it met (None: it was interrupted)."""
+        try:
+            self._end_binding(attempt, status or Status(Code.ERROR, ("binding interrupted",)))
+        except Exception as bug:
+            self._bug("binding_cleanup", attempt, bug)
+        finally:
+            ended, attempt.ended = attempt.ended, nothing  # told once
+            ended()
 
     def _end_binding(self, attempt: Attempt, status: Status) -> None:
         """The bound pod leaves the queue and is reported; any other goes back."""

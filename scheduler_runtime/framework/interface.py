@@ -12,6 +12,7 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Callable, Collection, Mapping, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Final, Generic, Protocol, TypeVar, cast, runtime_checkable
 
@@ -79,12 +80,19 @@ class CycleState:
     (upstream's IsPodGroupSchedulingCycle): what it assumes and reserves there is undone at
     the group cycle's end, and it is cleared before the member goes on to binding."""
 
-    __slots__ = ("_data", "pod_group_cycle", "skip_filter_plugins", "skip_score_plugins")
+    __slots__ = (
+        "_data",
+        "pod_group_cycle",
+        "skip_filter_plugins",
+        "skip_pre_bind_plugins",
+        "skip_score_plugins",
+    )
 
     def __init__(self, pod_group_cycle: PodGroupCycleState | None = None) -> None:
         self._data: dict[str, Any] = {}
         self.skip_filter_plugins: set[str] = set()
         self.skip_score_plugins: set[str] = set()
+        self.skip_pre_bind_plugins: set[str] = set()  # their PreBindPreFlight said Skip
         self.pod_group_cycle = pod_group_cycle
 
     @property
@@ -113,6 +121,7 @@ class CycleState:
         }
         copy.skip_filter_plugins = set(self.skip_filter_plugins)
         copy.skip_score_plugins = set(self.skip_score_plugins)
+        copy.skip_pre_bind_plugins = set(self.skip_pre_bind_plugins)
         return copy
 
 
@@ -202,7 +211,8 @@ class PodGroupPostFilterResult:
     nominations: Mapping[str, str] = field(default_factory=dict)
 
 
-Binder = Callable[[PodInfo, str], None]
+# Sends a pod's binding (pod, node): the future ends with the API's answer.
+Binder = Callable[[PodInfo, str], "Future[None]"]
 
 
 class PodNominator(Protocol):
@@ -277,7 +287,7 @@ class FrameworkHandle(Protocol):
 class Handle:
     """What the framework lends its plugins: the snapshot and the scheduler's services.
 
-    `binder` binds a pod through the API (the live scheduler provides it); `nominator` knows
+    `binder` sends a pod's binding to the API (the live scheduler provides it); `nominator` knows
     the pods nominated to nodes (after preemption); `services` are what else the scheduler
     does for plugins. `framework` is the profile's own framework (set when it builds its
     plugins). `plugin_time_budget` bounds each call of an out-of-tree plugin (a plugin class

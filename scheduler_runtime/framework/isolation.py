@@ -80,6 +80,7 @@ _RESULTS: dict[str, tuple[Callable[[Any], bool], str]] = {
     "pre_score": (_is_status, "a Status"),
     "normalize_score": (_is_status, "a Status"),
     "reserve": (_is_status, "a Status"),
+    "pre_bind_pre_flight": (_is_status, "a Status"),
     "pre_bind": (_is_status, "a Status"),
     "bind": (_is_status, "a Status"),
     "add_pod": (_is_status, "a Status"),

@@ -496,9 +496,11 @@ class Framework:
     def run_pre_bind_pre_flight(self, state: CycleState, pod: PodInfo, node_name: str) -> Status:
         """RunPreBindPreFlights, before the pod waits on Permit: Success when some preBind
         plugin will have work to do in PreBind (its `pre_bind_pre_flight` says Success),
-        Skip when none will; an Error names a plugin that lacks the state it needs. A plugin
-        without `pre_bind_pre_flight` is taken to skip."""
+        Skip when none will; an Error names a plugin that lacks the state it needs. PreBind
+        skips the plugins that said Skip. A plugin without `pre_bind_pre_flight` (upstream's
+        interface requires one) is not skipped, and is not taken to have work either."""
         returned = SKIP
+        skipped = state.skip_pre_bind_plugins
         for plugin in self.points.get("preBind", ()):
             if (missing := self._missing("preBind", plugin.name)) is not None:
                 return Status(Code.ERROR, (missing,))
@@ -511,11 +513,33 @@ class Framework:
                 return Status(Code.ERROR, (message,), plugin.name, status.error)
             if status.is_success:
                 returned = SUCCESS
+            elif status.is_skip:
+                skipped.add(plugin.name)
         return returned
+
+    def binds_at_once(self, state: CycleState, pod: PodInfo) -> bool:
+        """Whether the pod's binding cycle, after its pre-flight, has nothing to wait for but
+        the binding's answer: every PreBind plugin skips, the pod does not wait at Permit,
+        and the first bind plugin can send the binding without waiting (`bind_async`)."""
+        bind = self.points.get("bind", [])
+        return (
+            bool(bind)
+            and callable(getattr(bind[0], "bind_async", None))
+            and len(state.skip_pre_bind_plugins) == len(self.points.get("preBind", ()))
+            and not self.will_wait_on_permit(pod)
+        )
 
     @extension_point("PreBind")
     def run_pre_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status:
-        return self.until_failure("preBind", lambda plugin: plugin.pre_bind(state, pod, node_name))
+        """The PreBind plugins whose pre-flight did not skip, in order."""
+        skipped = state.skip_pre_bind_plugins
+        for plugin in self.points.get("preBind", ()):
+            if plugin.name in skipped:
+                continue
+            status: Status = plugin.pre_bind(state, pod, node_name)
+            if not status.is_success:
+                return status.with_plugin(plugin.name)
+        return SUCCESS
 
     @extension_point("Bind")
     def run_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status:
@@ -526,6 +550,23 @@ class Framework:
                 continue
             return status if status.is_success else status.with_plugin(plugin.name)
         return Status(Code.SKIP)
+
+    def run_bind_async(
+        self, state: CycleState, pod: PodInfo, node_name: str, done: Callable[[Status], None]
+    ) -> None:
+        """run_bind for a pod that binds at once (binds_at_once): the first bind plugin sends
+        the binding and `done` is told its status when the API answers, on the thread that
+        received the answer; the Bind extension point is timed until then."""
+        plugin = self.points["bind"][0]
+        record, started = self.handle.record_extension_point, time.perf_counter()
+
+        def answered(status: Status) -> None:
+            if record is not None:
+                seconds = time.perf_counter() - started
+                record("Bind", status.code, self.scheduler_name, seconds)
+            done(status if status.is_success else status.with_plugin(plugin.name))
+
+        plugin.bind_async(state, pod, node_name, answered)
 
     @extension_point("PostBind")
     def run_post_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> None:

@@ -1,9 +1,11 @@
 """Where the live scheduler's binding cycles run: a thread each, as upstream starts a goroutine
 per pod, so a pod waiting at Permit or in PreBind (a device's binding conditions, volumes being
 bound: up to ten minutes) holds nothing but its own thread and never delays another pod's
-binding. At most `limit` run at once (the memory they hold stays bounded): past it, starting
-one waits for one to end. A thread whose cycle ended waits a while for the next one: starting
-a thread costs the scheduling loop about 0.1 ms, a pod's whole binding cycle not much more."""
+binding. A pod with nothing to wait for but its binding's answer needs no thread: its cycle
+is counted from `begin` until it ends on the thread that receives the answer. At most `limit`
+run at once (the memory they hold stays bounded): past it, starting one waits for one to end.
+A thread whose cycle ended waits a while for the next one: starting a thread costs the
+scheduling loop about 0.1 ms, a pod's whole binding cycle not much more."""
 
 from __future__ import annotations
 
@@ -43,11 +45,7 @@ class Bindings:
     def start(self, run: Callable[[], None]) -> None:
         """Runs `run` on a thread of its own once fewer than `limit` run."""
         with self._changed:
-            while self._running >= self.limit and not self._closed:
-                self._changed.wait()
-            if self._closed:
-                raise BindingsClosedError("the scheduler is stopping")
-            self._running += 1
+            self._enter()
             if self._idle:
                 self._idle -= 1
                 self._cycles.put(run)  # under the lock: an idle thread timing out sees it
@@ -60,6 +58,21 @@ class Bindings:
         except BaseException:
             self._ended()
             raise
+
+    def begin(self) -> Callable[[], None]:
+        """Counts a cycle that needs no thread of its own (it ends on the thread that receives
+        its API answer) as running, once fewer than `limit` run, until the function returned
+        is called."""
+        with self._changed:
+            self._enter()
+        return self._ended
+
+    def _enter(self) -> None:
+        while self._running >= self.limit and not self._closed:
+            self._changed.wait()
+        if self._closed:
+            raise BindingsClosedError("the scheduler is stopping")
+        self._running += 1
 
     def _serve(self, run: Callable[[], None] | None) -> None:
         """Runs `run`, then each cycle given to it while idle, until none comes."""

@@ -229,10 +229,10 @@ class Scheduler:
         )
         self._dispatch(clear)
 
-    def _bind(self, pod: PodInfo, node_name: str) -> None:
+    def _bind(self, pod: PodInfo, node_name: str) -> Future[None]:
         """DefaultBinder's binding, through the dispatcher (as with SchedulerAsyncAPICalls):
-        it supersedes the pod's pending status patch and waits for one under way."""
-        self.dispatcher.add(PodBindingCall(self.outcomes, pod, node_name)).result()
+        it supersedes the pod's pending status patch and is sent after one under way."""
+        return self.dispatcher.add(PodBindingCall(self.outcomes, pod, node_name))
 
     # ----- the loop
 
@@ -301,9 +301,16 @@ class Scheduler:
         self.explanations.add(explanation)
 
     def _start_binding(self, binding_cycle: BindingCycle, attempt: Attempt) -> None:
+        """A binding cycle that may wait (at Permit, in PreBind) runs on a thread of its own;
+        one with nothing to wait for but the binding's answer is sent from here and ends on
+        the dispatcher's worker that receives the answer. Both count among the bindings."""
         self._wait_for_backlog()
         try:
-            self.bindings.start(lambda: binding_cycle(attempt))
+            if attempt.binds_at_once:
+                attempt.ended = self.bindings.begin()
+                binding_cycle(attempt)
+            else:
+                self.bindings.start(lambda: binding_cycle(attempt))
         except BindingsClosedError:  # only after a cycle outlived stop()'s wait
             if not self.stopping.is_set():
                 raise

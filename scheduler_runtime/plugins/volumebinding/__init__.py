@@ -230,18 +230,32 @@ class VolumeBinding(PluginBase[VolumeBindingArgs]):
                 objects.apply({**original, "kind": kind})
         found.replaced.clear()
 
+    def pre_bind_pre_flight(self, state: CycleState, pod: PodInfo, node_name: str) -> Status:
+        """Success when PreBind has volumes to bind or provision on the node, Skip when all
+        the pod's volumes are bound (or it has none)."""
+        return SUCCESS if self._to_bind(state, node_name) is not None else SKIP
+
     def pre_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status:
         """BindPodVolumes through the `bind_pod_volumes` service, when there is anything
         to bind and a service to do it."""
-        found: BindingState | None = state.get(STATE_KEY)
-        chosen = None if found is None else found.by_node.get(node_name)
-        if chosen is None or not (chosen.bindings or chosen.provisions):
+        chosen = self._to_bind(state, node_name)
+        if chosen is None:
             return SUCCESS
         bind = self.handle.services.bind_pod_volumes
         if bind is None:
             return SUCCESS
         status: Status = bind(pod, node_name, chosen, self.args.bind_timeout_seconds)
         return status
+
+    @staticmethod
+    def _to_bind(state: CycleState, node_name: str) -> PodVolumes | None:
+        """The volumes Reserve chose to bind or provision on the node; None when all the
+        pod's volumes are bound (upstream's allBound)."""
+        found: BindingState | None = state.get(STATE_KEY)
+        chosen = None if found is None else found.by_node.get(node_name)
+        if chosen is None or not (chosen.bindings or chosen.provisions):
+            return None
+        return chosen
 
 
 __all__ = ["VolumeBinding"]

@@ -5,13 +5,14 @@ the queue's heap when a group's sort time changes under it."""
 from __future__ import annotations
 
 import random
+from concurrent.futures import Future
 from typing import Any
 
 from backend_support import OURS, node, pod
 
 from scheduler_runtime.backend import NODES, PODS, Backend
 from scheduler_runtime.backend.queue import QueuedPod, SchedulingQueue
-from scheduler_runtime.backend.schedule_one import Attempt, BindingCycle, GroupOutcome
+from scheduler_runtime.backend.schedule_one import Attempt, GroupOutcome
 from scheduler_runtime.backend.schedule_one_podgroup import PodGroupSequence
 from scheduler_runtime.config import load_configuration
 from scheduler_runtime.framework.algorithm import SchedulingAlgorithm
@@ -62,11 +63,11 @@ class Sink:
 
 
 class Run:
-    """A backend whose bindings wait until the test runs them, binding through `binder`."""
+    """A backend whose bindings wait until the test answers them."""
 
     def __init__(self, config: dict[str, Any]) -> None:
         self.clock = Clock()
-        self.refused: set[str] = set()  # uids whose binding the API server refuses
+        self.sent: dict[str, tuple[PodInfo, Future[None]]] = {}  # by uid, until answered
         self.backend = Backend(load_configuration(config), clock=self.clock)
         self.backend.build_frameworks(
             Handle(
@@ -74,18 +75,26 @@ class Run:
             )
         )
         self.sink = Sink()
-        self.in_flight: list[tuple[BindingCycle, Attempt]] = []
         self.sequence = PodGroupSequence(
             self.backend,
             SchedulingAlgorithm(self.backend.snapshot, 0, random.Random(0)),
             self.sink,
             explaining=False,
-            start_binding=lambda cycle, attempt: self.in_flight.append((cycle, attempt)),
         )
 
-    def bind(self, pod: PodInfo, node_name: str) -> None:
-        if pod.uid in self.refused:
-            raise RuntimeError(f'Operation cannot be fulfilled on pods/binding "{pod.name}"')
+    def bind(self, pod: PodInfo, node_name: str) -> Future[None]:
+        sent: Future[None] = Future()
+        self.sent[pod.uid] = (pod, sent)
+        return sent
+
+    def answer(self, uid: str, *, refused: bool = False) -> None:
+        """The API server answers the pod's binding (refusing it: the uid is not the pod's)."""
+        pod, sent = self.sent.pop(uid)
+        if refused:
+            message = f'Operation cannot be fulfilled on pods/binding "{pod.name}"'
+            sent.set_exception(RuntimeError(message))
+        else:
+            sent.set_result(None)
 
     def schedule_next(self) -> None:
         queued = self.backend.queue.pop(timeout=0)
@@ -119,29 +128,27 @@ def test_a_pod_recreated_while_the_first_one_binds_is_scheduled_and_never_forgot
     run.backend.events.upsert(NODES, node("n1"))  # 4 CPUs: room for one of them
     run.backend.events.upsert(PODS, web("old"))
     run.schedule_next()
-    [(old_binding, old_attempt)] = run.in_flight
+    [(old_pod, _)] = run.sent.values()
     assert run.cpu_requested("n1") == 3000
 
     # Deleted while its PreBind is slow, and re-created under its name by the StatefulSet.
     run.backend.events.delete(PODS, web("old"))
     run.backend.events.upsert(PODS, web("new"))
     assert run.backend.queue.pending()["active"] == 1  # queued, not taken for the old one
-    assert old_attempt.pod.uid == "old"  # the attempt keeps the pod it started with
+    assert old_pod.uid == "old"  # the attempt keeps the pod it started with
     run.schedule_next()
-    assert len(run.in_flight) == 2
+    assert len(run.sent) == 2
     assert run.backend.cache.is_assumed("new")
     assert run.cpu_requested("n1") == 3000
 
     # The old binding fails (the API server refuses the old uid): what it undoes is its own.
-    run.refused.add("old")
-    old_binding(old_attempt)
+    run.answer("old", refused=True)
     assert run.sink.failed_uids == ["old"]
     assert run.backend.cache.is_assumed("new")
     assert run.cpu_requested("n1") == 3000
     assert "old" not in run.backend.queue  # it is gone: not tried again
 
-    new_binding, new_attempt = run.in_flight[1]
-    new_binding(new_attempt)
+    run.answer("new")
     assert run.sink.bound_uids == ["new"]
     run.backend.events.upsert(PODS, web("new", "n1"))
     assert run.cpu_requested("n1") == 3000  # counted once: never over-committed

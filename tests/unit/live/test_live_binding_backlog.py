@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator
+from types import SimpleNamespace
 from typing import Any
 
 import kubernetes
@@ -33,6 +34,11 @@ def scheduler(monkeypatch: pytest.MonkeyPatch) -> Iterator[live.Scheduler]:
     made.stop(finish_bindings=False)
 
 
+def may_wait(name: str) -> Any:
+    """An attempt whose binding cycle may wait: it runs on a binding thread."""
+    return SimpleNamespace(name=name, binds_at_once=False)
+
+
 def test_the_loop_waits_for_the_backlog_to_drain(
     scheduler: live.Scheduler, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -45,7 +51,7 @@ def test_the_loop_waits_for_the_backlog_to_drain(
 
     monkeypatch.setattr(scheduler, "backlog", waiting)
     ran = threading.Event()
-    scheduler._start_binding(lambda _: ran.set(), "a")  # type: ignore[arg-type]
+    scheduler._start_binding(lambda _: ran.set(), may_wait("a"))
     assert ran.wait(10)
     assert len(asked) == 4  # it waited until the backlog was down
 
@@ -55,15 +61,15 @@ def test_the_loop_waits_for_a_full_backlog_only_so_long(
 ) -> None:
     monkeypatch.setattr(scheduler, "backlog", lambda: 5)  # never drains
     ran: list[Any] = []
-    scheduler._start_binding(ran.append, "a")  # type: ignore[arg-type]
+    scheduler._start_binding(ran.append, may_wait("a"))
     assert scheduler.bindings.idle(10)
-    assert ran == ["a"]
+    assert [attempt.name for attempt in ran] == ["a"]
 
 
 def test_pods_parked_in_binding_threads_are_no_backlog(scheduler: live.Scheduler) -> None:
     release = threading.Event()
     for n in range(5):
-        scheduler._start_binding(lambda _: release.wait(10), n)  # type: ignore[arg-type]
+        scheduler._start_binding(lambda _: release.wait(10), may_wait(str(n)))
     assert scheduler.backlog() == 0
     assert scheduler.bindings.running() == 5
     release.set()

@@ -215,7 +215,12 @@ def test_pods_waiting_in_prebind_do_not_hold_back_another_pods_binding(
     scheduler.backend.events.replace(NODES, [node("n1")])
     release = threading.Event()
     waiting = threading.Semaphore(0)
-    prebind = Framework.run_pre_bind
+    prebind, pre_flight = Framework.run_pre_bind, Framework.run_pre_bind_pre_flight
+
+    def has_work(framework: Framework, state: Any, info: Any, node_name: str) -> Status:
+        if info.name.startswith("waits-"):
+            return SUCCESS  # PreBind will have work: the binding cycle gets a thread
+        return pre_flight(framework, state, info, node_name)
 
     def slow_prebind(framework: Framework, state: Any, info: Any, node_name: str) -> Status:
         if info.name.startswith("waits-"):
@@ -224,6 +229,7 @@ def test_pods_waiting_in_prebind_do_not_hold_back_another_pods_binding(
             return SUCCESS
         return prebind(framework, state, info, node_name)
 
+    monkeypatch.setattr(Framework, "run_pre_bind_pre_flight", has_work)
     monkeypatch.setattr(Framework, "run_pre_bind", slow_prebind)
     for n in range(70):
         attempt(scheduler, f"waits-{n}", cpu="1m")
@@ -327,3 +333,24 @@ def test_a_newer_status_patch_keeps_the_older_ones_nomination(kube: FakeKube) ->
     (write,) = kube.writes
     assert write[2]["status"]["nominatedNodeName"] == "n1"
     assert write[2]["status"]["conditions"][0]["reason"] == "Unschedulable"
+
+
+def test_a_pod_with_nothing_to_wait_for_binds_on_no_thread_of_its_own(
+    scheduler: live.Scheduler, kube: FakeKube
+) -> None:
+    """Its binding is sent from the loop and its cycle ends on the dispatcher's worker that
+    receives the answer: no binding thread is started, and the cycle counts among the
+    bindings under way (stop waits for it) until it has ended."""
+    scheduler.backend.events.replace(NODES, [node("n1")])
+    answer = kube.hold("/binding")
+    before = set(threading.enumerate())
+    attempt(scheduler, "a")
+    assert kube.reached["/binding"].wait(WAIT)
+    assert scheduler.bindings.running() == 1
+    assert "uid-a" in scheduler.queue  # in flight until its cycle ends
+    answer.set()
+    assert scheduler.bindings.idle(WAIT)
+    assert kube.about("a") == ["POST /binding n1"]
+    assert "uid-a" not in scheduler.queue  # done: bound
+    started = set(threading.enumerate()) - before
+    assert not [thread for thread in started if thread.name.startswith("binding-")]

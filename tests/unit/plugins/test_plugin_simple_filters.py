@@ -3,6 +3,7 @@ ImageLocality, DefaultBinder against upstream's messages and formulas."""
 
 from __future__ import annotations
 
+from concurrent.futures import Future
 from dataclasses import replace
 from typing import Any
 
@@ -11,7 +12,7 @@ from plugin_support import handle_of, make_node, make_pod, run_filter, run_score
 
 from scheduler_runtime.backend.podgroups import PodGroups
 from scheduler_runtime.framework.features import Features
-from scheduler_runtime.framework.interface import Code, CycleState, Handle
+from scheduler_runtime.framework.interface import Code, CycleState, Handle, Status
 from scheduler_runtime.framework.podgroups import V1BETA1, WORKLOAD_POD_GROUP
 from scheduler_runtime.framework.podinfo import PodInfo, pod_info
 from scheduler_runtime.framework.snapshot import Snapshot
@@ -241,14 +242,47 @@ def test_image_locality_image_volumes_by_release(release: tuple[int, int], expec
 
 def test_default_binder_uses_the_binder() -> None:
     bound: list[tuple[str, str]] = []
-    handle = Handle(Snapshot(), binder=lambda pod, node: bound.append((pod.key, node)))
+
+    def send(pod: PodInfo, node: str) -> Future[None]:
+        bound.append((pod.key, node))
+        return answered(None)
+
     pod = make_pod("web")
-    assert DefaultBinder(None, handle).bind(CycleState(), pod, "n1").is_success
+    assert (
+        DefaultBinder(None, Handle(Snapshot(), binder=send))
+        .bind(CycleState(), pod, "n1")
+        .is_success
+    )
     assert bound == [("default/web", "n1")]
 
-    def refuse(pod: PodInfo, node: str) -> None:
+    def refuse(pod: PodInfo, node: str) -> Future[None]:
         raise RuntimeError('pods "web" is forbidden')
 
     status = DefaultBinder(None, Handle(Snapshot(), binder=refuse)).bind(CycleState(), pod, "n1")
     assert status.code == Code.ERROR
     assert status.message() == 'pods "web" is forbidden'
+    forbidden = RuntimeError('pods "web" is forbidden')
+    binder = DefaultBinder(None, Handle(Snapshot(), binder=lambda pod, node: answered(forbidden)))
+    assert binder.bind(CycleState(), pod, "n1").message() == 'pods "web" is forbidden'
+
+
+def test_default_binder_binds_without_waiting_and_tells_the_answer() -> None:
+    sent: Future[None] = Future()
+    binder = DefaultBinder(None, Handle(Snapshot(), binder=lambda pod, node: sent))
+    told: list[Status] = []
+    binder.bind_async(CycleState(), make_pod("web"), "n1", told.append)
+    assert told == []  # the API has not answered yet
+    sent.set_exception(RuntimeError('pods "web" not found'))
+    [status] = told
+    assert status.code == Code.ERROR
+    assert status.plugin == "DefaultBinder"
+    assert status.message() == 'pods "web" not found'
+
+
+def answered(error: Exception | None) -> Future[None]:
+    done: Future[None] = Future()
+    if error is None:
+        done.set_result(None)
+    else:
+        done.set_exception(error)
+    return done

@@ -595,3 +595,56 @@ def test_capacity_scores_follow_a_custom_shape() -> None:
     assert capacity_score(shape, {"a": (1, 2), "b": (1, 100)}) == 51
     assert capacity_score(shape, {}) == 0
     assert capacity_score(shape, {"a": (5, 0)}) == 0  # no capacity: fully used
+
+
+def test_a_pod_with_volumes_to_bind_is_nominated_before_they_are_bound() -> None:
+    """VolumeBinding's PreBindPreFlight (as v1.37.2's): PreBind has work when Reserve chose
+    volumes to bind, so the pod's node is written as its nominated node first
+    (NominatedNodeNameForExpectation); a pod whose claims are all bound, or that has none,
+    has nothing for PreBind and is bound at once."""
+    local = storage_class("local", "WaitForFirstConsumer", "kubernetes.io/no-provisioner")
+    bound_volume = persistent_volume("pv-data")
+    bound_volume["spec"]["claimRef"] = {"namespace": "ns", "name": "data", "uid": "uid-data"}
+    simulation = Simulation(load_configuration(CONFIG), seed=1)
+    simulation.load(
+        [
+            node("n1"),
+            local,
+            persistent_volume("pv", storage_class="local", affinity=hostname_in("n1")),
+            claim("c", storage_class="local"),
+            bound_volume,
+            claim("data", volume="pv-data"),
+            pod("to-bind", claim_volume("c"), created="2024-01-01T00:00:01Z"),
+            pod("bound", claim_volume("data"), created="2024-01-01T00:00:02Z"),
+            pod("plain", created="2024-01-01T00:00:03Z"),
+        ]
+    )
+    nominated: list[str] = []
+    simulation.expecting = lambda attempt: nominated.append(attempt.pod.name)  # type: ignore[method-assign]
+    placed = {p.name: p.node for p in simulation.run()}
+    assert placed == {"to-bind": "n1", "bound": "n1", "plain": "n1"}
+    assert nominated == ["to-bind"]
+
+
+def test_pre_bind_pre_flight_says_whether_volumes_wait_to_be_bound() -> None:
+    local = storage_class("local", "WaitForFirstConsumer", "kubernetes.io/no-provisioner")
+    snapshot = cluster(
+        node("n1"),
+        local,
+        persistent_volume("pv", storage_class="local"),
+        claim("c", storage_class="local"),
+    )
+    plugin = VolumeBinding(None, Handle(snapshot))
+    n1 = snapshot.get("n1")
+    assert n1 is not None
+    for incoming, work in (
+        (pod_info(pod("p", claim_volume("c"))), True),
+        (pod_info(pod("q")), False),
+    ):
+        state = CycleState()
+        plugin.pre_filter(state, incoming, snapshot)
+        assert plugin.filter(state, incoming, n1).is_success
+        assert plugin.reserve(state, incoming, "n1").is_success
+        flight = plugin.pre_bind_pre_flight(state, incoming, "n1")
+        assert flight.is_success is work
+        assert flight.is_skip is not work
