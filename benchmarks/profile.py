@@ -28,7 +28,8 @@ class HotSpot(BaseModel):
 
 
 def recorder_command(pid: int, output: Path, rate: int = 100) -> list[str]:
-    """py-spy attached without pausing the process, writing collapsed stacks."""
+    """py-spy attached without pausing the process, writing collapsed stacks of the thread
+    holding the GIL (the Python code on the CPU, not the threads waiting)."""
     return [
         str(Path(sys.executable).parent / "py-spy"),
         "record",
@@ -37,6 +38,7 @@ def recorder_command(pid: int, output: Path, rate: int = 100) -> list[str]:
         "--format=raw",
         f"--rate={rate}",
         "--nonblocking",
+        "--gil",
     ]
 
 

@@ -45,3 +45,9 @@ def test_recorder_does_not_pause_the_scheduler() -> None:
     assert command[1:3] == ["record", "--pid=42"]
     assert "--nonblocking" in command
     assert "--format=raw" in command
+
+
+def test_recorder_samples_the_python_code_on_the_cpu() -> None:
+    """Only the thread holding the GIL is sampled: threads waiting on a socket or a lock are
+    not where the runtime spends its CPU."""
+    assert "--gil" in recorder_command(42, Path("/out.txt"))
