@@ -14,11 +14,13 @@ from __future__ import annotations
 
 import copy
 import heapq
+import itertools
 import logging
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from scheduler_runtime.framework.events import (
@@ -39,9 +41,9 @@ log = logging.getLogger(__name__)
 
 # Upstream's podMaxInUnschedulablePodsDuration: after this long a pod is retried anyway.
 MAX_UNSCHEDULABLE_SECONDS = 300.0
-# Events kept for a pod in flight, to judge once its attempt ends; past this many it is
-# simply tried again (a pod can wait at Permit for long).
-IN_FLIGHT_EVENTS = 256
+# Events kept while pods are in flight, to judge once an attempt ends; a pod whose events
+# were dropped (it waited at Permit while this many happened) is simply tried again.
+IN_FLIGHT_EVENTS = 4096
 ACTIVE, BACKOFF, UNSCHEDULABLE, GATED = "active", "backoff", "unschedulable", "gated"
 # Stale activeQ heap entries (of pods updated, re-sorted or taken with their group) kept
 # before the heap is rebuilt from the live ones.
@@ -50,14 +52,61 @@ STALE_ENTRIES = 64
 IN_FLIGHT = "in_flight"
 
 
+# A cluster event seen while pods were in flight: (event, old, new, the one pod it concerns or
+# None for all); an event of None is a change no hint can judge (every pod is tried again).
+InFlightEvent = tuple[ClusterEvent | None, Any, Any, str | None]
+
+
+class InFlightEvents:
+    """Upstream's inFlightEvents: one log of the cluster events seen while pods are in flight,
+    each pod remembering where its attempt started, so an event costs one append however many
+    pods are in flight. The log holds the events from the oldest pod in flight on, at most
+    `limit`: a pod whose events were dropped is tried again, as after a change no hint can
+    judge. Not thread-safe: the queue's lock guards it."""
+
+    def __init__(self, limit: int = IN_FLIGHT_EVENTS) -> None:
+        self.limit = limit
+        self._log: deque[InFlightEvent] = deque()
+        self._start = 0  # the position of the log's first event
+
+    def __len__(self) -> int:
+        return len(self._log)
+
+    def position(self) -> int:
+        """Where the next event will be: a pod going in flight sees the events from here."""
+        return self._start + len(self._log)
+
+    def add(self, event: ClusterEvent | None, old: Any, new: Any, only: str | None = None) -> None:
+        self._log.append((event, old, new, only))
+        if len(self._log) > self.limit:
+            self._log.popleft()
+            self._start += 1
+
+    def since(self, position: int, pod_id: str) -> list[InFlightEvent] | None:
+        """The events from `position` on that concern pod `pod_id`; None when some of them
+        were dropped."""
+        if position < self._start:
+            return None
+        newer = itertools.islice(self._log, position - self._start, None)
+        return [seen for seen in newer if seen[3] is None or seen[3] == pod_id]
+
+    def trim(self, oldest: int | None) -> None:
+        """Drops the events before `oldest`, where the oldest pod in flight sees them from
+        (None: no pod is in flight)."""
+        end = self.position() if oldest is None else oldest
+        while self._start < end and self._log:
+            self._log.popleft()
+            self._start += 1
+
+
 @dataclass(eq=False, slots=True)
 class QueuedPod(QueuedPodInfo):
     """A pending pod and its history in the queue, with the live queue's bookkeeping."""
 
     failed_at: float = 0.0
     deleted: bool = False
-    # The cluster events seen while it was in flight (None: too many to keep).
-    events_in_flight: list[tuple[ClusterEvent, Any, Any]] | None = field(default_factory=list)
+    # Where the cluster events seen while it is in flight start (InFlightEvents.position).
+    events_from: int = 0
     gated_by: Status | None = None  # the preEnqueue verdict that holds it, while it does
     order: int = 0  # when it last entered activeQ, to keep equal pods in arrival order
     entry: _Entry | None = None  # its live activeQ heap entry; any other one is stale
@@ -154,7 +203,8 @@ class SchedulingQueue:
         self._backoff: dict[str, QueuedPod] = {}
         self._unschedulable: dict[str, QueuedPod] = {}
         self._gated: dict[str, QueuedPod] = {}
-        self._in_flight: dict[str, QueuedPod] = {}
+        self._in_flight: dict[str, QueuedPod] = {}  # in the order they went in flight
+        self._in_flight_events = InFlightEvents()
         self._sequence = 0
         self._closed = False
 
@@ -211,10 +261,7 @@ class SchedulingQueue:
                 self._flush_backoff()
                 queued = self._pop_active()
                 if queued is not None:
-                    queued.attempts += 1
-                    if queued.initial_attempt_timestamp is None:
-                        queued.initial_attempt_timestamp = self.clock()
-                    self._in_flight[queued.id] = queued
+                    self._fly(queued)
                     self._changed()
                     return queued
                 wait = self._next_backoff_in()
@@ -228,7 +275,8 @@ class SchedulingQueue:
     def done(self, pod_id: str) -> None:
         """The in-flight pod was assumed (or dropped): the queue forgets it."""
         with self._lock:
-            self._in_flight.pop(pod_id, None)
+            if self._in_flight.pop(pod_id, None) is not None:
+                self._landed()
 
     def requeue(self, queued: QueuedPod, *, unschedulable: bool) -> None:
         """Returns an in-flight pod after a failed attempt (or a failed binding).
@@ -237,17 +285,18 @@ class SchedulingQueue:
         happened while they were in flight; errors go to backoff, as upstream's
         AddUnschedulableIfNotPresent."""
         with self._lock:
-            if self._in_flight.get(queued.id) is queued:
+            flying = self._in_flight.get(queued.id) is queued
+            if flying:
                 del self._in_flight[queued.id]
-            if queued.deleted or self._find(queued.id) is not None:
-                return
-            queued.timestamp = queued.failed_at = self.clock()
-            if unschedulable and not self._helped_in_flight(queued):
-                self._unschedulable[queued.id] = queued
-            else:
-                self._to_backoff(queued)
-            queued.events_in_flight = []
-            self._changed()
+            if not queued.deleted and self._find(queued.id) is None:
+                queued.timestamp = queued.failed_at = self.clock()
+                if unschedulable and not self._helped_in_flight(queued):
+                    self._unschedulable[queued.id] = queued
+                else:
+                    self._to_backoff(queued)
+                self._changed()
+            if flying:
+                self._landed()  # once its events were read
 
     def on_event(
         self, event: ClusterEvent, old: Any = None, new: Any = None, *, skip: str = ""
@@ -267,12 +316,8 @@ class SchedulingQueue:
             for queued in lifted:
                 del self._gated[queued.id]
                 self._enqueue(queued)
-            for queued in self._in_flight.values():
-                seen = queued.events_in_flight
-                if seen is not None:
-                    seen.append((event, old, new))
-                    if len(seen) > IN_FLIGHT_EVENTS:
-                        queued.events_in_flight = None
+            if self._in_flight:
+                self._in_flight_events.add(event, old, new)
             if helped or lifted:
                 log.debug("%s: %d pods tried again, %d let in", event, len(helped), len(lifted))
             self._changed()
@@ -296,9 +341,8 @@ class SchedulingQueue:
                 for queued in self._lifted((event, old, new), () if gated is None else (gated,)):
                     del self._gated[key]
                     self._enqueue(queued)
-                flying = self._in_flight.get(key)
-                if flying is not None and flying.events_in_flight is not None:
-                    flying.events_in_flight.append((event, old, new))
+                if key in self._in_flight:
+                    self._in_flight_events.add(event, old, new, only=key)
             self._changed()
 
     def recheck_gates(self, keys: Iterable[str]) -> None:
@@ -337,10 +381,7 @@ class SchedulingQueue:
                     queued.gated_by = verdict
                     self._gated[key] = queued
                     continue
-                queued.attempts += 1
-                if queued.initial_attempt_timestamp is None:
-                    queued.initial_attempt_timestamp = self.clock()
-                self._in_flight[key] = queued
+                self._fly(queued)
                 popped.append(queued)
             self._changed()
             return popped
@@ -348,8 +389,8 @@ class SchedulingQueue:
     def move_all(self, reason: str) -> None:
         """Tries every unschedulable pod again (a change no hint can judge)."""
         with self._lock:
-            for queued in self._in_flight.values():
-                queued.events_in_flight = None
+            if self._in_flight:
+                self._in_flight_events.add(None, None, None)  # tried again, whatever failed
             self._move(list(self._unschedulable.values()))
             self._changed()
 
@@ -457,12 +498,10 @@ class SchedulingQueue:
         one of the events seen meanwhile, judged like them should the attempt fail."""
         previous = flying.pod_info
         flying.pod_info = pod
-        seen = flying.events_in_flight
-        if seen is None or pod_identity(previous.pod) == pod_identity(pod.pod):
+        if pod_identity(previous.pod) == pod_identity(pod.pod):
             return
-        seen.append((ClusterEvent(POD, pod_update_action(previous, pod)), previous.pod, pod.pod))
-        if len(seen) > IN_FLIGHT_EVENTS:
-            flying.events_in_flight = None
+        event = ClusterEvent(POD, pod_update_action(previous, pod))
+        self._in_flight_events.add(event, previous.pod, pod.pod, only=flying.id)
 
     def _may_help(self, queued: QueuedPod, event: ClusterEvent, old: Any, new: Any) -> bool:
         pod = queued.pod_info
@@ -493,10 +532,25 @@ class SchedulingQueue:
         return lifted
 
     def _helped_in_flight(self, queued: QueuedPod) -> bool:
-        seen = queued.events_in_flight
+        seen = self._in_flight_events.since(queued.events_from, queued.id)
         if seen is None:
             return True
-        return any(self._may_help(queued, event, old, new) for event, old, new in seen)
+        return any(
+            event is None or self._may_help(queued, event, old, new) for event, old, new, _ in seen
+        )
+
+    def _fly(self, queued: QueuedPod) -> None:
+        """The pod leaves the queue for its attempt: it sees the cluster events from now."""
+        queued.attempts += 1
+        if queued.initial_attempt_timestamp is None:
+            queued.initial_attempt_timestamp = self.clock()
+        queued.events_from = self._in_flight_events.position()
+        self._in_flight[queued.id] = queued
+
+    def _landed(self) -> None:
+        """A pod left flight: the events no pod in flight still needs are dropped."""
+        oldest = next(iter(self._in_flight.values()), None)
+        self._in_flight_events.trim(None if oldest is None else oldest.events_from)
 
     def _move(self, pods: Iterable[QueuedPod]) -> None:
         now = self.clock()

@@ -356,3 +356,55 @@ def test_pods_pushed_again_leave_a_bounded_heap(queue: SchedulingQueue) -> None:
         queue.add(pending("a", priority=priority))
     assert len(queue._active_heap) <= 2 * 2 + STALE_ENTRIES
     assert drain(queue) == ["a", "other"]
+
+
+def test_a_pod_in_flight_sees_only_the_events_since_it_left_the_queue(
+    queue: SchedulingQueue,
+) -> None:
+    """One log for all pods in flight (upstream's inFlightEvents): an event is added once,
+    and each pod judges the events from when it went in flight on."""
+    queue.add(pending("a"))
+    queue.add(pending("b"))
+    first = queue.pop(timeout=0)
+    assert first is not None
+    queue.on_event(NODE_ADDED)  # during a's attempt only
+    second = queue.pop(timeout=0)
+    assert second is not None
+    queue.requeue(second, unschedulable=True)
+    assert queue.pending()["unschedulable"] == 1  # b saw nothing that could help it
+    queue.requeue(first, unschedulable=True)
+    assert queue.pending()["backoff"] == 1  # a saw the node arrive
+
+
+def test_the_in_flight_log_keeps_only_what_pods_in_flight_need(queue: SchedulingQueue) -> None:
+    queue.add(pending("a"))
+    queue.on_event(NODE_ADDED)  # nobody in flight: not kept
+    assert len(queue._in_flight_events) == 0
+    queued = queue.pop(timeout=0)
+    assert queued is not None
+    for _ in range(3):
+        queue.on_event(NODE_ADDED)
+    assert len(queue._in_flight_events) == 3  # once each, not once per pod in flight
+    queue.done(queued.id)
+    assert len(queue._in_flight_events) == 0
+
+
+@pytest.mark.parametrize(("kept", "goes_to"), [(2, "backoff"), (8, "unschedulable")])
+def test_a_pod_whose_events_were_dropped_is_tried_again(
+    clock: Clock, monkeypatch: pytest.MonkeyPatch, kept: int, goes_to: str
+) -> None:
+    """A pod that waits in flight (at Permit) while more events than the log keeps happen
+    cannot be judged by them: it goes to backoff, as after a change no hint can judge."""
+    queue = hinted_queue(clock)
+    monkeypatch.setattr(queue._in_flight_events, "limit", kept)
+    queue.add(pending("a"))
+    queue.add(pending("b"))
+    waits, quick = queue.pop(timeout=0), queue.pop(timeout=0)
+    assert waits is not None
+    assert quick is not None
+    for _ in range(3):
+        queue.on_event(NODE_ADDED)  # none helps a pod Fit rejected
+    queue.done(quick.id)
+    waits.unschedulable_plugins = {"Fit"}
+    queue.requeue(waits, unschedulable=True)
+    assert queue.pending()[goes_to] == 1
