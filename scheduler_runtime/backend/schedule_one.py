@@ -351,7 +351,8 @@ class ScheduleOne:
         try:
             status = self._before_bind(attempt)
             if status.is_success:
-                status = self._bound(attempt.framework.run_bind(*self._binding(attempt)))
+                bound = attempt.framework.run_bind(attempt.state, attempt.pod, attempt.node)
+                status = self._bound(bound)
         except self._binding_errors as error:
             status = Status.as_error(error)
         except Exception as bug:  # the pod must not stay in flight forever
@@ -368,7 +369,8 @@ class ScheduleOne:
             status = self._before_bind(attempt)  # passes at once: nothing waits, nothing runs
             if status.is_success:
                 answered = functools.partial(self._answered, attempt)
-                attempt.framework.run_bind_async(*self._binding(attempt), answered)
+                bind = attempt.framework.run_bind_async
+                bind(attempt.state, attempt.pod, attempt.node, answered)
                 return
         except self._binding_errors as error:
             status = Status.as_error(error)
@@ -379,10 +381,6 @@ class ScheduleOne:
 
     def _answered(self, attempt: Attempt, status: Status) -> None:
         self._end_cycle(attempt, self._bound(status))
-
-    @staticmethod
-    def _binding(attempt: Attempt) -> tuple[CycleState, PodInfo, str]:
-        return attempt.state, attempt.pod, attempt.node
 
     def _before_bind(self, attempt: Attempt) -> Status:
         """WaitOnPermit and PreBind, after the pre-flight."""
