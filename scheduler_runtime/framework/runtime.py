@@ -533,13 +533,12 @@ class Framework:
     def run_pre_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status:
         """The PreBind plugins whose pre-flight did not skip, in order."""
         skipped = state.skip_pre_bind_plugins
-        for plugin in self.points.get("preBind", ()):
-            if plugin.name in skipped:
-                continue
-            status: Status = plugin.pre_bind(state, pod, node_name)
-            if not status.is_success:
-                return status.with_plugin(plugin.name)
-        return SUCCESS
+        return self.until_failure(
+            "preBind",
+            lambda plugin: (
+                SUCCESS if plugin.name in skipped else plugin.pre_bind(state, pod, node_name)
+            ),
+        )
 
     @extension_point("Bind")
     def run_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status:

@@ -9,6 +9,7 @@ from scheduler_runtime.config import load_configuration
 from scheduler_runtime.config.args import VolumeBindingArgs
 from scheduler_runtime.framework.features import Features
 from scheduler_runtime.framework.interface import CycleState, Handle, Status
+from scheduler_runtime.framework.nodeinfo import NodeInfo
 from scheduler_runtime.framework.podinfo import PodInfo, pod_info
 from scheduler_runtime.framework.snapshot import Snapshot
 from scheduler_runtime.plugins.nodevolumelimits import NodeVolumeLimits, attach_limit_key
@@ -452,7 +453,8 @@ def test_volume_binding_reasons_reach_the_message() -> None:
     assert "3 Preemption is not helpful for scheduling." in message
 
 
-def test_reserve_assumes_the_binding_and_unreserve_takes_it_back() -> None:
+def local_volume_cluster() -> tuple[Snapshot, VolumeBinding, NodeInfo]:
+    """Node n1 with an unbound local volume `pv` and claim `c` waiting for its first consumer."""
     local = storage_class("local", "WaitForFirstConsumer", "kubernetes.io/no-provisioner")
     snapshot = cluster(
         node("n1"),
@@ -460,10 +462,14 @@ def test_reserve_assumes_the_binding_and_unreserve_takes_it_back() -> None:
         persistent_volume("pv", storage_class="local"),
         claim("c", storage_class="local"),
     )
-    plugin = VolumeBinding(None, Handle(snapshot))
-    incoming = pod_info(pod("p", claim_volume("c")))
     n1 = snapshot.get("n1")
     assert n1 is not None
+    return snapshot, VolumeBinding(None, Handle(snapshot)), n1
+
+
+def test_reserve_assumes_the_binding_and_unreserve_takes_it_back() -> None:
+    snapshot, plugin, n1 = local_volume_cluster()
+    incoming = pod_info(pod("p", claim_volume("c")))
 
     def claimed_by() -> Any:
         volume = snapshot.objects.get("PersistentVolume", "pv")
@@ -627,16 +633,7 @@ def test_a_pod_with_volumes_to_bind_is_nominated_before_they_are_bound() -> None
 
 
 def test_pre_bind_pre_flight_says_whether_volumes_wait_to_be_bound() -> None:
-    local = storage_class("local", "WaitForFirstConsumer", "kubernetes.io/no-provisioner")
-    snapshot = cluster(
-        node("n1"),
-        local,
-        persistent_volume("pv", storage_class="local"),
-        claim("c", storage_class="local"),
-    )
-    plugin = VolumeBinding(None, Handle(snapshot))
-    n1 = snapshot.get("n1")
-    assert n1 is not None
+    snapshot, plugin, n1 = local_volume_cluster()
     for incoming, work in (
         (pod_info(pod("p", claim_volume("c"))), True),
         (pod_info(pod("q")), False),
