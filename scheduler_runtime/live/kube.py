@@ -15,9 +15,8 @@ from urllib.parse import urlencode
 
 import kubernetes
 import orjson
-import urllib3
 
-from scheduler_runtime.live.transport import Connections
+from scheduler_runtime.live.transport import Connections, Exchange
 
 JSON = "application/json"
 MERGE_PATCH = "application/merge-patch+json"
@@ -63,8 +62,6 @@ def load_client(kubeconfig: str | None) -> kubernetes.client.ApiClient:
         kubernetes.config.load_incluster_config(  # type: ignore[no-untyped-call]
             client_configuration=configuration
         )
-    # urllib3's pool serves the watches only (requests use transport.Connections).
-    configuration.connection_pool_maxsize = 32
     api = kubernetes.client.ApiClient(configuration)
     api.user_agent = user_agent()
     return api
@@ -143,7 +140,6 @@ class Kube:
     ) -> None:
         self.api = api
         self.limiter = limiter or RateLimiter(qps=0, burst=1)
-        self.pool: urllib3.PoolManager = api.rest_client.pool_manager  # for watches
         self.connections = Connections(api.configuration)  # one per thread, kept open
 
     def _prepare(
@@ -151,13 +147,18 @@ class Kube:
     ) -> tuple[str, dict[str, str]]:
         """The path with its query, and the headers with credentials; waits for the limiter."""
         self.limiter.wait()
-        # param_serialize adds the configured credentials (and refreshes expiring tokens).
-        _, _, headers, _, _ = self.api.param_serialize(
-            method, path, header_params={"Accept": JSON}, auth_settings=["BearerToken"]
-        )
         if query:
             path += "?" + urlencode({k: v for k, v in query.items() if v is not None})
-        return path, dict(headers)
+        return path, self._headers()
+
+    def _headers(self) -> dict[str, str]:
+        """The client's default headers (the user agent), and the configuration's bearer
+        token as the generated client adds it (its refresh hook renews an expiring one)."""
+        headers = {**self.api.default_headers, "Accept": JSON}
+        bearer = self.api.configuration.auth_settings().get("BearerToken")
+        if bearer and bearer["value"]:
+            headers[bearer["key"]] = str(bearer["value"])
+        return headers
 
     def request(
         self,
@@ -213,36 +214,29 @@ class Kube:
         )
 
     def watch(
-        self, path: str, query: Mapping[str, Any], open_responses: list[Any]
+        self, path: str, query: Mapping[str, Any], open_exchanges: list[Exchange]
     ) -> Iterator[dict[str, Any]]:
         """The events of a watch, one decoded dict per line, until the server ends it.
 
-        The open response is kept in `open_responses` so another thread can shut it down."""
+        The open exchange is kept in `open_exchanges` so another thread can shut it down."""
         target, headers = self._prepare("GET", path, {**query, "watch": "true"})
         read_timeout = float(query.get("timeoutSeconds", 300)) + 30
-        response = self.pool.request(
-            "GET",
-            self.api.configuration.host + target,
-            headers=headers,
-            preload_content=False,
-            timeout=urllib3.Timeout(connect=5.0, read=read_timeout),
-            retries=False,
-        )
-        open_responses.append(response)
+        exchange = self.connections.open("GET", target, None, headers, read_timeout)
+        open_exchanges.append(exchange)
         try:
-            if response.status >= 400:
-                raise _error(response.status, response.reason or "", response.read())
-            yield from _lines(response.stream(65536))
+            if exchange.status >= 400:
+                raise _error(exchange.status, exchange.reason, exchange.read())
+            yield from _lines(exchange.pieces())
         finally:
-            open_responses.remove(response)
-            response.release_conn()
+            open_exchanges.remove(exchange)
+            exchange.finish()
 
 
-def _lines(chunks: Iterator[bytes]) -> Iterator[dict[str, Any]]:
+def _lines(pieces: Iterator[bytes]) -> Iterator[dict[str, Any]]:
+    """One JSON document per line; the server sends each watch event as one piece."""
     pending = b""
-    for chunk in chunks:
-        pending += chunk
-        *complete, pending = pending.split(b"\n")
+    for piece in pieces:
+        *complete, pending = (pending + piece if pending else piece).split(b"\n")
         for line in complete:
             if line.strip():
                 yield orjson.loads(line)

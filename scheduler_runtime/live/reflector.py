@@ -17,6 +17,7 @@ from scheduler_runtime.framework.podgroups import (
     WorkloadAPI,
 )
 from scheduler_runtime.live.kube import ApiError, Kube
+from scheduler_runtime.live.transport import Exchange
 
 log = logging.getLogger(__name__)
 
@@ -117,7 +118,7 @@ class Reflector:
         self.synced = threading.Event()
         self.resource_version = ""
         self._stopping = threading.Event()
-        self._open: list[Any] = []
+        self._open: list[Exchange] = []  # the watch under way, for stop() to end
         self._backoff = Backoff()
         self._present = True  # whether an optional collection was served when last listed
 
@@ -181,8 +182,8 @@ class Reflector:
 
     def stop(self) -> None:
         self._stopping.set()
-        for response in list(self._open):
-            response.shutdown()
+        for exchange in list(self._open):
+            exchange.shutdown()
 
     def _list(self) -> None:
         items: list[dict[str, Any]] = []

@@ -1,6 +1,6 @@
 """The per-thread keep-alive transport against a local HTTP/1.1 server: connections are
-reused, a connection the server closed is replaced, broken answers fail the one request, and
-Kube turns error statuses into ApiError."""
+reused, a connection the server closed is replaced, broken answers fail the one request, watch
+streams arrive event by event, and Kube turns error statuses into ApiError."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ import kubernetes
 import pytest
 
 from scheduler_runtime.live.kube import ApiError, Kube, load_client
-from scheduler_runtime.live.transport import Connections, TransportError
+from scheduler_runtime.live.transport import Connections, Exchange, TransportError
 
 
 class Server(ThreadingHTTPServer):
@@ -29,6 +29,9 @@ class Server(ThreadingHTTPServer):
         self.requests: list[tuple[str, str, bytes]] = []
         self.user_agents: list[str | None] = []
         self.close_after_answer = False
+        self.watch_chunks: list[bytes] = []  # what /watch sends, one HTTP chunk each
+        self.watch_hold = threading.Event()  # /watch waits for it before ending its answer
+        self.watch_hold.set()
 
     @property
     def url(self) -> str:
@@ -51,6 +54,9 @@ class Handler(BaseHTTPRequestHandler):
         body = self.rfile.read(length) if length else b""
         self.server.requests.append((self.command, self.path, body))
         self.server.user_agents.append(self.headers.get("User-Agent"))
+        if self.path.startswith("/watch"):
+            self._stream()
+            return
         if self.path.startswith("/missing"):
             status, answer = 404, {"kind": "Status", "reason": "NotFound", "message": "gone"}
         else:
@@ -64,6 +70,17 @@ class Handler(BaseHTTPRequestHandler):
             self.close_connection = True
         self.end_headers()
         self.wfile.write(payload)
+
+    def _stream(self) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        for chunk in self.server.watch_chunks:
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+            self.wfile.flush()
+        self.server.watch_hold.wait(10)
+        self.wfile.write(b"0\r\n\r\n")
 
     do_GET = do_POST = do_PATCH = do_PUT = do_DELETE = _answer  # noqa: N815 - http.server's names
 
@@ -203,3 +220,72 @@ def test_a_refused_connection_is_an_os_error() -> None:
     connections = Connections(configuration(f"http://127.0.0.1:{port}"))
     with pytest.raises(ConnectionRefusedError):
         connections.request("GET", "/x", None, {}, 1.0)
+
+
+def test_a_watch_yields_each_event_and_keeps_the_connection(server: Server) -> None:
+    """Events arrive one chunk each, or split across chunks, or several in one; the
+    connection carries the next request once the server ends the watch."""
+    server.watch_chunks = [
+        b'{"type":"ADDED","n":1}\n',
+        b'{"type":"MOD',
+        b'IFIED","n":2}\n{"n":3}\n',
+    ]
+    kube = Kube(kubernetes.client.ApiClient(configuration(server.url)))
+    exchanges: list[Exchange] = []
+    events = list(kube.watch("/watch", {"timeoutSeconds": 5}, exchanges))
+    assert events == [{"type": "ADDED", "n": 1}, {"type": "MODIFIED", "n": 2}, {"n": 3}]
+    assert exchanges == []
+    assert kube.get("/after") == {"path": "/after", "auth": "Bearer secret"}
+    assert len(server.connections) == 1
+
+
+def test_a_watch_is_ended_from_another_thread(server: Server) -> None:
+    server.watch_chunks = [b'{"n":1}\n']
+    server.watch_hold.clear()
+    kube = Kube(kubernetes.client.ApiClient(configuration(server.url)))
+    exchanges: list[Exchange] = []
+    events = kube.watch("/watch", {"timeoutSeconds": 5}, exchanges)
+    assert next(events) == {"n": 1}
+    threading.Timer(0.2, lambda: [exchange.shutdown() for exchange in exchanges]).start()
+    with pytest.raises(TransportError, match="closed"):  # instead of waiting for the server
+        next(events)
+    server.watch_hold.set()
+    assert exchanges == []
+    assert kube.get("/after")["path"] == "/after"  # on a new connection
+    assert len(server.connections) == 2
+
+
+@pytest.mark.parametrize(
+    ("path", "headers"),
+    [("/api/v1/namespaces/a b/pods", {}), ("/x\r\nX-Evil: 1", {}), ("/x", {"X": "a\r\nB: c"})],
+)
+def test_control_characters_never_reach_the_wire(
+    server: Server, path: str, headers: dict[str, str]
+) -> None:
+    """A name that could split the request (a space or a line break in a path or a header)
+    is refused before anything is sent, as http.client refuses it."""
+    connections = Connections(configuration(server.url))
+    with pytest.raises(ValueError, match="control characters"):
+        connections.request("GET", path, None, headers, 5.0)
+    assert server.requests == []
+
+
+class Unasked(socketserver.StreamRequestHandler):
+    """Answers, then sends a second answer nobody asked for."""
+
+    def handle(self) -> None:
+        while self.rfile.readline() not in (b"\r\n", b""):
+            pass
+        answer = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}"
+        self.wfile.write(answer + answer)
+        self.rfile.readline()  # until the client hangs up
+
+
+def test_a_connection_that_sent_more_than_the_answer_is_not_reused() -> None:
+    with socketserver.ThreadingTCPServer(("127.0.0.1", 0), Unasked) as unasked:
+        threading.Thread(target=unasked.serve_forever, daemon=True).start()
+        port = unasked.server_address[1]
+        connections = Connections(configuration(f"http://127.0.0.1:{port}"))
+        assert connections.request("GET", "/x", None, {}, 5.0).body == b"{}"
+        assert getattr(connections._local, "connection", None) is None
+        unasked.shutdown()
