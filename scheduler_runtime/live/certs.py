@@ -5,29 +5,22 @@ CA is used from the next connection on."""
 
 from __future__ import annotations
 
-import datetime
-import ipaddress
 import logging
 import os
 import ssl
+import subprocess
+import sys
 import tempfile
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
-
 log = logging.getLogger(__name__)
 
 PAIR_NAME = "kube-scheduler"  # --cert-dir holds kube-scheduler.crt and kube-scheduler.key
-PUBLIC_ADDRESS = "localhost"
-VALIDITY = datetime.timedelta(days=365)  # upstream's self-signed certificates last a year
-BACKDATE = datetime.timedelta(hours=1)  # and start an hour early, for clock skew
-UNSPECIFIED = ("", "0.0.0.0", "::")  # noqa: S104 - the addresses meaning "all interfaces"
+GENERATE_TIMEOUT = 60.0
+KEY_BEGIN = b"-----BEGIN PRIVATE KEY-----"
 
 
 @dataclass(frozen=True)
@@ -51,77 +44,21 @@ def read_pair(cert_file: Path, key_file: Path) -> KeyPair:
     return KeyPair(cert_file.read_bytes(), key_file.read_bytes(), cert_file, key_file)
 
 
-def self_signed(bind_address: str, now: datetime.datetime | None = None) -> tuple[bytes, bytes]:
+def self_signed(bind_address: str) -> tuple[bytes, bytes]:
     """A serving certificate for localhost (and 127.0.0.1, and a specific bind address) signed
-    by a CA made for it, as upstream's GenerateSelfSignedCertKey: the certificate chain (the
-    certificate, then the CA) and the key, as PEM."""
-    now = now or datetime.datetime.now(datetime.UTC)
-    stamp = int(now.timestamp())
-    ips: list[ipaddress.IPv4Address | ipaddress.IPv6Address] = [ipaddress.ip_address("127.0.0.1")]
-    dns = [PUBLIC_ADDRESS]
-    if bind_address not in UNSPECIFIED:
-        try:
-            ips.append(ipaddress.ip_address(bind_address))
-        except ValueError:
-            dns.append(bind_address)
-    ca_key = ec.generate_private_key(ec.SECP256R1())
-    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, f"{PUBLIC_ADDRESS}-ca@{stamp}")])
-    ca = (
-        _builder(ca_name, ca_name, ca_key.public_key(), now)
-        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-        .add_extension(_key_usage(cert_sign=True), critical=True)
-        .sign(ca_key, hashes.SHA256())
+    by a CA made for it, as upstream's: the chain and the key, as PEM, made by a child process
+    (selfsigned), so the cryptography package never stays in the scheduler's memory."""
+    made = subprocess.run(
+        [sys.executable, "-m", "scheduler_runtime.live.selfsigned", bind_address],
+        capture_output=True,
+        check=False,
+        timeout=GENERATE_TIMEOUT,
     )
-    key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, f"{PUBLIC_ADDRESS}@{stamp}")])
-    names: list[x509.GeneralName] = [x509.DNSName(d) for d in dns]
-    names += [x509.IPAddress(ip) for ip in ips]
-    certificate = (
-        _builder(name, ca_name, key.public_key(), now)
-        .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
-        .add_extension(_key_usage(cert_sign=False), critical=True)
-        .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
-        .add_extension(x509.SubjectAlternativeName(names), critical=False)
-        .sign(ca_key, hashes.SHA256())
-    )
-    chain = b"".join(c.public_bytes(serialization.Encoding.PEM) for c in (certificate, ca))
-    key_pem = key.private_bytes(
-        serialization.Encoding.PEM,
-        serialization.PrivateFormat.PKCS8,
-        serialization.NoEncryption(),
-    )
-    return chain, key_pem
-
-
-def _builder(
-    subject: x509.Name,
-    issuer: x509.Name,
-    public_key: ec.EllipticCurvePublicKey,
-    now: datetime.datetime,
-) -> x509.CertificateBuilder:
-    return (
-        x509.CertificateBuilder()
-        .subject_name(subject)
-        .issuer_name(issuer)
-        .public_key(public_key)
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - BACKDATE)
-        .not_valid_after(now + VALIDITY)
-    )
-
-
-def _key_usage(*, cert_sign: bool) -> x509.KeyUsage:
-    return x509.KeyUsage(
-        digital_signature=True,
-        content_commitment=False,
-        key_encipherment=not cert_sign,
-        data_encipherment=False,
-        key_agreement=False,
-        key_cert_sign=cert_sign,
-        crl_sign=False,
-        encipher_only=False,
-        decipher_only=False,
-    )
+    split = made.stdout.find(KEY_BEGIN)
+    if made.returncode != 0 or split <= 0:
+        why = made.stderr.decode(errors="replace").strip().splitlines()[-1:] or ["no key"]
+        raise RuntimeError(f"could not make a self-signed serving certificate: {why[0]}")
+    return made.stdout[:split], made.stdout[split:]
 
 
 def serving_pair(

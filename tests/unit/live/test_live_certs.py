@@ -7,6 +7,8 @@ import datetime
 import ipaddress
 import os
 import ssl
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -17,6 +19,7 @@ from cryptography.hazmat.primitives.serialization import Encoding
 from cryptography.x509.oid import ExtendedKeyUsageOID
 
 from scheduler_runtime.live.certs import PAIR_NAME, ServingTLS, self_signed, serving_pair
+from scheduler_runtime.live.selfsigned import generate
 
 
 def chain(pem: bytes) -> list[x509.Certificate]:
@@ -33,7 +36,7 @@ def names(certificate: x509.Certificate) -> tuple[list[str], list[str]]:
 
 def test_a_self_signed_certificate_is_a_year_long_for_localhost_signed_by_its_own_ca() -> None:
     now = datetime.datetime(2026, 11, 23, 12, 0, tzinfo=datetime.UTC)
-    pem, key_pem = self_signed("0.0.0.0", now)
+    pem, key_pem = generate("0.0.0.0", now)
     leaf, ca = chain(pem)
     assert names(leaf) == (["localhost"], ["127.0.0.1"])
     assert leaf.not_valid_before_utc == now - datetime.timedelta(hours=1)
@@ -44,6 +47,26 @@ def test_a_self_signed_certificate_is_a_year_long_for_localhost_signed_by_its_ow
     assert list(usage) == [ExtendedKeyUsageOID.SERVER_AUTH]
     leaf.verify_directly_issued_by(ca)
     assert b"PRIVATE KEY" in key_pem
+
+
+def test_the_scheduler_never_loads_the_cryptography_package() -> None:
+    """The certificate is made by a child process: the scheduler's own memory holds the PEM,
+    not the 16 MiB of the library that made it."""
+    probe = (
+        "import sys; import scheduler_runtime.live.run; "
+        "from scheduler_runtime.live.certs import serving_pair; "
+        "pair = serving_pair(None, None, None, '127.0.0.1'); "
+        "assert b'BEGIN CERTIFICATE' in pair.cert_pem and b'PRIVATE KEY' in pair.key_pem; "
+        "print(sorted(m for m in sys.modules if m.startswith('cryptography')))"
+    )
+    ran = subprocess.run([sys.executable, "-c", probe], capture_output=True, check=True)
+    assert ran.stdout.decode().strip() == "[]"
+
+
+def test_a_child_that_fails_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sys, "executable", "/bin/false")
+    with pytest.raises(RuntimeError, match="could not make a self-signed serving certificate"):
+        self_signed("127.0.0.1")
 
 
 def test_a_specific_bind_address_is_named_in_the_certificate() -> None:
