@@ -339,32 +339,34 @@ class EventSeries:
         self.kube = kube
         self.clock = clock
         self._lock = threading.Lock()
-        # Oldest last-seen first (a repeat moves its series to the end): finished series are
-        # forgotten from the front, without a pass over every series per event.
-        self._seen: OrderedDict[str, tuple[dict[str, Any], int, float]] = OrderedDict()
+        # Per series: the name of its first event, how many, when last seen. Oldest last-seen
+        # first (a repeat moves its series to the end): finished series are forgotten from the
+        # front, without a pass over every series per event. Only the name is kept (client-go
+        # keeps the whole event): a scheduler sends one event per pod, and six minutes of them
+        # would hold a kilobyte each.
+        self._seen: OrderedDict[str, tuple[str, int, float]] = OrderedDict()
 
     def record(self, body: dict[str, Any]) -> None:
         key = series_key(body)
         now = self.clock()
+        metadata = body["metadata"]
         with self._lock:
             self._forget_finished(now)
-            first, count, _ = self._seen.get(key, (body, 0, now))
-            self._seen[key] = (first, count + 1, now)
+            name, count, _ = self._seen.get(key, (metadata["name"], 0, now))
+            self._seen[key] = (name, count + 1, now)
             self._seen.move_to_end(key)
-        namespace = body["metadata"]["namespace"]
-        collection = f"/apis/events.k8s.io/v1/namespaces/{namespace}/events"
+        collection = f"/apis/events.k8s.io/v1/namespaces/{metadata['namespace']}/events"
         if count == 0:
             self.kube.request("POST", collection, body=body)
             return
         series = {"series": {"count": count + 1, "lastObservedTime": micro_time()}}
-        name = first["metadata"]["name"]
         try:
             self.kube.patch(f"{collection}/{name}", series, content_type=MERGE_PATCH)
         except ApiError as error:
             if error.code != NOT_FOUND:
                 raise
             with self._lock:  # the first event never made it (or was deleted): start again
-                self._seen[key] = (body, 1, now)
+                self._seen[key] = (metadata["name"], 1, now)
                 self._seen.move_to_end(key)
             self.kube.request("POST", collection, body=body)
 
