@@ -154,11 +154,13 @@ def rejected_nodes(
     """Every node that did not fit, grouped by (plugin, reason) in the order seen, and how
     many nodes were not evaluated at all because the search stopped early. Nodes no filter
     saw share the diagnosis' absent status when it has one (a PreFilter ruled them out)."""
+    statuses = diagnosis.node_to_status
+    if not (statuses.rejections or statuses.extra or statuses.absent.reasons):
+        return [], len(snapshot) - len(feasible)  # every node evaluated fit (most pods)
     # A group's parts: slot arrays from the filters, names from statuses set by name.
     groups: dict[tuple[str, str], list[Slots | list[str]]] = {}
     seen = np.zeros(snapshot.capacity, dtype=np.bool_)
     seen[feasible] = True
-    statuses = diagnosis.node_to_status
     for rejection in statuses.rejections:
         seen[rejection.slots] = True
         for reason, mask in rejection.reasons:
