@@ -1,5 +1,6 @@
 """The runtime's garbage-collection policy: what lives is frozen out of full collections,
-which only an hourly tick runs, and a frozen cycle that dies is reclaimed then."""
+which only an hourly tick runs, and a frozen cycle that dies is reclaimed then; each tick hands
+freed heap memory back to the system."""
 
 from __future__ import annotations
 
@@ -63,3 +64,17 @@ def test_run_ticks_until_done() -> None:
     runner.join(timeout=5)
     assert not runner.is_alive()
     assert gc.get_freeze_count() > 0
+
+
+def test_each_tick_hands_freed_memory_back() -> None:
+    released: list[int] = []
+    keeper = HeapKeeper(release=lambda: released.append(1))
+    keeper.tick()
+    keeper.tick()
+    assert released == [1, 1]
+
+
+def test_the_c_librarys_trim_is_found_here() -> None:
+    """This machine's C library is glibc: the default release is its malloc_trim, which
+    answers 1 when it gave memory back and 0 when there was none."""
+    assert HeapKeeper().release() in (0, 1)
