@@ -277,8 +277,9 @@ class Connections:
     def close(self) -> None:
         """Closes the calling thread's connection."""
         connection = getattr(self._local, "connection", None)
+        self._local.connection = None
         if connection is not None:
-            self._drop(connection)
+            connection.close()
 
     def put_back(self, connection: http.client.HTTPConnection, *, reusable: bool) -> None:
         if reusable and getattr(self._local, "connection", None) is None:
@@ -328,11 +329,6 @@ class Connections:
         if self.proxy is not None:
             connection.set_tunnel(self.host, self.port, headers=self.proxy_headers)
         return connection
-
-    def _drop(self, connection: http.client.HTTPConnection) -> None:
-        connection.close()
-        if getattr(self._local, "connection", None) is connection:
-            self._local.connection = None
 
 
 __all__ = ["Connections", "Exchange", "Response", "TransportError"]
