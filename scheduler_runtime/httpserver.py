@@ -1,11 +1,8 @@
-"""The transport of the project's own HTTP endpoints (a scheduler's secure and plain ports, the
-operator's metrics): which connections are held, for how long, and over what TLS. aiohttp's
-server parses and answers the requests; the routes are the caller's `Handler`.
-
-aiohttp holds the limits of a request itself: a line of at most 8 KiB, at most MAX_HEADERS
-headers, pipelined requests queued a few at a time. It has no cap on connections, one timeout
-for everything a connection waits for, and a TLS context fixed when it starts listening; so
-this module accepts the connections itself and hands each to aiohttp's protocol:
+"""The project's own HTTP endpoints' server (a scheduler's secure and plain ports, the
+operator's metrics): which connections are held, for how long, over what TLS, and what of a
+request is read. h11 (sans-IO HTTP/1.1) frames the requests and answers; the routes are the
+caller's `Handler`. A full web framework would hold a fifth of a scheduler's memory at start-up
+for three routes.
 
 - **Queued, not dropped.** The listening socket's backlog is the system's maximum (Linux caps
   it at net.core.somaxconn), so a burst of connections waits in the kernel instead of having
@@ -18,10 +15,14 @@ this module accepts the connections itself and hands each to aiohttp's protocol:
 - **A timeout for each wait.** The TLS handshake, and a request's head once it has begun,
   within `read_timeout` (408 then); a kept-alive connection waits `idle_timeout` for its next
   request; an answer (reviews included) reaches the client within `answer_timeout`.
+- **Bounded requests.** A head of at most MAX_HEAD_BYTES with at most MAX_HEADERS fields of at
+  most MAX_LINE bytes each (431 past them, as Go's server answers), a body of at most
+  `max_body_bytes` (413). One request is answered at a time; while it is, the connection is
+  not read, so pipelined requests wait in the kernel rather than in memory.
 - **TLS per connection.** The context is asked for at every connection, so a rotated
   certificate or client CA serves from the next one.
 - **Nothing stops it but stop().** An exception while accepting or in one connection is
-  logged and that connection alone closed.
+  logged and that connection alone closed (500 for a handler that raised).
 
 It runs on an event loop of its own, on one thread: a slow or idle client holds a socket and a
 few kilobytes, never a thread."""
@@ -35,27 +36,60 @@ import ssl
 import threading
 import time
 from collections import Counter
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
+from email.utils import formatdate
+from http import HTTPStatus
 from typing import Any, Final
+from urllib.parse import unquote
 
-from aiohttp import web
+import h11
 
 log = logging.getLogger(__name__)
 
 Address = tuple[str, int]
-Handler = Callable[[web.BaseRequest], Awaitable[web.StreamResponse]]
 UNSPECIFIED: Final = ("", "0.0.0.0", "::")  # noqa: S104 - the addresses meaning "all interfaces"
 BACKLOG: Final = 65535  # the kernel caps it at net.core.somaxconn (4096 by default)
 MAX_HEADERS: Final = 64
-MAX_LINE: Final = 8190  # aiohttp's default, for the request line and each header
+MAX_LINE: Final = 8190  # for the request line and each header
+MAX_HEAD_BYTES: Final = 16 * 1024
 SHUTDOWN_TIMEOUT: Final = 5.0  # for the client's part of closing a TLS connection
 SWEEP_INTERVAL: Final = 0.5
 CLOSING_GRACE: Final = 1.0  # for a closing connection's last bytes to leave
+TEXT: Final = "text/plain; charset=utf-8"
 REQUEST_TIMEOUT_ANSWER: Final = (
     b"HTTP/1.1 408 Request Timeout\r\nContent-Type: text/plain; charset=utf-8\r\n"
     b"Content-Length: 16\r\nConnection: close\r\n\r\nrequest timeout\n"
 )
+
+
+@dataclass(frozen=True)
+class Request:
+    """What a handler is given of a request: `target` as sent (path and query), `path` its
+    decoded path, `headers` by lower-cased name (repeated fields joined by ", "), `peercert`
+    the verified client certificate on a TLS connection that presented one."""
+
+    method: str
+    target: str
+    path: str
+    headers: Mapping[str, str]
+    peercert: Mapping[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class Response:
+    code: int
+    body: bytes = b""
+    content_type: str = TEXT
+    close: bool = False  # ends the connection after this answer
+    headers: tuple[tuple[str, str], ...] = ()
+
+
+def plain(code: int, text: str, close: bool = True) -> Response:
+    return Response(code, f"{text}\n".encode(), TEXT, close)
+
+
+Handler = Callable[[Request], Awaitable[Response]]
 
 
 @dataclass(frozen=True)
@@ -159,29 +193,23 @@ class Connection:
             self.transport.close()
 
 
-class _Protocol(web.RequestHandler):
-    """aiohttp's protocol for one connection, telling the server when bytes arrive."""
+class _Protocol(asyncio.Protocol):
+    """One connection: h11 reads its requests, one at a time, and frames their answers."""
 
-    def __init__(self, manager: web.Server, connection: Connection, owner: Server) -> None:
-        super().__init__(
-            manager,
-            loop=asyncio.get_running_loop(),
-            keepalive_timeout=owner.limits.idle_timeout,
-            max_line_size=MAX_LINE,
-            max_field_size=MAX_LINE,
-            max_headers=MAX_HEADERS,
-            access_log=None,  # type: ignore[arg-type]  # None: no access log, as aiohttp allows
-            lingering_time=owner.limits.read_timeout,
-        )
+    def __init__(self, connection: Connection, owner: Server, handler: Handler) -> None:
         self.connection = connection
         self.owner = owner
+        self.handler = handler
+        self.http = h11.Connection(h11.SERVER, max_incomplete_event_size=MAX_HEAD_BYTES)
+        self.transport: asyncio.Transport | None = None
+        self.request: Request | None = None  # read, its body still arriving
+        self.answer: asyncio.Task[None] | None = None
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        connection = self.connection
-        connection.transport = transport  # type: ignore[assignment]
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = self.connection.transport = transport
         # Its first request is under way from the start: it has read_timeout to arrive.
-        connection.waiting = connection.head_began = time.monotonic()
-        super().connection_made(transport)
+        self.connection.waiting = self.connection.head_began = time.monotonic()
 
     def data_received(self, data: bytes) -> None:
         connection = self.connection
@@ -189,11 +217,139 @@ class _Protocol(web.RequestHandler):
             connection.heard_while_answering = True
         elif connection.head_began is None:
             connection.head_began = time.monotonic()
-        super().data_received(data)
+        self.http.receive_data(data)
+        self._read()
+
+    def eof_received(self) -> bool:
+        self.http.receive_data(b"")
+        self._read()
+        # A plain connection stays open for an answer under way (TLS cannot: it closes).
+        tls = self.transport is not None and self.transport.get_extra_info("sslcontext")
+        return self.answer is not None and not tls
 
     def connection_lost(self, exc: BaseException | None) -> None:
+        if self.answer is not None:
+            self.answer.cancel()
         self.owner.forget(self.connection)
-        super().connection_lost(exc)
+
+    def _read(self) -> None:
+        """Takes what h11 has whole, until a request is complete and its answer under way."""
+        while self.answer is None and self.transport and not self.transport.is_closing():
+            try:
+                event = self.http.next_event()
+            except h11.RemoteProtocolError as error:
+                self._send(_status(error.error_status_hint), head=False)
+                return
+            if event is h11.NEED_DATA or event is h11.PAUSED:
+                return
+            if isinstance(event, h11.Request):
+                refusal = _refusal(event, self.owner.limits.max_body_bytes)
+                if refusal is not None:
+                    self._send(_status(refusal), head=False)
+                    return
+                self.request = self._request(event)
+            elif isinstance(event, h11.EndOfMessage) and self.request is not None:
+                self._begin_answer(self.request)
+            elif isinstance(event, h11.ConnectionClosed):
+                self.transport.close()
+            # A body (at most max_body_bytes, the endpoints take none) is read and dropped.
+
+    def _request(self, event: h11.Request) -> Request:
+        headers: dict[str, str] = {}
+        for name, value in event.headers:
+            key, text = name.decode("latin-1"), value.decode("latin-1")
+            headers[key] = f"{headers[key]}, {text}" if key in headers else text
+        target = event.target.decode("latin-1")
+        peercert = self.transport.get_extra_info("peercert") if self.transport else None
+        return Request(
+            event.method.decode("ascii"),
+            target,
+            unquote(target.partition("?")[0]),
+            headers,
+            peercert or None,
+        )
+
+    def _begin_answer(self, request: Request) -> None:
+        connection = self.connection
+        connection.answering = time.monotonic()
+        connection.head_began = None
+        connection.heard_while_answering = False
+        self.request = None
+        assert self.transport is not None
+        self.transport.pause_reading()  # a pipelined request waits in the kernel
+        self.answer = asyncio.create_task(self._answer(request))
+
+    async def _answer(self, request: Request) -> None:
+        try:
+            response = await self.handler(request)
+        except Exception:  # one request's trouble is its own 500
+            log.exception("http: cannot answer %s %s", request.method, request.path)
+            response = plain(500, "internal server error")
+        self.answer = None
+        self._send(response, head=request.method == "HEAD")
+        connection, now = self.connection, time.monotonic()
+        connection.answering = None
+        connection.waiting = now
+        if self.transport is None or self.transport.is_closing():
+            return
+        self.http.start_next_cycle()
+        buffered = bool(self.http.trailing_data[0])
+        connection.head_began = now if connection.heard_while_answering or buffered else None
+        self.transport.resume_reading()
+        self._read()
+
+    def _send(self, response: Response, head: bool) -> None:
+        """Writes the answer (no body to a HEAD); closes after it when either side asked."""
+        transport = self.transport
+        if transport is None or transport.is_closing():
+            return
+        headers = [
+            ("Content-Type", response.content_type),
+            ("Content-Length", str(len(response.body))),
+            ("Date", formatdate(usegmt=True)),
+            *response.headers,
+        ]
+        if response.close:
+            headers.append(("Connection", "close"))
+        phrase = HTTPStatus(response.code).phrase.encode()
+        data = self.http.send(
+            h11.Response(status_code=response.code, headers=headers, reason=phrase)
+        )
+        if not head:
+            data = (data or b"") + (self.http.send(h11.Data(data=response.body)) or b"")
+        data = (data or b"") + (self.http.send(h11.EndOfMessage()) or b"")
+        transport.write(data)
+        if self.http.our_state is not h11.DONE or self.http.their_state is not h11.DONE:
+            self.connection.ending = time.monotonic()
+            transport.close()
+
+
+def _refusal(event: h11.Request, max_body_bytes: int) -> int | None:
+    """The status refusing what the endpoints will not read: targets that are not a path,
+    other versions, heads past the bounds, bodies past max_body_bytes or in a transfer
+    encoding. None for a request they read."""
+    fields = event.headers.raw_items()
+    sizes = [len(name) + len(value) + 2 for name, value in fields]
+    lengths = [int(value) for name, value in event.headers if name == b"content-length"]
+    checks = (
+        (len(event.target) > MAX_LINE, 414),
+        (not event.target.startswith(b"/"), 400),
+        (event.http_version not in (b"1.0", b"1.1"), 505),
+        (
+            len(fields) > MAX_HEADERS
+            or sum(sizes) > MAX_HEAD_BYTES
+            or max(sizes, default=0) > MAX_LINE,
+            431,
+        ),
+        (any(name == b"transfer-encoding" for name, _ in event.headers), 501),
+        (max(lengths, default=0) > max_body_bytes, 413),
+    )
+    return next((code for refused, code in checks if refused), None)
+
+
+def _status(code: int) -> Response:
+    """A refusal with the status's own words, closing the connection."""
+    return plain(code, HTTPStatus(code).phrase.lower())
 
 
 class Server:
@@ -274,7 +430,6 @@ class Server:
 
     async def _accept(self, listening: socket.socket, endpoint: Endpoint) -> None:
         loop = asyncio.get_running_loop()
-        aiohttp_server = web.Server(self._answering(endpoint.handler), access_log=None)
         while True:
             try:
                 sock, peer = await loop.sock_accept(listening)
@@ -283,21 +438,19 @@ class Server:
                 await asyncio.sleep(0.1)
                 continue
             try:
-                self._admit(sock, str(peer[0]), endpoint, aiohttp_server)
+                self._admit(sock, str(peer[0]), endpoint)
             except Exception:  # one connection's trouble never stops the accepting
                 log.exception("http: cannot serve a connection")
                 sock.close()
 
-    def _admit(
-        self, sock: socket.socket, client: str, endpoint: Endpoint, aiohttp_server: web.Server
-    ) -> None:
+    def _admit(self, sock: socket.socket, client: str, endpoint: Endpoint) -> None:
         while len(self.connections) >= self.limits.max_connections and self._evict():
             pass
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         connection = Connection(sock, client)
         self.connections[id(connection)] = connection
         self.per_client[client] += 1
-        connection.task = asyncio.create_task(self._open(connection, endpoint, aiohttp_server))
+        connection.task = asyncio.create_task(self._open(connection, endpoint))
 
     def _evict(self) -> bool:
         """Closes one connection of the client holding the most: the one that has waited
@@ -317,19 +470,17 @@ class Server:
         self.evicted += 1
         return True
 
-    async def _open(
-        self, connection: Connection, endpoint: Endpoint, aiohttp_server: web.Server
-    ) -> None:
-        """The TLS handshake (on an HTTPS endpoint), then aiohttp's protocol serves it."""
+    async def _open(self, connection: Connection, endpoint: Endpoint) -> None:
+        """The TLS handshake (on an HTTPS endpoint), then the protocol serves it."""
         loop = asyncio.get_running_loop()
         try:
             if endpoint.tls is None:
                 await loop.connect_accepted_socket(
-                    lambda: _Protocol(aiohttp_server, connection, self), connection.sock
+                    lambda: _Protocol(connection, self, endpoint.handler), connection.sock
                 )
             else:
                 await loop.connect_accepted_socket(
-                    lambda: _Protocol(aiohttp_server, connection, self),
+                    lambda: _Protocol(connection, self, endpoint.handler),
                     connection.sock,
                     ssl=endpoint.tls(),
                     ssl_handshake_timeout=self.limits.read_timeout,
@@ -343,30 +494,6 @@ class Server:
             log.debug("http: connection from %s not opened: %s", connection.client, error)
             self.forget(connection)
             connection.sock.close()
-
-    def _answering(self, handler: Handler) -> Handler:
-        """The handler, with the connection marked as answering until the answer is sent."""
-
-        async def answer(request: web.BaseRequest) -> web.StreamResponse:
-            protocol = request.protocol
-            connection = protocol.connection if isinstance(protocol, _Protocol) else None
-            if connection is not None:
-                connection.answering = time.monotonic()
-                connection.head_began = None
-                connection.heard_while_answering = False
-            try:
-                response = await handler(request)
-                await response.prepare(request)  # sent here, so answer_timeout covers it
-                await response.write_eof()
-                return response
-            finally:
-                if connection is not None:
-                    now = time.monotonic()
-                    connection.answering = None
-                    connection.waiting = now
-                    connection.head_began = now if connection.heard_while_answering else None
-
-        return answer
 
     async def _sweep(self) -> None:
         """Ends the connections that have waited too long for what they wait for."""

@@ -12,12 +12,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Final
 
-from aiohttp import web
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 from prometheus_client.process_collector import ProcessCollector
 
-from scheduler_runtime.httpserver import Endpoint, Limits, Server
+from scheduler_runtime.httpserver import Endpoint, Limits, Request, Response, Server, plain
 
 from . import status
 
@@ -98,15 +97,13 @@ def bind_address(value: str) -> tuple[str, int] | None:
 LIMITS: Final = Limits(max_connections=64)
 
 
-async def answer(request: web.BaseRequest) -> web.StreamResponse:
+async def answer(request: Request) -> Response:
     """GET (or HEAD) /metrics; 404 elsewhere, 405 for other methods."""
     if request.path != "/metrics":
-        return web.Response(status=404, text="404 page not found\n")
+        return plain(404, "404 page not found", close=False)
     if request.method not in ("GET", "HEAD"):
-        return web.Response(status=405, text="method not allowed\n")
-    return web.Response(
-        body=generate_latest(REGISTRY), headers={"Content-Type": CONTENT_TYPE_LATEST}
-    )
+        return plain(405, "method not allowed", close=False)
+    return Response(200, generate_latest(REGISTRY), CONTENT_TYPE_LATEST)
 
 
 def serve(address: tuple[str, int]) -> Server:

@@ -13,6 +13,7 @@ never queue behind requests waiting on the API server."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import ssl
 from collections.abc import Callable
@@ -21,11 +22,19 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 import orjson
-from aiohttp import web
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
-from scheduler_runtime.httpserver import Address, Endpoint, Handler, Limits, Server
+from scheduler_runtime.httpserver import (
+    Address,
+    Endpoint,
+    Handler,
+    Limits,
+    Request,
+    Response,
+    Server,
+    plain,
+)
 from scheduler_runtime.live.delegated import Credentials, Gate, certificate_user
 
 log = logging.getLogger(__name__)
@@ -36,7 +45,6 @@ Check = Callable[[], str]
 Explainer = Callable[[str], "dict[str, Any] | None"]
 EXPLAIN_PREFIX: Final = "/explain/"
 HEALTH_PATHS: Final = ("/healthz", "/livez", "/readyz")
-TEXT: Final = "text/plain; charset=utf-8"
 WORKER_THREADS: Final = 4
 SERVER_NAME: Final = "scheduler-runtime"
 
@@ -58,18 +66,6 @@ class Secure:
     address: Address
     tls: Callable[[], ssl.SSLContext]
     gate: Gate
-
-
-@dataclass(frozen=True)
-class Response:
-    code: int
-    body: bytes = b""
-    content_type: str = TEXT
-    close: bool = False  # ends the connection after this answer
-
-
-def _plain(code: int, text: str, close: bool = True) -> Response:
-    return Response(code, f"{text}\n".encode(), TEXT, close)
 
 
 @dataclass(frozen=True)
@@ -143,40 +139,24 @@ class HealthServer:
     # ----- answering (on a worker thread, or on the loop for a probe that needs no review)
 
     def _handler(self, gate: Gate | None) -> Handler:
-        async def handle(request: web.BaseRequest) -> web.StreamResponse:
-            refused = self._unreadable(request)
-            if refused is not None:
-                return _web(refused)
-            peer = request.transport.get_extra_info("peercert") if request.transport else None
+        async def handle(request: Request) -> Response:
             ours = _Request(
                 request.method,
-                request.raw_path,
+                request.target,
                 request.path,
-                Credentials(request.headers.get("Authorization"), certificate_user(peer)),
+                Credentials(
+                    request.headers.get("authorization"), certificate_user(request.peercert)
+                ),
             )
             light = ours.path in HEALTH_PATHS and (
                 gate is None or not gate.needs_review(ours.path, ours.credentials)
             )
             if light:
-                return _web(self._respond(ours, gate))
+                return _sent(self._respond(ours, gate))
             loop = asyncio.get_running_loop()
-            return _web(await loop.run_in_executor(self._workers, self._respond, ours, gate))
+            return _sent(await loop.run_in_executor(self._workers, self._respond, ours, gate))
 
         return handle
-
-    def _unreadable(self, request: web.BaseRequest) -> Response | None:
-        """What the endpoints will not read: bodies (they are GET endpoints), targets that are
-        not a path."""
-        if not request.raw_path.startswith("/"):
-            return _plain(400, "bad request")
-        if request.version not in ((1, 0), (1, 1)):
-            return _plain(505, "HTTP version not supported")
-        if "Transfer-Encoding" in request.headers:
-            return _plain(501, "transfer encodings are not supported")
-        length = request.content_length
-        if length is not None and length > self.limits.max_body_bytes:
-            return _plain(413, "request entity too large")
-        return None
 
     def _respond(self, request: _Request, gate: Gate | None) -> Response:
         if gate is not None:
@@ -187,7 +167,7 @@ class HealthServer:
                     refusal.code, refusal.body, refusal.content_type, refusal.code == 401
                 )
         if request.method not in ("GET", "HEAD"):
-            return _plain(405, "method not allowed", close=False)
+            return plain(405, "method not allowed", close=False)
         path = request.path
         if path == "/metrics":
             return Response(200, generate_latest(self.registry), CONTENT_TYPE_LATEST)
@@ -209,11 +189,10 @@ class HealthServer:
         return Response(200, orjson.dumps(found), "application/json")
 
 
-def _web(response: Response) -> web.Response:
-    headers = {"Content-Type": response.content_type, "Server": SERVER_NAME}
+def _sent(response: Response) -> Response:
+    """With the headers kube-scheduler's server sends: its name, and on a refusal that it is
+    neither cached nor sniffed."""
+    headers: tuple[tuple[str, str], ...] = (("Server", SERVER_NAME),)
     if response.code >= 400:
-        headers |= {"Cache-Control": "no-cache, private", "X-Content-Type-Options": "nosniff"}
-    answer = web.Response(status=response.code, body=response.body, headers=headers)
-    if response.close:
-        answer.force_close()
-    return answer
+        headers += (("Cache-Control", "no-cache, private"), ("X-Content-Type-Options", "nosniff"))
+    return dataclasses.replace(response, headers=headers + response.headers)
