@@ -11,11 +11,11 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
-import kubernetes
 import orjson
 
 from scheduler_runtime.backend import NODES, PODS
 from scheduler_runtime.config import load_configuration
+from scheduler_runtime.live.apiconfig import ApiConfig
 from scheduler_runtime.live.kube import Kube
 from scheduler_runtime.live.metrics import SchedulerMetrics
 from scheduler_runtime.live.outcomes import Outcomes
@@ -38,8 +38,7 @@ class AnsweringKube(Kube):
     """Every request answered at once with an empty object; bindings and events counted."""
 
     def __init__(self) -> None:
-        config = kubernetes.client.Configuration(host="http://127.0.0.1:9")
-        super().__init__(kubernetes.client.ApiClient(config))
+        super().__init__(ApiConfig.at("http://127.0.0.1:9"))
         self.changed = threading.Condition()
         self.bound: dict[str, str] = {}  # pod name -> node
         self.events = 0

@@ -7,8 +7,6 @@ import logging
 import re
 import sys
 
-from kubernetes.config import ConfigException
-
 from scheduler_runtime.cli.command import (
     Command,
     ExitCode,
@@ -31,6 +29,7 @@ from scheduler_runtime.config.versions import (
 from scheduler_runtime.framework.interface import DEFAULT_PLUGIN_TIME_BUDGET
 from scheduler_runtime.framework.registry import PluginLoadError
 from scheduler_runtime.framework.runtime import FrameworkError
+from scheduler_runtime.live.apiconfig import ClusterConfigError
 from scheduler_runtime.live.delegated import DEFAULT_ALWAYS_ALLOW, DEFAULT_TTL
 from scheduler_runtime.live.explanations import ANNOTATION, DEFAULT_KEPT
 from scheduler_runtime.live.run import RunOptions, Runtime, apiserver_version
@@ -247,7 +246,7 @@ def run_command(args: argparse.Namespace) -> int:
         return ExitCode.USAGE_ERROR
     try:
         emulation = choose_emulation(apiserver_version(kubeconfig, required=asked is None), asked)
-    except (ConfigException, OSError, ValueError) as error:  # VersionError among them
+    except (ClusterConfigError, OSError, ValueError) as error:  # VersionError among them
         what = "" if isinstance(error, VersionError) else "cannot load the cluster configuration: "
         print(f"scheduler-runtime run: {what}{error}", file=sys.stderr)
         return ExitCode.FAILURE
@@ -325,7 +324,7 @@ def _run(
             emulation=emulation,
         )
         runtime = Runtime(config, options)
-    except (ConfigException, OSError, ValueError) as error:
+    except (ClusterConfigError, OSError, ValueError) as error:
         print(
             f"scheduler-runtime run: cannot load the cluster configuration: {error}",
             file=sys.stderr,

@@ -96,7 +96,7 @@ def _write_private(path: Path, data: bytes) -> None:
         file.write(data)
 
 
-def _load_chain(context: ssl.SSLContext, pair: KeyPair) -> None:
+def load_chain(context: ssl.SSLContext, pair: KeyPair) -> None:
     """ssl loads a key pair only from files: a pair held in memory goes through anonymous
     memory files (Linux), else a private temporary directory, never kept on disk."""
     if pair.cert_file is not None and pair.key_file is not None:
@@ -128,7 +128,7 @@ def server_context(pair: KeyPair, client_ca: str | None) -> ssl.SSLContext:
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.minimum_version = ssl.TLSVersion.TLSv1_2
     context.set_alpn_protocols(["http/1.1"])
-    _load_chain(context, pair)
+    load_chain(context, pair)
     if client_ca:
         context.load_verify_locations(cadata=client_ca)
         context.verify_mode = ssl.CERT_OPTIONAL

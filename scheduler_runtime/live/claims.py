@@ -11,8 +11,6 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-import urllib3
-
 from scheduler_runtime.framework.dra import ClaimAPIError, Object
 from scheduler_runtime.framework.podinfo import pod_info
 from scheduler_runtime.live.kube import ApiError, Kube
@@ -52,7 +50,7 @@ class LiveClaimAPI:
             return call()
         except ApiError as error:
             raise ClaimAPIError(error.code, error.message) from error
-        except (urllib3.exceptions.HTTPError, OSError, NotLeadingError) as error:
+        except (OSError, NotLeadingError) as error:
             raise ClaimAPIError(0, str(error)) from error
 
     def _write(self, method: str, path: str, body: Any) -> dict[str, Any]:

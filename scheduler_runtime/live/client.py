@@ -11,8 +11,8 @@ import urllib.parse
 import urllib.request
 from dataclasses import dataclass
 
-import kubernetes
-from kubernetes.config import ConfigException
+from scheduler_runtime.live import apiconfig
+from scheduler_runtime.live.certs import KeyPair, load_chain
 
 
 @dataclass(frozen=True)
@@ -21,31 +21,25 @@ class KubeconfigUser:
     too), else a client certificate."""
 
     token: str | None
-    cert_file: str | None
-    key_file: str | None
+    cert_pem: bytes | None
+    key_pem: bytes | None
 
     @classmethod
     def load(cls, path: str) -> KubeconfigUser:
         """As an argparse type: a kubeconfig that cannot be read is a usage error."""
-        configuration = kubernetes.client.Configuration()
         try:
-            kubernetes.config.load_kube_config(  # type: ignore[no-untyped-call]
-                config_file=path, client_configuration=configuration
-            )
-        except (ConfigException, OSError) as error:
-            raise argparse.ArgumentTypeError(f"{path}: {error}") from None
-        # The kubernetes package keeps the header under one key or the other by version.
-        keys = configuration.api_key
-        header = str(keys.get("BearerToken") or keys.get("authorization") or "")
-        token = header.split(" ", 1)[1] if header.lower().startswith("bearer ") else None
-        return cls(token, configuration.cert_file, configuration.key_file)
+            loaded = apiconfig.load(path)
+        except apiconfig.ClusterConfigError as error:
+            raise argparse.ArgumentTypeError(str(error)) from None
+        endpoint = loaded.endpoint
+        return cls(loaded.token.value(), endpoint.cert_pem, endpoint.key_pem)
 
 
 @dataclass(frozen=True)
 class Credentials:
     token: str | None = None
-    cert_file: str | None = None
-    key_file: str | None = None
+    cert_pem: bytes | None = None
+    key_pem: bytes | None = None
     certificate_authority: str | None = None
     insecure: bool = False
 
@@ -72,9 +66,9 @@ class Credentials:
     def from_arguments(cls, args: argparse.Namespace) -> Credentials:
         user: KubeconfigUser | None = args.kubeconfig
         token = args.token or (user.token if user else None)
-        cert_file, key_file = (user.cert_file, user.key_file) if user else (None, None)
+        cert_pem, key_pem = (user.cert_pem, user.key_pem) if user else (None, None)
         return cls(
-            token, cert_file, key_file, args.certificate_authority, args.insecure_skip_tls_verify
+            token, cert_pem, key_pem, args.certificate_authority, args.insecure_skip_tls_verify
         )
 
     def context(self) -> ssl.SSLContext:
@@ -82,8 +76,8 @@ class Credentials:
         if self.insecure:
             context.check_hostname = False
             context.verify_mode = ssl.CERT_NONE
-        if self.cert_file and not self.token:
-            context.load_cert_chain(self.cert_file, self.key_file)
+        if self.cert_pem and self.key_pem and not self.token:
+            load_chain(context, KeyPair(self.cert_pem, self.key_pem))
         return context
 
 

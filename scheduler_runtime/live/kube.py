@@ -1,10 +1,11 @@
-"""A thin JSON client for the Kubernetes API: the kubernetes package supplies configuration,
-TLS and authentication; requests and watch streams stay raw bytes decoded with orjson, so no
-client model objects are built on the hot path."""
+"""A thin JSON client for the Kubernetes API: the kubernetes package's loaders supply the
+configuration and the credentials (in a child process, apiconfig); requests and watch streams
+stay raw bytes decoded with orjson, so no client model objects are built on the hot path."""
 
 from __future__ import annotations
 
 import datetime
+import functools
 import importlib.metadata
 import platform
 import threading
@@ -13,9 +14,10 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 from urllib.parse import urlencode
 
-import kubernetes
 import orjson
 
+from scheduler_runtime.live import apiconfig
+from scheduler_runtime.live.apiconfig import ApiConfig
 from scheduler_runtime.live.transport import Connections, Exchange
 
 JSON = "application/json"
@@ -28,6 +30,7 @@ READ_TIMEOUT = 30.0  # for a request's answer (connecting has transport.CONNECT_
 # kube-scheduler's writes are recorded under "kube-scheduler"), and its user agent starts with it.
 FIELD_MANAGER = "scheduler-runtime"
 WRITES = frozenset({"POST", "PUT", "PATCH"})
+UNAUTHORIZED = 401
 
 
 class ApiError(Exception):
@@ -51,20 +54,12 @@ def parse_micro_time(text: str) -> datetime.datetime:
     return datetime.datetime.fromisoformat(text.replace("Z", "+00:00"))
 
 
-def load_client(kubeconfig: str | None) -> kubernetes.client.ApiClient:
-    """An ApiClient from a kubeconfig file, or from the pod's service account when None."""
-    configuration = kubernetes.client.Configuration()
-    if kubeconfig:
-        kubernetes.config.load_kube_config(  # type: ignore[no-untyped-call]
-            config_file=kubeconfig, client_configuration=configuration
-        )
-    else:
-        kubernetes.config.load_incluster_config(  # type: ignore[no-untyped-call]
-            client_configuration=configuration
-        )
-    api = kubernetes.client.ApiClient(configuration)
-    api.user_agent = user_agent()
-    return api
+@functools.cache
+def load_client(kubeconfig: str | None) -> ApiConfig:
+    """The API server and credentials from a kubeconfig file, or from the pod's service account
+    when None (apiconfig.ClusterConfigError when neither can be loaded). Resolved once per
+    process: the version check, the scheduler's clients and the reviews share it."""
+    return apiconfig.load(kubeconfig)
 
 
 def user_agent() -> str:
@@ -135,12 +130,11 @@ class RateLimiter:
 class Kube:
     """JSON requests and watch streams against one API server."""
 
-    def __init__(
-        self, api: kubernetes.client.ApiClient, limiter: RateLimiter | None = None
-    ) -> None:
-        self.api = api
+    def __init__(self, config: ApiConfig, limiter: RateLimiter | None = None) -> None:
+        self.config = config
         self.limiter = limiter or RateLimiter(qps=0, burst=1)
-        self.connections = Connections(api.configuration)  # one per thread, kept open
+        self.connections = Connections(config.endpoint)  # one per thread, kept open
+        self.default_headers = {"User-Agent": user_agent(), "Accept": JSON}
 
     def _prepare(
         self, method: str, path: str, query: Mapping[str, Any] | None
@@ -152,13 +146,11 @@ class Kube:
         return path, self._headers()
 
     def _headers(self) -> dict[str, str]:
-        """The client's default headers (the user agent), and the configuration's bearer
-        token as the generated client adds it (its refresh hook renews an expiring one)."""
-        headers = {**self.api.default_headers, "Accept": JSON}
-        bearer = self.api.configuration.auth_settings().get("BearerToken")
-        if bearer and bearer["value"]:
-            headers[bearer["key"]] = str(bearer["value"])
-        return headers
+        """The user agent, and the current bearer token (renewed as it expires)."""
+        token = self.config.token.value()
+        if token:
+            return {**self.default_headers, "Authorization": f"Bearer {token}"}
+        return dict(self.default_headers)
 
     def request(
         self,
@@ -192,9 +184,15 @@ class Kube:
             before_send=before_send,
         )
         if response.status >= 400:
+            self._refused(response.status)
             raise _error(response.status, response.reason, response.body)
         decoded = orjson.loads(response.body) if response.body else {}
         return decoded if isinstance(decoded, dict) else {}
+
+    def _refused(self, status: int) -> None:
+        """A 401: the token may have expired early (client-go asks for a new one too)."""
+        if status == UNAUTHORIZED:
+            self.config.token.renew()
 
     def get(self, path: str, timeout: float | None = None, **query: Any) -> dict[str, Any]:
         return self.request("GET", path, query=query, timeout=timeout)
@@ -225,6 +223,7 @@ class Kube:
         open_exchanges.append(exchange)
         try:
             if exchange.status >= 400:
+                self._refused(exchange.status)
                 raise _error(exchange.status, exchange.reason, exchange.read())
             yield from _lines(exchange.pieces())
         finally:

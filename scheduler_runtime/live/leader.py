@@ -25,8 +25,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-import urllib3
-
 from scheduler_runtime.live.kube import ApiError, Kube, micro_time, parse_micro_time
 
 log = logging.getLogger(__name__)
@@ -165,7 +163,7 @@ class LeaderElector:
                 log.warning("reading lease %s failed: %s", self.path, error)
                 return False
             return self._create(now, sent)
-        except (urllib3.exceptions.HTTPError, OSError) as error:
+        except OSError as error:
             log.warning("reading lease %s failed: %s", self.path, error)
             return False
         self._observe(lease)
@@ -202,7 +200,7 @@ class LeaderElector:
     def _write(self, method: str, path: str, lease: dict[str, Any], sent: float) -> bool:
         try:
             written = self.kube.request(method, path, body=lease, timeout=self._timeout)
-        except (ApiError, urllib3.exceptions.HTTPError, OSError) as error:
+        except (ApiError, OSError) as error:
             log.info("writing lease %s failed: %s", self.path, error)
             return False
         self._observe(written)
@@ -227,7 +225,7 @@ class LeaderElector:
                 "PUT", self.path, body={**lease, "spec": released}, timeout=self._timeout
             )
             log.info("%s released lease %s", self.identity, self.path)
-        except (ApiError, urllib3.exceptions.HTTPError, OSError) as error:
+        except (ApiError, OSError) as error:
             log.warning("releasing lease %s failed: %s", self.path, error)
 
     def _observe(self, lease: dict[str, Any]) -> None:

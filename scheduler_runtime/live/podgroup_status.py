@@ -16,8 +16,6 @@ import threading
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-import urllib3
-
 from scheduler_runtime.backend.podgroups import PodGroups
 from scheduler_runtime.framework.podgroups import COSCHEDULING_API, GroupKey
 from scheduler_runtime.live.kube import MERGE_PATCH, ApiError, Kube
@@ -158,5 +156,5 @@ class CoschedulingStatus:
         except NotLeadingError:
             with self._lock:
                 self._marked[key] = None  # the next leader's, or ours again when we lead
-        except (urllib3.exceptions.HTTPError, OSError) as error:
+        except OSError as error:
             log.warning("Failed to update PodGroup status podGroup=%s: %s", key, error)

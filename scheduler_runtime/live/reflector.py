@@ -9,8 +9,6 @@ import random
 import threading
 from typing import Any, Protocol
 
-import urllib3
-
 from scheduler_runtime.framework.podgroups import (
     COSCHEDULING_POD_GROUP,
     WORKLOAD_POD_GROUP,
@@ -144,7 +142,7 @@ class Reflector:
                     self._retry(error)
                 else:
                     must_list = True
-            except (urllib3.exceptions.HTTPError, OSError, ValueError) as error:
+            except (OSError, ValueError) as error:
                 self._retry(error)
 
     def _retry(self, error: Exception) -> None:

@@ -24,8 +24,6 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
-import urllib3
-
 from scheduler_runtime.backend import Backend
 from scheduler_runtime.backend.api_dispatcher import (
     APIDispatcher,
@@ -103,7 +101,7 @@ VICTIMS_KEPT = 10_000  # the victims (by uid) whose eviction was sent, not sent 
 # The PodGroupScheduled condition's reasons when a group is not placed.
 UNSCHEDULABLE_GROUP, SCHEDULER_ERROR = "Unschedulable", "SchedulerError"
 # Failures of a binding's API calls: the pod's Error, not a bug.
-API_ERRORS = (ApiError, urllib3.exceptions.HTTPError, OSError)
+API_ERRORS = (ApiError, OSError)
 # How long stop() waits for the scheduling cycle under way (it may still start a binding).
 CYCLE_STOP_SECONDS = 30.0
 

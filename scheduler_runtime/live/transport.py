@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import http.client
 import re
+import select
 import socket
 import ssl
 import threading
@@ -23,9 +24,9 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 import httptools
-import kubernetes
-from kubernetes.client.rest import should_bypass_proxies
-from urllib3.util.wait import wait_for_read
+
+from scheduler_runtime.live.apiconfig import Endpoint
+from scheduler_runtime.live.certs import KeyPair, load_chain
 
 CONNECT_TIMEOUT = 5.0
 READ_SIZE = 65536
@@ -47,17 +48,23 @@ class Response:
     body: bytes
 
 
-def ssl_context(configuration: kubernetes.client.Configuration) -> ssl.SSLContext:
-    """TLS as the kubernetes package's own transport sets it up from the configuration."""
-    context = ssl.create_default_context(cafile=configuration.ssl_ca_cert)
-    if not configuration.verify_ssl:
+def ssl_context(endpoint: Endpoint) -> ssl.SSLContext:
+    """TLS as the kubernetes package's own transport sets it up from a configuration."""
+    context = ssl.create_default_context(cadata=endpoint.ca_pem)
+    if not endpoint.verify_ssl:
         context.check_hostname = False
         context.verify_mode = ssl.CERT_NONE
-    elif configuration.assert_hostname is False:
-        context.check_hostname = False
-    if configuration.cert_file:
-        context.load_cert_chain(configuration.cert_file, configuration.key_file)
+    if endpoint.cert_pem and endpoint.key_pem:
+        load_chain(context, KeyPair(endpoint.cert_pem, endpoint.key_pem))
     return context
+
+
+def _readable(sock: socket.socket) -> bool:
+    """Whether the socket has something to read (or has closed) right now: poll, not select,
+    as a descriptor may be above select's 1024."""
+    poller = select.poll()
+    poller.register(sock, select.POLLIN)
+    return bool(poller.poll(0))
 
 
 class _TLSConnection(http.client.HTTPSConnection):
@@ -199,20 +206,16 @@ class Exchange:
 class Connections:
     """One kept connection per calling thread to the configuration's API server."""
 
-    def __init__(self, configuration: kubernetes.client.Configuration) -> None:
-        url = urlsplit(configuration.host)
+    def __init__(self, endpoint: Endpoint) -> None:
+        url = urlsplit(endpoint.host)
         self.https = url.scheme == "https"
         self.host = url.hostname or "localhost"
         self.port = url.port or (443 if self.https else 80)
         self.base_path = url.path.rstrip("/")
-        self.context = ssl_context(configuration) if self.https else None
-        self.server_hostname = configuration.tls_server_name
-        proxy = configuration.proxy
-        if proxy and configuration.no_proxy:
-            bypass = should_bypass_proxies(configuration.host, configuration.no_proxy)
-            proxy = None if bypass else proxy
-        self.proxy = urlsplit(proxy) if proxy else None
-        self.proxy_headers = dict(configuration.proxy_headers or {})
+        self.context = ssl_context(endpoint) if self.https else None
+        self.server_hostname = endpoint.tls_server_name
+        self.proxy = urlsplit(endpoint.proxy) if endpoint.proxy else None
+        self.proxy_headers = dict(endpoint.proxy_headers)
         host = f"[{self.host}]" if ":" in self.host else self.host
         default_port = 443 if self.https else 80
         self.host_header = host if self.port == default_port else f"{host}:{self.port}"
@@ -306,11 +309,7 @@ class Connections:
         connection: http.client.HTTPConnection | None = getattr(self._local, "connection", None)
         self._local.connection = None
         # A kept connection the server has closed (or written to unasked) reads as ready.
-        if (
-            connection is not None
-            and connection.sock is not None
-            and wait_for_read(connection.sock, timeout=0.0)
-        ):
+        if connection is not None and connection.sock is not None and _readable(connection.sock):
             connection.close()
             connection = None
         return connection if connection is not None else self._new_connection()

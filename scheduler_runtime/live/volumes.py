@@ -8,8 +8,6 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-import urllib3
-
 from scheduler_runtime.framework.podinfo import PodInfo
 from scheduler_runtime.framework.status import Status
 from scheduler_runtime.framework.volumes import ChosenVolumes
@@ -60,7 +58,7 @@ class VolumeBinder:
         try:
             claims = self._write(node_name, volumes)
             return self._wait(claims, timeout_seconds)
-        except (ApiError, urllib3.exceptions.HTTPError, OSError, NotLeadingError) as error:
+        except (ApiError, OSError, NotLeadingError) as error:
             return Status.as_error(RuntimeError(f"binding volumes: {error}"))
 
     def _write(self, node_name: str, volumes: ChosenVolumes) -> list[str]:

@@ -9,11 +9,11 @@ from collections.abc import Iterator
 from types import SimpleNamespace
 from typing import Any
 
-import kubernetes
 import pytest
 
 from scheduler_runtime.config import load_configuration
 from scheduler_runtime.live import scheduler as live
+from scheduler_runtime.live.apiconfig import ApiConfig
 from scheduler_runtime.live.kube import Kube
 from scheduler_runtime.live.metrics import SchedulerMetrics
 from scheduler_runtime.live.outcomes import Outcomes
@@ -26,9 +26,7 @@ def scheduler(monkeypatch: pytest.MonkeyPatch) -> Iterator[live.Scheduler]:
     config = load_configuration(
         {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration"}
     )
-    kube = Kube(
-        kubernetes.client.ApiClient(kubernetes.client.Configuration(host="http://127.0.0.1:9"))
-    )
+    kube = Kube(ApiConfig.at("http://127.0.0.1:9"))
     made = live.Scheduler(config, kube, Outcomes(kube, kube, "test"), SchedulerMetrics())
     yield made
     made.stop(finish_bindings=False)

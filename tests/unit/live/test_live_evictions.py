@@ -7,7 +7,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-import kubernetes
 import pytest
 from backend_support import pod
 
@@ -15,6 +14,7 @@ from scheduler_runtime.config import load_configuration
 from scheduler_runtime.framework.interface import Preemptor
 from scheduler_runtime.framework.podinfo import pod_info
 from scheduler_runtime.live import scheduler as live
+from scheduler_runtime.live.apiconfig import ApiConfig
 from scheduler_runtime.live.kube import Kube
 from scheduler_runtime.live.metrics import SchedulerMetrics
 from scheduler_runtime.live.outcomes import Outcomes
@@ -35,9 +35,7 @@ def scheduler(sent: list[tuple[str, str]]) -> Iterator[Scheduler]:
             "profiles": [{"schedulerName": "ours"}],
         }
     )
-    kube = Kube(
-        kubernetes.client.ApiClient(kubernetes.client.Configuration(host="http://127.0.0.1:9"))
-    )
+    kube = Kube(ApiConfig.at("http://127.0.0.1:9"))
     made = Scheduler(config, kube, Outcomes(kube, kube, "test"), SchedulerMetrics())
 
     def record(write: Any, victim: Any, preemptor: Preemptor) -> None:

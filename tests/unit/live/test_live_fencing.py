@@ -8,7 +8,6 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
-import kubernetes
 import pytest
 from backend_support import node, pod
 from test_live_transport import Server, configuration
@@ -105,7 +104,7 @@ def server() -> Iterator[Server]:
 
 
 def test_a_request_refused_before_sending_never_reaches_the_server(server: Server) -> None:
-    connections = Connections(configuration(server.url))
+    connections = Connections(configuration(server.url).endpoint)
 
     def refuse() -> None:
         raise NotLeadingError("fenced")
@@ -137,7 +136,7 @@ def make_scheduler(url: str, leading: Leading, fenced: threading.Event) -> Sched
             "profiles": [{"schedulerName": PROFILE}],
         }
     )
-    kube = Kube(kubernetes.client.ApiClient(configuration(url)))
+    kube = Kube(configuration(url))
     outcomes = Outcomes(kube, kube, "test", leading=leading)
     made = Scheduler(config, kube, outcomes, SchedulerMetrics(), on_fenced=fenced.set)
     made.backend.events.replace(NODES, [node("n1")])

@@ -9,11 +9,11 @@ import gc
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-import kubernetes
 import pytest
 from backend_support import live_scheduler, pod
 
 from scheduler_runtime.backend import PODS
+from scheduler_runtime.live.apiconfig import ApiConfig
 from scheduler_runtime.live.kube import ApiError, Kube
 from scheduler_runtime.live.scheduler import Scheduler
 
@@ -26,7 +26,7 @@ class PodGoneKube(Kube):
     deleted while its binding is on the way; every other write succeeds."""
 
     def __init__(self) -> None:
-        super().__init__(kubernetes.client.ApiClient(kubernetes.client.Configuration()))
+        super().__init__(ApiConfig.at("http://localhost"))
 
     def request(
         self,

@@ -7,10 +7,9 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-import urllib3
-
 from scheduler_runtime.live.kube import ApiError
 from scheduler_runtime.live.reflector import Reflector
+from scheduler_runtime.live.transport import TransportError
 
 
 def item(name: str, version: str) -> dict[str, Any]:
@@ -81,7 +80,7 @@ def test_gone_event_relists_and_broken_connection_resumes() -> None:
                 {"type": "ERROR", "object": {"code": 410}},
             ],
             [{"type": "BOOKMARK", "object": item("", "25")}],
-            urllib3.exceptions.ProtocolError("connection reset"),
+            TransportError("connection reset"),
             [{"type": "DELETED", "object": item("a", "26")}],
         ],
     )

@@ -6,7 +6,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-import kubernetes
 import pytest
 from backend_support import live_scheduler, pod
 
@@ -14,6 +13,7 @@ from scheduler_runtime.backend import PODS
 from scheduler_runtime.backend.schedule_one import GroupOutcome
 from scheduler_runtime.framework.podgroups import WORKLOAD_API, WORKLOAD_POD_GROUP, GroupKey
 from scheduler_runtime.framework.status import SUCCESS, Status
+from scheduler_runtime.live.apiconfig import ApiConfig
 from scheduler_runtime.live.kube import Kube
 from scheduler_runtime.live.scheduler import Scheduler
 from scheduler_runtime.plugins.nodeunschedulable import NodeUnschedulable
@@ -25,9 +25,7 @@ PROFILE = "ours"
 @pytest.fixture
 def scheduler() -> Iterator[Scheduler]:
     """A scheduler whose API server is unreachable: outcomes fail to report, and say so."""
-    kube = Kube(
-        kubernetes.client.ApiClient(kubernetes.client.Configuration(host="http://127.0.0.1:9"))
-    )
+    kube = Kube(ApiConfig.at("http://127.0.0.1:9"))
     made = live_scheduler(kube, PROFILE)
     yield made
     made.stop(finish_bindings=False)

@@ -7,7 +7,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-import kubernetes
 import pytest
 from backend_support import node, pod
 from prometheus_client import generate_latest
@@ -20,6 +19,7 @@ from scheduler_runtime.framework.podgroups import COSCHEDULING_POD_GROUP, POD_GR
 from scheduler_runtime.framework.podinfo import pod_info
 from scheduler_runtime.live import scheduler as live
 from scheduler_runtime.live.api_calls import PodStatusPatchCall
+from scheduler_runtime.live.apiconfig import ApiConfig
 from scheduler_runtime.live.kube import Kube
 from scheduler_runtime.live.metrics import STATE_OBJECTS, SchedulerMetrics
 from scheduler_runtime.live.outcomes import Outcomes
@@ -47,9 +47,7 @@ def scheduler() -> Iterator[live.Scheduler]:
             ],
         }
     )
-    kube = Kube(
-        kubernetes.client.ApiClient(kubernetes.client.Configuration(host="http://127.0.0.1:9"))
-    )
+    kube = Kube(ApiConfig.at("http://127.0.0.1:9"))
     made = live.Scheduler(config, kube, Outcomes(kube, kube, "test"), SchedulerMetrics())
     yield made
     made.stop(finish_bindings=False)

@@ -13,9 +13,9 @@ from concurrent.futures import ThreadPoolExecutor
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-import kubernetes
 import pytest
 
+from scheduler_runtime.live.apiconfig import ApiConfig
 from scheduler_runtime.live.kube import ApiError, Kube, load_client
 from scheduler_runtime.live.transport import Connections, Exchange, TransportError
 
@@ -95,21 +95,19 @@ def server() -> Iterator[Server]:
     running.server_close()
 
 
-def configuration(host: str) -> kubernetes.client.Configuration:
-    config = kubernetes.client.Configuration(host=host)
-    config.api_key = {"BearerToken": "Bearer secret"}
-    return config
+def configuration(host: str) -> ApiConfig:
+    return ApiConfig.at(host, token="secret")
 
 
 def test_a_thread_keeps_its_connection(server: Server) -> None:
-    kube = Kube(kubernetes.client.ApiClient(configuration(server.url)))
+    kube = Kube(configuration(server.url))
     answers = [kube.get("/api/v1/pods", limit=5) for _ in range(3)]
     assert answers[0] == {"path": "/api/v1/pods?limit=5", "auth": "Bearer secret"}
     assert len(server.connections) == 1
 
 
 def test_threads_get_connections_of_their_own(server: Server) -> None:
-    connections = Connections(configuration(server.url))
+    connections = Connections(configuration(server.url).endpoint)
     barrier = threading.Barrier(3)
 
     def call(_: int) -> int:
@@ -123,7 +121,7 @@ def test_threads_get_connections_of_their_own(server: Server) -> None:
 
 
 def test_a_connection_the_server_closed_is_replaced(server: Server) -> None:
-    connections = Connections(configuration(server.url))
+    connections = Connections(configuration(server.url).endpoint)
     server.close_after_answer = True
     assert connections.request("GET", "/a", None, {}, 5.0).status == 200
     server.close_after_answer = False
@@ -134,7 +132,7 @@ def test_a_connection_the_server_closed_is_replaced(server: Server) -> None:
 
 
 def test_bodies_are_sent_and_errors_become_api_errors(server: Server) -> None:
-    kube = Kube(kubernetes.client.ApiClient(configuration(server.url)))
+    kube = Kube(configuration(server.url))
     kube.request("POST", "/api/v1/namespaces/ns/pods/p/binding", body={"target": {"name": "n"}})
     assert server.requests[-1] == (
         "POST",
@@ -196,7 +194,9 @@ class Garbage(socketserver.StreamRequestHandler):
 def test_an_answer_that_is_not_http_fails_that_request_only() -> None:
     with socketserver.ThreadingTCPServer(("127.0.0.1", 0), Garbage) as garbage:
         threading.Thread(target=garbage.serve_forever, daemon=True).start()
-        connections = Connections(configuration(f"http://127.0.0.1:{garbage.server_address[1]}"))
+        connections = Connections(
+            configuration(f"http://127.0.0.1:{garbage.server_address[1]}").endpoint
+        )
         with pytest.raises(TransportError, match="GET /x"):
             connections.request("GET", "/x", None, {}, 5.0)
         with pytest.raises(TransportError):  # a fresh connection, the same garbage
@@ -208,7 +208,9 @@ def test_a_silent_server_times_out() -> None:
     with socket.socket() as silent:
         silent.bind(("127.0.0.1", 0))
         silent.listen()
-        connections = Connections(configuration(f"http://127.0.0.1:{silent.getsockname()[1]}"))
+        connections = Connections(
+            configuration(f"http://127.0.0.1:{silent.getsockname()[1]}").endpoint
+        )
         with pytest.raises(TimeoutError):
             connections.request("GET", "/x", None, {}, 0.3)
 
@@ -217,7 +219,7 @@ def test_a_refused_connection_is_an_os_error() -> None:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    connections = Connections(configuration(f"http://127.0.0.1:{port}"))
+    connections = Connections(configuration(f"http://127.0.0.1:{port}").endpoint)
     with pytest.raises(ConnectionRefusedError):
         connections.request("GET", "/x", None, {}, 1.0)
 
@@ -230,7 +232,7 @@ def test_a_watch_yields_each_event_and_keeps_the_connection(server: Server) -> N
         b'{"type":"MOD',
         b'IFIED","n":2}\n{"n":3}\n',
     ]
-    kube = Kube(kubernetes.client.ApiClient(configuration(server.url)))
+    kube = Kube(configuration(server.url))
     exchanges: list[Exchange] = []
     events = list(kube.watch("/watch", {"timeoutSeconds": 5}, exchanges))
     assert events == [{"type": "ADDED", "n": 1}, {"type": "MODIFIED", "n": 2}, {"n": 3}]
@@ -242,7 +244,7 @@ def test_a_watch_yields_each_event_and_keeps_the_connection(server: Server) -> N
 def test_a_watch_is_ended_from_another_thread(server: Server) -> None:
     server.watch_chunks = [b'{"n":1}\n']
     server.watch_hold.clear()
-    kube = Kube(kubernetes.client.ApiClient(configuration(server.url)))
+    kube = Kube(configuration(server.url))
     exchanges: list[Exchange] = []
     events = kube.watch("/watch", {"timeoutSeconds": 5}, exchanges)
     assert next(events) == {"n": 1}
@@ -264,7 +266,7 @@ def test_control_characters_never_reach_the_wire(
 ) -> None:
     """A name that could split the request (a space or a line break in a path or a header)
     is refused before anything is sent, as http.client refuses it."""
-    connections = Connections(configuration(server.url))
+    connections = Connections(configuration(server.url).endpoint)
     with pytest.raises(ValueError, match="control characters"):
         connections.request("GET", path, None, headers, 5.0)
     assert server.requests == []
@@ -285,7 +287,7 @@ def test_a_connection_that_sent_more_than_the_answer_is_not_reused() -> None:
     with socketserver.ThreadingTCPServer(("127.0.0.1", 0), Unasked) as unasked:
         threading.Thread(target=unasked.serve_forever, daemon=True).start()
         port = unasked.server_address[1]
-        connections = Connections(configuration(f"http://127.0.0.1:{port}"))
+        connections = Connections(configuration(f"http://127.0.0.1:{port}").endpoint)
         assert connections.request("GET", "/x", None, {}, 5.0).body == b"{}"
         assert getattr(connections._local, "connection", None) is None
         unasked.shutdown()
