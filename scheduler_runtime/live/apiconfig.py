@@ -13,7 +13,9 @@ new token at once, at most once a minute."""
 
 from __future__ import annotations
 
+import datetime
 import json
+import logging
 import subprocess
 import sys
 import threading
@@ -23,7 +25,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-REFRESH_SECONDS: Final = 60.0  # client-go's and the kubernetes package's token re-read period
+log = logging.getLogger(__name__)
+
+TOKEN_FILE_SECONDS: Final = 60.0  # client-go's and the kubernetes package's re-read period
+RENEW_SECONDS: Final = 60.0  # at most one renewal a minute after 401s
 LOAD_TIMEOUT: Final = 60.0  # an exec plugin may ask a cloud for its token
 
 
@@ -47,40 +52,39 @@ class Endpoint:
     proxy_headers: Mapping[str, str] = field(default_factory=dict)
 
 
-class Token:
-    """The current bearer token: read by `load`, again once REFRESH_SECONDS old when it can
-    change, and on `renew()` (a 401) at most once per REFRESH_SECONDS."""
+# A token and how many seconds it stays good (None: until the API server refuses it).
+Lasting = tuple[str | None, float | None]
 
-    def __init__(
-        self,
-        load: Callable[[], str | None],
-        changes: bool,
-        clock: Callable[[], float] = time.monotonic,
-    ) -> None:
+
+class Token:
+    """The current bearer token: loaded again once it has lasted as long as its load said,
+    and after a 401 (`renew`), at most once per RENEW_SECONDS (a refused credential never costs
+    more than that)."""
+
+    def __init__(self, load: Callable[[], Lasting], clock: Callable[[], float] = time.monotonic):
         self._load = load
-        self._changes = changes
         self._clock = clock
         self._lock = threading.Lock()
-        self._value = load()
+        self._value, self._lasts = load()
         self._read_at = clock()
 
     def value(self) -> str | None:
-        if self._changes and self._clock() - self._read_at >= REFRESH_SECONDS:
-            self.renew()
+        if self._lasts is not None and self._clock() - self._read_at >= self._lasts:
+            self._reload(self._lasts)
         return self._value
 
     def renew(self) -> None:
-        """Loads the token again (after the API server refused it), unless it was loaded
-        less than REFRESH_SECONDS ago: a refused credential never costs more than that."""
-        with self._lock:
-            now = self._clock()
-            if now - self._read_at < REFRESH_SECONDS and self._value is not None:
+        self._reload(RENEW_SECONDS)
+
+    def _reload(self, after: float) -> None:
+        with self._lock:  # one thread loads; the others find it fresh
+            if self._clock() - self._read_at < after:
                 return
-            self._read_at = now
             try:
-                self._value = self._load()
-            except ClusterConfigError:  # keep the last one; the next renewal tries again
-                return
+                self._value, self._lasts = self._load()
+            except ClusterConfigError as error:  # the last token stays; tried again later
+                log.warning("cannot renew the API server token: %s", error)
+            self._read_at = self._clock()
 
 
 @dataclass(frozen=True)
@@ -91,7 +95,7 @@ class ApiConfig:
     @classmethod
     def at(cls, host: str, token: str | None = None) -> ApiConfig:
         """An API server at `host` (verified against the system's CAs), with a fixed token."""
-        return cls(Endpoint(host), Token(lambda: token, changes=False))
+        return cls(Endpoint(host), Token(lambda: (token, None)))
 
 
 def load(kubeconfig: str | None) -> ApiConfig:
@@ -109,13 +113,20 @@ def load(kubeconfig: str | None) -> ApiConfig:
     )
     token_file = loaded.get("token_file")
     if token_file:
-        return ApiConfig(endpoint, Token(lambda: _read_token(Path(token_file)), changes=True))
-    first = iter([loaded.get("token")])
+        return ApiConfig(
+            endpoint, Token(lambda: (_read_token(Path(token_file)), TOKEN_FILE_SECONDS))
+        )
+    first = iter([_lasting(loaded)])
 
-    def token() -> str | None:  # the one just resolved, then a new resolution each time
-        return next(first, None) or _run_loader(kubeconfig).get("token")
+    def token() -> Lasting:  # the one just resolved, then a new resolution each time
+        return next(first, None) or _lasting(_run_loader(kubeconfig))
 
-    return ApiConfig(endpoint, Token(token, changes=bool(loaded.get("token_changes"))))
+    return ApiConfig(endpoint, Token(token))
+
+
+def _lasting(loaded: Mapping[str, Any]) -> Lasting:
+    seconds = loaded.get("token_seconds")
+    return loaded.get("token"), None if seconds is None else float(seconds)
 
 
 def _read_token(path: Path) -> str:
@@ -159,16 +170,27 @@ def _run_loader(kubeconfig: str | None) -> dict[str, Any]:
 
 def resolve(kubeconfig: str | None) -> dict[str, Any]:
     """What the kubernetes package's loader makes of a kubeconfig (or of the pod's service
-    account), with the files it wrote for inline certificate data read back (they are removed
-    when this process exits) and the proxy as it applies to the API server."""
+    account): inline certificate data read back from the files it wrote (they are removed when
+    this process exits), the proxy as it applies to the API server, and how long an exec
+    plugin's or auth provider's token lasts (its expiry less the loader's own 5 minutes)."""
     import kubernetes  # noqa: PLC0415 - only ever in the child process
     from kubernetes.client.rest import should_bypass_proxies  # noqa: PLC0415
+    from kubernetes.config import kube_config  # noqa: PLC0415
 
     configuration = kubernetes.client.Configuration()
+    expiry = None
     if kubeconfig:
-        kubernetes.config.load_kube_config(  # type: ignore[no-untyped-call]
-            config_file=kubeconfig, client_configuration=configuration
+        # load_kube_config's steps, keeping the loader to read the token's expiry
+        merged = kube_config.KubeConfigMerger(kubeconfig)  # type: ignore[no-untyped-call]
+        if merged.config is None:
+            raise kubernetes.config.ConfigException(
+                "Invalid kube-config file. No configuration found."
+            )
+        loader = kube_config.KubeConfigLoader(  # type: ignore[no-untyped-call]
+            config_dict=merged.config, config_base_path=None, config_persister=merged.save_changes
         )
+        loader.load_and_set(configuration)  # type: ignore[no-untyped-call]
+        expiry = loader.__dict__.get("expiry")  # set by exec plugins and auth providers
     else:
         kubernetes.config.load_incluster_config(  # type: ignore[no-untyped-call]
             client_configuration=configuration
@@ -189,25 +211,19 @@ def resolve(kubeconfig: str | None) -> dict[str, Any]:
         "proxy": proxy,
         "proxy_headers": dict(configuration.proxy_headers or {}),
         "token": token,
-        "token_changes": kubeconfig is not None and _token_changes(kubeconfig),
+        "token_seconds": _seconds_left(expiry, kube_config),
     }
     if not kubeconfig:
         resolved["token_file"] = kubernetes.config.incluster_config.SERVICE_TOKEN_FILENAME
     return resolved
 
 
-def _token_changes(kubeconfig: str) -> bool:
-    """Whether the current context's user gets its token from an exec plugin or an auth
-    provider (which renew it), rather than writing it down."""
-    import kubernetes  # noqa: PLC0415
-    import yaml  # noqa: PLC0415
-
-    _, active = kubernetes.config.list_kube_config_contexts(kubeconfig)  # type: ignore[no-untyped-call]
-    name = (active.get("context") or {}).get("user")
-    document = yaml.safe_load(Path(kubeconfig).read_text()) or {}
-    users = {u.get("name"): u.get("user") or {} for u in document.get("users") or []}
-    user = users.get(name) or {}
-    return "exec" in user or "auth-provider" in user
+def _seconds_left(expiry: Any, kube_config: Any) -> float | None:
+    if not expiry:
+        return None
+    ends = kube_config.parse_rfc3339(expiry) - kube_config.EXPIRY_SKEW_PREVENTION_DELAY
+    left: datetime.timedelta = ends - datetime.datetime.now(datetime.UTC)
+    return max(0.0, left.total_seconds())
 
 
 def _read(path: str | None) -> str | None:

@@ -4,6 +4,7 @@ loaders in a child process, the token renewed as it changes."""
 from __future__ import annotations
 
 import base64
+import datetime
 import json
 import subprocess
 import sys
@@ -17,7 +18,12 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
 from scheduler_runtime.live import apiconfig
-from scheduler_runtime.live.apiconfig import REFRESH_SECONDS, ClusterConfigError, Token
+from scheduler_runtime.live.apiconfig import (
+    RENEW_SECONDS,
+    TOKEN_FILE_SECONDS,
+    ClusterConfigError,
+    Token,
+)
 from scheduler_runtime.live.kube import Kube
 
 
@@ -40,8 +46,6 @@ def write_kubeconfig(path: Path, user: dict[str, Any], cluster: dict[str, Any]) 
 def self_signed_pem() -> tuple[bytes, bytes]:
     key = ec.generate_private_key(ec.SECP256R1())
     name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "client")])
-    import datetime  # noqa: PLC0415
-
     now = datetime.datetime.now(datetime.UTC)
     cert = (
         x509.CertificateBuilder()
@@ -90,21 +94,28 @@ def test_a_written_down_token_is_read_once(tmp_path: Path) -> None:
     loaded = apiconfig.load(str(kubeconfig))
     assert loaded.token.value() == "secret"
     assert not loaded.endpoint.verify_ssl
-    assert not loaded.token._changes
+    assert loaded.token._lasts is None  # good until refused
 
 
-def test_an_exec_plugins_token_is_resolved_again_when_renewed(tmp_path: Path) -> None:
+def exec_kubeconfig(tmp_path: Path, expires_in: int | None) -> Path:
+    """A kubeconfig whose user's token comes from an exec plugin: token-1, token-2, ... on
+    each run, expiring `expires_in` seconds after it is made (or never said)."""
     calls = tmp_path / "calls"
     plugin = tmp_path / "plugin.py"
     plugin.write_text(
-        "import json, pathlib, sys\n"
+        "import datetime, json, pathlib\n"
         f"calls = pathlib.Path({str(calls)!r})\n"
-        "n = len(calls.read_text()) if calls.exists() else 0\n"
-        "calls.write_text('x' * (n + 1))\n"
+        "n = len(calls.read_text()) + 1 if calls.exists() else 1\n"
+        "calls.write_text('x' * n)\n"
+        "status = {'token': f'token-{n}'}\n"
+        f"expires_in = {expires_in!r}\n"
+        "if expires_in is not None:\n"
+        "    ends = datetime.datetime.now(datetime.UTC) + datetime.timedelta(seconds=expires_in)\n"
+        "    status['expirationTimestamp'] = ends.strftime('%Y-%m-%dT%H:%M:%SZ')\n"
         "print(json.dumps({'apiVersion': 'client.authentication.k8s.io/v1', "
-        "'kind': 'ExecCredential', 'status': {'token': f'token-{n + 1}'}}))\n"
+        "'kind': 'ExecCredential', 'status': status}))\n"
     )
-    exec_user = {
+    user = {
         "exec": {
             "apiVersion": "client.authentication.k8s.io/v1",
             "command": sys.executable,
@@ -112,19 +123,37 @@ def test_an_exec_plugins_token_is_resolved_again_when_renewed(tmp_path: Path) ->
             "interactiveMode": "Never",
         }
     }
-    kubeconfig = write_kubeconfig(
-        tmp_path / "kubeconfig", exec_user, {"server": "https://127.0.0.1:6443"}
-    )
+    return write_kubeconfig(tmp_path / "kubeconfig", user, {"server": "https://127.0.0.1:6443"})
+
+
+def controlled(token: Token) -> list[float]:
+    """The token on a clock the test moves (now[0]), read at 0."""
     now = [0.0]
-    loaded = apiconfig.load(str(kubeconfig))
-    token = loaded.token
     token._clock = lambda: now[0]
     token._read_at = 0.0
+    return now
+
+
+def test_an_exec_plugins_token_is_resolved_again_before_it_expires(tmp_path: Path) -> None:
+    token = apiconfig.load(str(exec_kubeconfig(tmp_path, expires_in=600))).token
+    lasts = token._lasts
+    assert lasts is not None
+    assert 280 < lasts <= 300  # its expiry less the kubernetes package's 5 minutes
+    now = controlled(token)
     assert token.value() == "token-1"
     token.renew()  # a 401 right after loading: not again within the minute
     assert token.value() == "token-1"
-    now[0] = REFRESH_SECONDS
-    assert token.value() == "token-2"  # a minute old: resolved again
+    now[0] = lasts
+    assert token.value() == "token-2"
+
+
+def test_an_exec_token_without_expiry_is_renewed_only_when_refused(tmp_path: Path) -> None:
+    token = apiconfig.load(str(exec_kubeconfig(tmp_path, expires_in=None))).token
+    now = controlled(token)
+    now[0] = 3600.0
+    assert token.value() == "token-1"  # good until the API server refuses it
+    token.renew()
+    assert token.value() == "token-2"
 
 
 def test_the_in_cluster_token_file_is_read_again_once_a_minute_old(
@@ -140,10 +169,10 @@ def test_the_in_cluster_token_file_is_read_again_once_a_minute_old(
     loaded.token._read_at = 0.0
     token_file.write_text("second\n")  # the kubelet rotated it
     assert loaded.token.value() == "first"
-    now[0] = REFRESH_SECONDS
+    now[0] = TOKEN_FILE_SECONDS
     assert loaded.token.value() == "second"
     token_file.write_text("")
-    now[0] = 2 * REFRESH_SECONDS
+    now[0] = 2 * TOKEN_FILE_SECONDS
     assert loaded.token.value() == "second"  # an empty file keeps the last good token
 
 
@@ -172,15 +201,15 @@ def test_renewals_of_a_refused_credential_are_at_most_one_a_minute() -> None:
     loads: list[float] = []
     now = [0.0]
 
-    def load() -> str:
+    def load() -> tuple[str, None]:
         loads.append(now[0])
-        return "t"
+        return "t", None
 
-    token = Token(load, changes=False, clock=lambda: now[0])
-    for second in range(0, 150):
+    token = Token(load, clock=lambda: now[0])
+    for second in range(150):
         now[0] = float(second)
         token.renew()
-    assert loads == [0.0, 60.0, 120.0]
+    assert loads == [0.0, RENEW_SECONDS, 2 * RENEW_SECONDS]
 
 
 def test_the_scheduler_never_loads_the_kubernetes_package(tmp_path: Path) -> None:
