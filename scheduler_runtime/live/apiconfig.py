@@ -7,9 +7,9 @@ account) resolve it in a child process (`python -m scheduler_runtime.live.apicon
 its loaders import (its generated client, requests, oauthlib: 14 MiB) would otherwise stay in
 the scheduler's memory for good. What changes afterwards is the token: in a pod the mounted
 token file is read again once the token read is a minute old (the kubelet rotates it), as
-client-go and the package's own refresh hook do; a kubeconfig's token that can change (an exec
-plugin's, an auth provider's) is resolved again by the child, once a minute. A 401 asks for a
-new token at once, at most once a minute."""
+client-go and the package's own refresh hook do; an exec plugin's or auth provider's token is
+resolved again by the child when it is about to expire (as the package's refresh hook decides:
+5 minutes before its expiry). A 401 asks for a new token at once, at most once a minute."""
 
 from __future__ import annotations
 
@@ -61,11 +61,16 @@ class Token:
     and after a 401 (`renew`), at most once per RENEW_SECONDS (a refused credential never costs
     more than that)."""
 
-    def __init__(self, load: Callable[[], Lasting], clock: Callable[[], float] = time.monotonic):
+    def __init__(
+        self,
+        load: Callable[[], Lasting],
+        first: Lasting | None = None,  # already loaded
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self._load = load
         self._clock = clock
         self._lock = threading.Lock()
-        self._value, self._lasts = load()
+        self._value, self._lasts = first if first is not None else load()
         self._read_at = clock()
 
     def value(self) -> str | None:
@@ -116,12 +121,9 @@ def load(kubeconfig: str | None) -> ApiConfig:
         return ApiConfig(
             endpoint, Token(lambda: (_read_token(Path(token_file)), TOKEN_FILE_SECONDS))
         )
-    first = iter([_lasting(loaded)])
-
-    def token() -> Lasting:  # the one just resolved, then a new resolution each time
-        return next(first, None) or _lasting(_run_loader(kubeconfig))
-
-    return ApiConfig(endpoint, Token(token))
+    return ApiConfig(
+        endpoint, Token(lambda: _lasting(_run_loader(kubeconfig)), first=_lasting(loaded))
+    )
 
 
 def _lasting(loaded: Mapping[str, Any]) -> Lasting:
