@@ -175,6 +175,21 @@ class RuntimeProcess:
         return status
 
 
+def _lease_namespace(cluster: Cluster, config: dict[str, Any]) -> None:
+    """The namespace a leader-electing configuration keeps its Lease in, made when missing
+    (the operator makes its own in a cluster; a test must not rely on another having run)."""
+    election = config.get("leaderElection") or {}
+    namespace = election.get("resourceNamespace")
+    if not namespace or not election.get("leaderElect", True):
+        return
+    core = kubernetes.client.CoreV1Api(cluster.api)
+    try:
+        core.create_namespace({"metadata": {"name": namespace}})
+    except kubernetes.client.ApiException as error:
+        if error.status != 409:  # already there
+            raise
+
+
 @pytest.fixture
 def start_runtime(
     cluster: Cluster, tmp_path: Path, request: pytest.FixtureRequest
@@ -189,6 +204,7 @@ def start_runtime(
         args: tuple[str, ...] = (),
         plain: bool = False,
     ) -> RuntimeProcess:
+        _lease_namespace(cluster, config)
         runtime = RuntimeProcess(cluster, config, tmp_path, name, args, plain)
         started.append(runtime)
         if ready:
