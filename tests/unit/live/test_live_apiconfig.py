@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import base64
 import datetime
+import http.server
 import json
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -21,10 +23,12 @@ from scheduler_runtime.live import apiconfig
 from scheduler_runtime.live.apiconfig import (
     RENEW_SECONDS,
     TOKEN_FILE_SECONDS,
+    ApiConfig,
     ClusterConfigError,
+    Endpoint,
     Token,
 )
-from scheduler_runtime.live.kube import Kube
+from scheduler_runtime.live.kube import ApiError, Kube
 
 
 def write_kubeconfig(path: Path, user: dict[str, Any], cluster: dict[str, Any]) -> Path:
@@ -220,10 +224,44 @@ def test_the_scheduler_never_loads_the_kubernetes_package(tmp_path: Path) -> Non
     )
     probe = (
         "import sys; import scheduler_runtime.cli.run; "
-        "from scheduler_runtime.live.kube import Kube, load_client; "
+        "from scheduler_runtime.live.kube import ApiError, Kube, load_client; "
         f"Kube(load_client({str(kubeconfig)!r})); "
         "print(sorted({m.split('.')[0] for m in sys.modules} & "
         "{'kubernetes', 'requests', 'oauthlib', 'urllib3', 'aiohttp'}))"
     )
     ran = subprocess.run([sys.executable, "-c", probe], capture_output=True, check=True)
     assert ran.stdout.decode().strip() == "[]"
+
+
+def test_a_401_asks_for_a_new_token_and_the_next_request_carries_it() -> None:
+    seen: list[str | None] = []
+
+    class Refusing(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            seen.append(self.headers.get("Authorization"))
+            status = 401 if len(seen) == 1 else 200
+            body = b"{}"
+            self.send_response(status)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Refusing)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    tokens = iter(["expired", "fresh"])
+    now = [0.0]
+    token = Token(lambda: (next(tokens), None), clock=lambda: now[0])
+    kube = Kube(ApiConfig(Endpoint(f"http://127.0.0.1:{server.server_address[1]}"), token))
+    try:
+        now[0] = RENEW_SECONDS  # the expired token was loaded a minute ago
+        with pytest.raises(ApiError, match="401"):
+            kube.get("/api")
+        kube.get("/api")
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert seen == ["Bearer expired", "Bearer fresh"]
