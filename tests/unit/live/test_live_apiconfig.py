@@ -4,7 +4,6 @@ loaders in a child process, the token renewed as it changes."""
 from __future__ import annotations
 
 import base64
-import datetime
 import http.server
 import json
 import subprocess
@@ -14,12 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import NameOID
 
-from scheduler_runtime.live import apiconfig
+from scheduler_runtime.live import apiconfig, certs
 from scheduler_runtime.live.apiconfig import (
     RENEW_SECONDS,
     TOKEN_FILE_SECONDS,
@@ -47,34 +42,12 @@ def write_kubeconfig(path: Path, user: dict[str, Any], cluster: dict[str, Any]) 
     return path
 
 
-def self_signed_pem() -> tuple[bytes, bytes]:
-    key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "client")])
-    now = datetime.datetime.now(datetime.UTC)
-    cert = (
-        x509.CertificateBuilder()
-        .subject_name(name)
-        .issuer_name(name)
-        .public_key(key.public_key())
-        .serial_number(1)
-        .not_valid_before(now)
-        .not_valid_after(now + datetime.timedelta(days=1))
-        .sign(key, hashes.SHA256())
-    )
-    key_pem = key.private_bytes(
-        serialization.Encoding.PEM,
-        serialization.PrivateFormat.PKCS8,
-        serialization.NoEncryption(),
-    )
-    return cert.public_bytes(serialization.Encoding.PEM), key_pem
-
-
 def b64(data: bytes) -> str:
     return base64.b64encode(data).decode()
 
 
 def test_inline_certificates_come_back_as_pem_and_make_a_tls_context(tmp_path: Path) -> None:
-    cert, key = self_signed_pem()
+    cert, key = certs.self_signed("127.0.0.1")
     kubeconfig = write_kubeconfig(
         tmp_path / "kubeconfig",
         {"client-certificate-data": b64(cert), "client-key-data": b64(key)},
