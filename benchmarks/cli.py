@@ -53,6 +53,7 @@ from benchmarks.measure import (
     wait_default_service_account,
 )
 from benchmarks.nodes import ensure_nodes
+from benchmarks.processes import control_plane_cpu_seconds
 from benchmarks.profile import Profile, hot_spots, recording
 from benchmarks.report import (
     MIB,
@@ -383,7 +384,7 @@ async def run_round(
     of = f" (round {round_number + 1}/{settings.repeat})" if settings.repeat > 1 else ""
     if settings.ceiling and not workloads.is_dra(workload):
         progress(f"{nodes} nodes: no-algorithm binder, {pods} {workload} pods{of}")
-        scale.runs.append(await run_binder(api, workload, nodes=nodes, pods=pods))
+        scale.runs.append(await run_binder(api, settings, workload, nodes=nodes, pods=pods))
     for label in settings.schedulers:
         progress(f"{nodes} nodes: {label} scheduler, {pods} {workload} pods{of}")
         try:
@@ -436,6 +437,7 @@ async def run_gang_scheduler(
         path = POD_GROUPS_PATH.format(namespace=namespace)
         await gather_all(api.post(path, group) for group in groups)
         cpu_before = process.cpu_seconds()
+        plane_before = control_plane_cpu_seconds(settings.kubeconfig)
         # Some gangs never fit (the stuck one in GANGS, about half in GANGS_HALF): the run
         # watches on for a while after its last binding.
         binding = await run_pods(api, namespace, manifests, settings.gang_idle_seconds)
@@ -445,6 +447,7 @@ async def run_gang_scheduler(
         pending = (await api.get(f"{pods_path(namespace)}?{UNBOUND}"))["items"]
         peak_rss = process.peak_rss_bytes()
         cpu_seconds = process.cpu_seconds() - cpu_before
+        plane_seconds = seconds_since(plane_before, control_plane_cpu_seconds(settings.kubeconfig))
     finally:
         sampler.cancel()
         with contextlib.suppress(asyncio.CancelledError):
@@ -469,11 +472,17 @@ async def run_gang_scheduler(
         completion_p50_ms=percentile(completions, 0.5) if completions else None,
         completion_p99_ms=percentile(completions, 0.99) if completions else None,
         cpu_seconds=cpu_seconds,
+        control_plane_cpu_seconds=plane_seconds,
         idle_seconds=end - last_binding,
         idle_cpu_seconds=cpu_between(samples, last_binding, end),
         group_cycles=counter_total(metrics, GROUP_CYCLES),
         peak_rss_mib=peak_rss / MIB,
     )
+
+
+def seconds_since(before: float | None, now: float | None) -> float | None:
+    """The CPU time used between two readings, None when either could not be read."""
+    return None if before is None or now is None else now - before
 
 
 async def sample_cpu(process: SchedulerProcess, samples: list[tuple[float, float]]) -> None:
@@ -542,7 +551,9 @@ async def measure_ceiling(api: Api, nodes: int, pods: int) -> Ceiling:
     )
 
 
-async def run_binder(api: Api, workload: str, *, nodes: int, pods: int) -> SchedulerRun:
+async def run_binder(
+    api: Api, settings: Settings, workload: str, *, nodes: int, pods: int
+) -> SchedulerRun:
     """The workload bound by a client with no algorithm: the most a scheduler could reach
     with the pods created as in the other runs and this machine's API server."""
     namespace = unique_namespace(f"bench-{BINDER}-{workload}-{nodes}")
@@ -551,13 +562,15 @@ async def run_binder(api: Api, workload: str, *, nodes: int, pods: int) -> Sched
     binder = asyncio.create_task(bind_as_created(api, namespace, names, qps=CLIENT_QPS))
     try:
         manifests = workloads.pods(workload, pods, SCHEDULER_NAMES[BINDER])
+        plane_before = control_plane_cpu_seconds(settings.kubeconfig)
         binding = await run_pods(api, namespace, manifests)
+        plane_seconds = seconds_since(plane_before, control_plane_cpu_seconds(settings.kubeconfig))
     finally:
         binder.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await binder
         await remove_namespace(api, namespace)
-    return timed_run(BINDER, workload, binding)
+    return timed_run(BINDER, workload, binding, control_plane_cpu_seconds=plane_seconds)
 
 
 def timed_run(label: str, workload: str, binding: Binding, **figures: Any) -> SchedulerRun:
@@ -598,6 +611,7 @@ async def run_scheduler(
     try:
         await process.wait_ready()
         cpu_before = process.cpu_seconds()  # start-up and the initial lists do not count
+        plane_before = control_plane_cpu_seconds(settings.kubeconfig)
         manifests = workloads.pods(workload, pods, SCHEDULER_NAMES[label])
         samples = profile_file(settings, label, workload, nodes)
         with recording(process.pid, samples) if samples else contextlib.nullcontext():
@@ -618,6 +632,7 @@ async def run_scheduler(
         failures = await failure_messages(api, namespace) if failed else []
         peak_rss = process.peak_rss_bytes()
         cpu_seconds = process.cpu_seconds() - cpu_before
+        plane_seconds = seconds_since(plane_before, control_plane_cpu_seconds(settings.kubeconfig))
         claims = await claims_check(api, namespace) if workloads.is_dra(workload) else None
     finally:
         process.stop()
@@ -636,6 +651,7 @@ async def run_scheduler(
         algorithm_buckets=algorithm,
         peak_rss_mib=peak_rss / MIB,
         cpu_seconds=cpu_seconds,
+        control_plane_cpu_seconds=plane_seconds,
         claims=claims.claims if claims else None,
         claims_allocated=claims.allocated if claims else None,
         devices_allocated_twice=claims.devices_twice if claims else None,

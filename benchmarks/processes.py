@@ -1,10 +1,16 @@
-"""Local processes as the benchmark and the tests run them: a free port to give one, and a
-stop that cannot hang (shared with the tests)."""
+"""Local processes as the benchmark and the tests run them: a free port to give one, a stop
+that cannot hang (shared with the tests), and the CPU time one has used."""
 
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
+from pathlib import Path
+
+# The components whose CPU a scheduler's requests and watches cost: what it takes from the
+# control-plane node's CPUs besides its own.
+CONTROL_PLANE = ("kube-apiserver", "etcd")
 
 
 def free_port() -> int:
@@ -26,3 +32,20 @@ def stop_process(process: subprocess.Popen[bytes], timeout: float = 20) -> int:
             process.kill()
             process.wait(10)
     return int(process.returncode)
+
+
+def cpu_seconds(pid: int) -> float:
+    """User plus system CPU time a process has used (utime + stime of /proc/PID/stat)."""
+    stat = Path(f"/proc/{pid}/stat").read_text()
+    fields = stat[stat.rindex(")") + 2 :].split()  # after "pid (comm) "
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def control_plane_cpu_seconds(kubeconfig: Path) -> float | None:
+    """The CPU time the local cluster's API server and etcd have used, from the pid files
+    kwokctl keeps beside the kubeconfig; None for a cluster whose processes are not here."""
+    pids = kubeconfig.parent / "pids"
+    try:
+        return sum(cpu_seconds(int((pids / f"{name}.pid").read_text())) for name in CONTROL_PLANE)
+    except (OSError, ValueError):
+        return None

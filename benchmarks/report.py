@@ -17,6 +17,11 @@ def per_second(count: int, seconds: float) -> float:
     return count / seconds if seconds > 0 else 0.0
 
 
+def ms_per_pod(seconds: float | None, pods: int) -> float | None:
+    """CPU seconds spread over the pods bound, in milliseconds each."""
+    return None if seconds is None or not pods else seconds * 1000 / pods
+
+
 def ratio(ours: float | None, upstream: float | None) -> float | None:
     """ours / upstream, or None when either is unknown or upstream is zero."""
     if ours is None or upstream is None or upstream == 0:
@@ -61,6 +66,8 @@ class SchedulerRun(BaseModel):
     peak_rss_mib: float | None = None
     # CPU time (user + system) the scheduler process used from its first pod to the end.
     cpu_seconds: float | None = None
+    # The local API server's and etcd's CPU time over the same stretch (None: not local).
+    control_plane_cpu_seconds: float | None = None
     # Pods created this many per second (None: all at once), and each pod's latency from its
     # creation to its binding, as the watch saw them.
     rate: float | None = None
@@ -90,9 +97,12 @@ class SchedulerRun(BaseModel):
     @computed_field  # type: ignore[prop-decorator]
     @property
     def cpu_ms_per_pod(self) -> float | None:
-        if self.cpu_seconds is None or not self.bound:
-            return None
-        return self.cpu_seconds * 1000 / self.bound
+        return ms_per_pod(self.cpu_seconds, self.bound)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def control_plane_ms_per_pod(self) -> float | None:
+        return ms_per_pod(self.control_plane_cpu_seconds, self.bound)
 
     def saturated(self, q: float) -> bool:
         """Whether the q-quantile lies beyond the buckets (so it only says "at least")."""
@@ -131,6 +141,7 @@ class GangRun(BaseModel):
     completion_p50_ms: float | None = None  # a gang's last pod created -> its last binding
     completion_p99_ms: float | None = None
     cpu_seconds: float | None = None
+    control_plane_cpu_seconds: float | None = None  # the API server's and etcd's meanwhile
     # After the last binding, while the gangs that do not fit wait: how long the run watched,
     # the CPU the scheduler used meanwhile, and how many pod group cycles it ran in all.
     idle_seconds: float = 0.0
@@ -146,9 +157,12 @@ class GangRun(BaseModel):
     @computed_field  # type: ignore[prop-decorator]
     @property
     def cpu_ms_per_pod(self) -> float | None:
-        if self.cpu_seconds is None or not self.bound:
-            return None
-        return self.cpu_seconds * 1000 / self.bound
+        return ms_per_pod(self.cpu_seconds, self.bound)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def control_plane_ms_per_pod(self) -> float | None:
+        return ms_per_pod(self.control_plane_cpu_seconds, self.bound)
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -200,6 +214,9 @@ class Scale(BaseModel):
                 "algorithm_p50": ratio(ours.algorithm_p50_ms, upstream.algorithm_p50_ms),
                 "algorithm_p99": ratio(ours.algorithm_p99_ms, upstream.algorithm_p99_ms),
                 "cpu_per_pod": ratio(ours.cpu_ms_per_pod, upstream.cpu_ms_per_pod),
+                "control_plane_per_pod": ratio(
+                    ours.control_plane_ms_per_pod, upstream.control_plane_ms_per_pod
+                ),
                 "peak_rss": ratio(ours.peak_rss_mib, upstream.peak_rss_mib),
             }
         return result
@@ -284,6 +301,7 @@ RUN_HEADER = (
     "algorithm p50",
     "algorithm p99",
     "CPU/pod",
+    "apiserver+etcd CPU/pod",
     "peak RSS",
 )
 
@@ -310,6 +328,7 @@ def run_rows(scale: Scale) -> list[tuple[str, ...]]:
                 number(run.algorithm_p50_ms, " ms"),
                 number(run.algorithm_p99_ms, " ms"),
                 number(run.cpu_ms_per_pod, " ms"),
+                number(run.control_plane_ms_per_pod, " ms"),
                 number(run.peak_rss_mib, " MiB", 0),
             )
         )
@@ -329,6 +348,7 @@ def run_rows(scale: Scale) -> list[tuple[str, ...]]:
                     times(figures["algorithm_p50"]),
                     times(figures["algorithm_p99"]),
                     times(figures["cpu_per_pod"]),
+                    times(figures["control_plane_per_pod"]),
                     times(figures["peak_rss"]),
                 )
             )
@@ -380,6 +400,7 @@ GANG_HEADER = (
     "partial/reserved at end",
     "group cycles",
     "CPU/pod",
+    "apiserver+etcd CPU/pod",
     "CPU while waiting",
     "peak RSS",
 )
@@ -402,6 +423,7 @@ def gang_rows(scale: Scale) -> list[tuple[str, ...]]:
                 f"{run.partial_at_end}/{run.reserved_at_end}",
                 "-" if run.group_cycles is None else str(run.group_cycles),
                 number(run.cpu_ms_per_pod, " ms"),
+                number(run.control_plane_ms_per_pod, " ms"),
                 "-"
                 if run.idle_cpu_share is None
                 else f"{100 * run.idle_cpu_share:.0f}% for {run.idle_seconds:.0f} s",
@@ -426,6 +448,7 @@ def gang_rows(scale: Scale) -> list[tuple[str, ...]]:
                     "",
                     times(ratio(run.group_cycles, upstream.group_cycles)),
                     times(ratio(run.cpu_ms_per_pod, upstream.cpu_ms_per_pod)),
+                    times(ratio(run.control_plane_ms_per_pod, upstream.control_plane_ms_per_pod)),
                     times(ratio(run.idle_cpu_share, upstream.idle_cpu_share)),
                     times(ratio(run.peak_rss_mib, upstream.peak_rss_mib)),
                 )

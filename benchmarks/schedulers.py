@@ -5,7 +5,6 @@ plugins, client QPS/burst 1000/1000, no leader election) apart from its schedule
 from __future__ import annotations
 
 import asyncio
-import os
 import subprocess
 import sys
 import time
@@ -16,7 +15,7 @@ from typing import IO, Any
 import aiohttp
 import yaml
 
-from benchmarks.processes import free_port, stop_process
+from benchmarks.processes import cpu_seconds, free_port, stop_process
 from benchmarks.stats import histogram_buckets
 
 UPSTREAM = "upstream"
@@ -164,10 +163,8 @@ class SchedulerProcess:
         raise RuntimeError(f"/proc/{self.pid}/status has no VmHWM line")
 
     def cpu_seconds(self) -> float:
-        """User plus system CPU time the process has used (utime + stime of /proc/PID/stat)."""
-        stat = Path(f"/proc/{self.pid}/stat").read_text()
-        fields = stat[stat.rindex(")") + 2 :].split()  # after "pid (comm) "
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        """User plus system CPU time the process has used."""
+        return cpu_seconds(self.pid)
 
     def stop(self, timeout: float = 15) -> None:
         if self.process is not None:

@@ -66,13 +66,16 @@ def test_the_gang_table_compares_the_two_schedulers() -> None:
             scheduler=scheduler, workload=GANGS_HALF, gangs=4, gang_size=8, pods=32, bound=16,
             bound_seconds=2.0, gangs_placed=2, partial_at_end=0, longest_partial_ms=40.0,
             reserved_at_end=0, completion_p50_ms=100.0, completion_p99_ms=200.0,
-            cpu_seconds=1.6, idle_seconds=10.0, idle_cpu_seconds=idle_cpu, group_cycles=cycles,
+            cpu_seconds=1.6, control_plane_cpu_seconds=3.2 if cycles > 3 else 1.6,
+            idle_seconds=10.0, idle_cpu_seconds=idle_cpu, group_cycles=cycles,
         )  # fmt: skip
 
     scale = Scale(nodes=100, pods=32, gangs=[run("upstream", 30000, 7.0), run("python", 3, 0.1)])
     rows = gang_rows(scale)
     assert rows[0][:5] == (GANGS_HALF, "upstream", "2/4", "16/32", "8.0")
-    assert rows[0][11] == "70% for 10 s"
+    assert rows[0][11] == "200.0 ms"  # the API server's and etcd's CPU per pod bound
+    assert rows[0][12] == "70% for 10 s"
     assert rows[2][1] == "ours/upstream"
     assert rows[2][9] == "0.00x"  # group cycles
-    assert rows[2][11] == "0.01x"  # CPU while the rest waited
+    assert rows[2][11] == "0.50x"
+    assert rows[2][12] == "0.01x"  # CPU while the rest waited

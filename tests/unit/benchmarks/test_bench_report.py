@@ -39,6 +39,7 @@ def run(scheduler: str, workload: str, *, bound: int, seconds: float, p99: float
         algorithm_p99_ms=p99 / 4,
         peak_rss_mib=100.0 if scheduler == "upstream" else 150.0,
         cpu_seconds=bound * (0.002 if scheduler == "upstream" else 0.003),
+        control_plane_cpu_seconds=bound * (0.004 if scheduler == "upstream" else 0.005),
     )
 
 
@@ -53,6 +54,7 @@ def binder(workload: str, seconds: float) -> SchedulerRun:
         attempt_p50_ms=None,
         attempt_p99_ms=None,
         peak_rss_mib=None,
+        control_plane_cpu_seconds=0.3,
     )
 
 
@@ -123,6 +125,7 @@ def test_ratios_only_for_workloads_both_schedulers_ran() -> None:
             "algorithm_p50": 1.0,
             "algorithm_p99": 2.0,
             "cpu_per_pod": pytest.approx(1.5),
+            "control_plane_per_pod": pytest.approx(1.25),
             "peak_rss": 1.5,
         }
     }
@@ -133,18 +136,29 @@ def test_cpu_per_pod_is_the_process_cpu_time_over_bound_pods() -> None:
     assert binder("basic", 1.0).cpu_ms_per_pod is None
 
 
+def test_the_control_planes_cpu_is_spread_over_the_pods_bound_and_unknown_when_not_read() -> None:
+    assert binder("basic", 1.0).control_plane_ms_per_pod == pytest.approx(3.0)
+    assert (
+        SchedulerRun(
+            scheduler="python", workload="basic", pods=1, bound=1, create_seconds=0, bound_seconds=1
+        ).control_plane_ms_per_pod
+        is None
+    )
+
+
 def test_rows_show_share_of_the_ceiling_and_binder_and_a_ratio_row() -> None:
     rows = run_rows(scale())
     assert rows[0] == (
-        "basic", "binder", "100/100", "250.0", "62%", "100%", "-", "-", "-", "-", "-", "-",
+        "basic", "binder", "100/100", "250.0", "62%", "100%", "-", "-", "-", "-", "-", "3.0 ms",
+        "-",
     )  # fmt: skip
     assert rows[1] == (
         "basic", "upstream", "100/100", "200.0", "50%", "80%", "1.0 ms", "4.0 ms", "0.5 ms",
-        "1.0 ms", "2.0 ms", "100 MiB",
+        "1.0 ms", "2.0 ms", "4.0 ms", "100 MiB",
     )  # fmt: skip
     assert rows[3] == (
         "basic", "ours/upstream", "", "0.50x", "", "", "1.00x", "2.00x", "1.00x", "2.00x",
-        "1.50x", "1.50x",
+        "1.50x", "1.25x", "1.50x",
     )  # fmt: skip
     assert [r[1] for r in rows] == ["binder", "upstream", "python", "ours/upstream", "upstream"]
 

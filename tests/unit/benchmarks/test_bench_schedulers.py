@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from pathlib import Path
@@ -9,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks.cli import ScaleSpec, parse_args
+from benchmarks.processes import CONTROL_PLANE, control_plane_cpu_seconds, cpu_seconds
 from benchmarks.schedulers import (
     SchedulerProcess,
     configuration,
@@ -123,3 +125,19 @@ def test_repeat_must_be_positive(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit):
         parse_args(["--repeat", "0"])
     assert "--repeat must be at least 1, got 0" in capsys.readouterr().err
+
+
+def test_the_control_planes_cpu_is_read_from_the_pid_files_beside_the_kubeconfig(
+    tmp_path: Path,
+) -> None:
+    kubeconfig = tmp_path / "kubeconfig.yaml"
+    assert control_plane_cpu_seconds(kubeconfig) is None  # not a local cluster
+    (tmp_path / "pids").mkdir()
+    for name in CONTROL_PLANE:
+        (tmp_path / "pids" / f"{name}.pid").write_text(f"{os.getpid()}\n")
+    sum(range(2_000_000))  # some CPU time of this process
+    mine = cpu_seconds(os.getpid())
+    read = control_plane_cpu_seconds(kubeconfig)
+    assert read is not None
+    assert mine > 0
+    assert read >= 2 * mine  # both files name this process
