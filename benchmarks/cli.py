@@ -53,7 +53,7 @@ from benchmarks.measure import (
     wait_default_service_account,
 )
 from benchmarks.nodes import ensure_nodes
-from benchmarks.processes import control_plane_cpu_seconds
+from benchmarks.processes import control_plane_meter
 from benchmarks.profile import Profile, hot_spots, recording
 from benchmarks.report import (
     MIB,
@@ -437,7 +437,7 @@ async def run_gang_scheduler(
         path = POD_GROUPS_PATH.format(namespace=namespace)
         await gather_all(api.post(path, group) for group in groups)
         cpu_before = process.cpu_seconds()
-        plane_before = control_plane_cpu_seconds(settings.kubeconfig)
+        control_plane = control_plane_meter(settings.kubeconfig)
         # Some gangs never fit (the stuck one in GANGS, about half in GANGS_HALF): the run
         # watches on for a while after its last binding.
         binding = await run_pods(api, namespace, manifests, settings.gang_idle_seconds)
@@ -447,7 +447,7 @@ async def run_gang_scheduler(
         pending = (await api.get(f"{pods_path(namespace)}?{UNBOUND}"))["items"]
         peak_rss = process.peak_rss_bytes()
         cpu_seconds = process.cpu_seconds() - cpu_before
-        plane_seconds = seconds_since(plane_before, control_plane_cpu_seconds(settings.kubeconfig))
+        plane_seconds = control_plane()
     finally:
         sampler.cancel()
         with contextlib.suppress(asyncio.CancelledError):
@@ -478,11 +478,6 @@ async def run_gang_scheduler(
         group_cycles=counter_total(metrics, GROUP_CYCLES),
         peak_rss_mib=peak_rss / MIB,
     )
-
-
-def seconds_since(before: float | None, now: float | None) -> float | None:
-    """The CPU time used between two readings, None when either could not be read."""
-    return None if before is None or now is None else now - before
 
 
 async def sample_cpu(process: SchedulerProcess, samples: list[tuple[float, float]]) -> None:
@@ -562,9 +557,9 @@ async def run_binder(
     binder = asyncio.create_task(bind_as_created(api, namespace, names, qps=CLIENT_QPS))
     try:
         manifests = workloads.pods(workload, pods, SCHEDULER_NAMES[BINDER])
-        plane_before = control_plane_cpu_seconds(settings.kubeconfig)
+        control_plane = control_plane_meter(settings.kubeconfig)
         binding = await run_pods(api, namespace, manifests)
-        plane_seconds = seconds_since(plane_before, control_plane_cpu_seconds(settings.kubeconfig))
+        plane_seconds = control_plane()
     finally:
         binder.cancel()
         with contextlib.suppress(asyncio.CancelledError):
@@ -611,7 +606,7 @@ async def run_scheduler(
     try:
         await process.wait_ready()
         cpu_before = process.cpu_seconds()  # start-up and the initial lists do not count
-        plane_before = control_plane_cpu_seconds(settings.kubeconfig)
+        control_plane = control_plane_meter(settings.kubeconfig)
         manifests = workloads.pods(workload, pods, SCHEDULER_NAMES[label])
         samples = profile_file(settings, label, workload, nodes)
         with recording(process.pid, samples) if samples else contextlib.nullcontext():
@@ -632,7 +627,7 @@ async def run_scheduler(
         failures = await failure_messages(api, namespace) if failed else []
         peak_rss = process.peak_rss_bytes()
         cpu_seconds = process.cpu_seconds() - cpu_before
-        plane_seconds = seconds_since(plane_before, control_plane_cpu_seconds(settings.kubeconfig))
+        plane_seconds = control_plane()
         claims = await claims_check(api, namespace) if workloads.is_dra(workload) else None
     finally:
         process.stop()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import socket
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 # The components whose CPU a scheduler's requests and watches cost: what it takes from the
@@ -49,3 +50,15 @@ def control_plane_cpu_seconds(kubeconfig: Path) -> float | None:
         return sum(cpu_seconds(int((pids / f"{name}.pid").read_text())) for name in CONTROL_PLANE)
     except (OSError, ValueError):
         return None
+
+
+def control_plane_meter(kubeconfig: Path) -> Callable[[], float | None]:
+    """Reads the control plane's CPU now; the function returned gives the CPU seconds it has
+    used since (None when either reading could not be taken)."""
+    before = control_plane_cpu_seconds(kubeconfig)
+
+    def used() -> float | None:
+        now = control_plane_cpu_seconds(kubeconfig)
+        return None if before is None or now is None else now - before
+
+    return used
